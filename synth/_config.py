@@ -1,0 +1,153 @@
+"""Stage-1 configuration: task, seed corpus, query sampling, prompting and the generator."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from synth._sampling import SamplingConfig
+
+_STRICT = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class TaskConfig(BaseModel):
+    """The classification task: its name and its label names (strings, in a fixed order)."""
+
+    model_config = _STRICT
+
+    name: str = "sentiment"
+    """Task name, used in file names and reports."""
+    labels: list[str] = Field(default_factory=lambda: ["negative", "positive"], min_length=2)
+    """Label names; every record uses these names, never bare indices."""
+
+    @field_validator("labels")
+    @classmethod
+    def _unique(cls, labels: list[str]) -> list[str]:
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"labels must be unique, got {labels}")
+        return labels
+
+
+class SeedCorpusConfig(BaseModel):
+    """Where the real documents that queries are sampled from come from."""
+
+    model_config = _STRICT
+
+    source: str = "packaged:imdb"
+    """``packaged:imdb``, ``packaged:rotten_tomatoes``, or a path to a .jsonl, .csv or .txt file."""
+    text_field: str = "text"
+    """The JSONL field or CSV column that holds the text."""
+    label_field: str | None = None
+    """Optional JSONL field or CSV column with a gold label (held-out evaluation only)."""
+    limit: int | None = Field(None, ge=1)
+    """Read at most this many documents (after filtering)."""
+
+
+class QueryConfig(BaseModel):
+    """How a short query is drawn from a seed document."""
+
+    model_config = _STRICT
+
+    strategy: Literal["first-k", "random-k"] = "first-k"
+    """``first-k``: the first k words of a document (the original SynthEval code);
+    ``random-k``: k consecutive words starting in a random sentence (the paper)."""
+    k: int = Field(5, ge=1, le=200)
+    """Words per query (the paper: 5)."""
+    min_doc_words: int = Field(0, ge=0)
+    """Skip documents shorter than this many words."""
+
+
+class PromptConfig(BaseModel):
+    """How a query becomes a prompt."""
+
+    model_config = _STRICT
+
+    style: Literal["continuation", "chat"] = "continuation"
+    """``continuation``: the query is the text to continue (base-model style);
+    ``chat``: the instruction below goes through the model's chat template."""
+    template: str = "{query}"
+    """Prompt text; ``{query}`` is replaced by the query."""
+    system: str | None = None
+    """System message for ``chat`` style (ignored otherwise)."""
+
+    @field_validator("template")
+    @classmethod
+    def _has_query(cls, template: str) -> str:
+        if "{query}" not in template:
+            raise ValueError("template must contain '{query}'")
+        return template
+
+
+class SegmentConfig(BaseModel):
+    """Which generated sentences are kept."""
+
+    model_config = _STRICT
+
+    min_words: int = Field(4, ge=1)
+    """Drop sentences with fewer words."""
+    max_words: int = Field(60, ge=1)
+    """Drop sentences with more words."""
+    include_query: bool = True
+    """Keep the query as the start of the sentence (the continuation alone is often a fragment)."""
+
+    @model_validator(mode="after")
+    def _range(self) -> SegmentConfig:
+        if self.max_words < self.min_words:
+            raise ValueError(f"max_words ({self.max_words}) must be >= min_words ({self.min_words})")
+        return self
+
+
+class GeneratorConfig(BaseModel):
+    """The LLM that writes the synthetic corpus, and how the job is split."""
+
+    model_config = _STRICT
+
+    model: str = "packaged:smollm2-135m-instruct"
+    """Model spec (``packaged:NAME`` or ``hf:ID_OR_PATH``)."""
+    backend: Literal["hf", "vllm"] = "hf"
+    """Engine: ``hf`` (transformers, CPU or GPU) or ``vllm`` (GPU)."""
+    prompt: PromptConfig = Field(default_factory=PromptConfig)
+    """Prompting."""
+    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
+    """Sampling parameters and the run seed."""
+    segment: SegmentConfig = Field(default_factory=SegmentConfig)
+    """Sentence filtering."""
+    n: int = Field(256, ge=1)
+    """How many prompts to run (the corpus has at most this many sentences)."""
+    shard_size: int = Field(64, ge=1)
+    """Prompts per shard: the unit of work, determinism and resumption."""
+    batch_size: int = Field(32, ge=1)
+    """Prompts per forward batch (does not change outputs)."""
+    device: str = "auto"
+    """``auto``, ``cpu``, ``cuda`` or ``cuda:N`` (does not change the config hash)."""
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    """Weights dtype; ``auto`` is float32 on CPU and bfloat16 on GPU."""
+
+
+class Stage1Config(BaseModel):
+    """What stage 1 reads: the task, the seed corpus, queries and the generator."""
+
+    model_config = _STRICT
+
+    task: TaskConfig = Field(default_factory=TaskConfig)
+    corpus: SeedCorpusConfig = Field(default_factory=SeedCorpusConfig)
+    queries: QueryConfig = Field(default_factory=QueryConfig)
+    generator: GeneratorConfig = Field(default_factory=GeneratorConfig)
+
+
+# Fields that do not change generated outputs and so stay out of the config hash.
+NON_OUTPUT_FIELDS = {"generator": {"batch_size", "device", "n"}}
+
+
+def generation_hash_payload(cfg: Stage1Config) -> dict[str, object]:
+    """The parts of the stage-1 config that change generated shards (for the config hash).
+
+    ``n`` is left out on purpose: shards are independent, so raising ``n`` and resuming
+    extends a corpus without changing the shards already written.
+    """
+    data = cfg.model_dump(mode="json")
+    for section, fields in NON_OUTPUT_FIELDS.items():
+        for name in fields:
+            data[section].pop(name, None)
+    return {"corpus": data["corpus"], "queries": data["queries"], "generator": data["generator"]}

@@ -1,0 +1,116 @@
+"""Record I/O: JSON Lines with atomic writes.
+
+Every file under a final name is complete: writers go to a temporary file in the same
+directory, flush, fsync and rename. Readers report the file and line of a bad record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from synth._errors import DataError
+
+
+def dumps_record(record: dict[str, Any]) -> str:
+    """Serialise one record as a single canonical JSON line (no newline).
+
+    Keys keep their insertion order and non-ASCII text is written as UTF-8, so the same
+    record always gives the same bytes.
+    """
+    return json.dumps(record, ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
+    """Open a temporary file next to ``path``; on success fsync and rename it onto ``path``.
+
+    If the block raises, the temporary file is removed and ``path`` is left untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        encoding = None if "b" in mode else "utf-8"
+        newline = None if "b" in mode else "\n"
+        with os.fdopen(fd, mode, encoding=encoding, newline=newline) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` atomically."""
+    with atomic_open(path) as handle:
+        handle.write(text)
+
+
+def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
+    """Write ``obj`` as indented, key-sorted JSON to ``path`` atomically."""
+    write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def write_jsonl(path: str | os.PathLike[str], records: Iterable[dict[str, Any]]) -> int:
+    """Write ``records`` as JSON Lines to ``path`` atomically; return how many were written."""
+    count = 0
+    with atomic_open(path) as handle:
+        for record in records:
+            handle.write(dumps_record(record))
+            handle.write("\n")
+            count += 1
+    return count
+
+
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """Yield the records of a JSON Lines file, one dict per non-blank line.
+
+    Raises:
+        DataError: the file is missing, or a line is not a JSON object (names the line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError("file not found", where=str(path), fix="check the path")
+    with path.open(encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(
+                    f"line is not valid JSON: {exc.msg}",
+                    where=f"{path}, line {lineno}",
+                    fix="fix or remove that line",
+                ) from None
+            if not isinstance(record, dict):
+                raise DataError(
+                    "line is not a JSON object",
+                    where=f"{path}, line {lineno}",
+                    fix="each line must be one {...} record",
+                )
+            yield record
+
+
+def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Read a whole JSON Lines file into a list (see :func:`iter_jsonl`)."""
+    return list(iter_jsonl(path))
+
+
+def append_jsonl(path: str | os.PathLike[str], record: dict[str, Any]) -> None:
+    """Append one record to a JSON Lines file and fsync it (for append-only logs)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8", newline="\n") as handle:
+        handle.write(dumps_record(record) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())

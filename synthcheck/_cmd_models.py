@@ -1,0 +1,21 @@
+"""`synthcheck models`: list model specs and whether each resolves here."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("models", help="list the model specs and whether each resolves here")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from synth import model_availability
+
+    rows = model_availability()
+    width = max(len(r["spec"]) for r in rows)
+    for row in rows:
+        mark = "yes" if row["available"] else "no "
+        print(f"{row['spec']:<{width}}  {mark}  {row['detail']}")
+    return 0

@@ -1,0 +1,27 @@
+"""The run config: one YAML file that composes every stage's config."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import ConfigDict, Field
+
+from synth import Stage1Config, load_config
+
+_STRICT = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class RunConfig(Stage1Config):
+    """A whole synthcheck run: stage 1 (task, corpus, queries, generator) and later stages."""
+
+    model_config = _STRICT
+
+    name: str = "run"
+    """Run name (used in reports)."""
+    # Stage 2 and 3 sections are added below as those stages land.
+
+
+def load_run_config(path: str | Path, overrides: Sequence[str] = ()) -> RunConfig:
+    """Load and validate a run config YAML file with ``-P`` overrides (see synth.load_config)."""
+    return load_config(path, RunConfig, overrides)

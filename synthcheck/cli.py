@@ -1,0 +1,60 @@
+"""The ``synthcheck`` command line.
+
+Each command lives in its own ``synthcheck._cmd_*`` module exposing ``add_parser(sub)``
+(which sets ``func``); heavy imports stay inside the command functions so that
+``synthcheck --help`` and ``synthcheck validate`` are fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from synth import SynthcheckError
+
+# Order is the order of `synthcheck --help`.
+COMMAND_MODULES = [
+    "synthcheck._cmd_generate",
+    "synthcheck._cmd_models",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the argument parser with every command registered."""
+    parser = argparse.ArgumentParser(
+        prog="synthcheck",
+        description="Find where text classifiers fail, and turn the findings into tests.",
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit status (2 for user errors, printed without a traceback)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        from synth import package_version
+
+        print(f"synthcheck {package_version()}")
+        return 0
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except SynthcheckError as exc:
+        print(f"error: {exc.format()}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted; finished shards are kept (rerun with --resume)", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
