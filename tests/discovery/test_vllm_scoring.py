@@ -1,0 +1,134 @@
+"""vllm_label_logprobs against a fake ``vllm`` module backed by a tiny Llama."""
+
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass
+
+import pytest
+import torch
+
+from synth import ModelNotAvailable
+from synth._backends._hf_scoring import hf_label_logprobs
+from synth._backends._vllm_scoring import vllm_label_logprobs
+
+PREFIX = "Question: Find the sentiment of this text. Answer: positive\n\nQuestion:"
+TEXTS = [" a great and moving film .", " boring , predictable and far too long .", " not bad"]
+
+
+@dataclass
+class Logprob:
+    logprob: float
+    rank: int | None = None
+    decoded_token: str | None = None
+
+
+@dataclass
+class CompletionOutput:
+    index: int
+    text: str
+    token_ids: list[int]
+    cumulative_logprob: float | None
+    logprobs: list[dict[int, Logprob]] | None
+
+
+@dataclass
+class RequestOutput:
+    request_id: str
+    prompt: str | None
+    prompt_token_ids: list[int]
+    prompt_logprobs: list[dict[int, Logprob] | None] | None
+    outputs: list[CompletionOutput]
+    finished: bool = True
+
+
+class SamplingParams:
+    def __init__(self, *, max_tokens=16, temperature=1.0, logprobs=None, prompt_logprobs=None,
+                 allowed_token_ids=None):
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.logprobs = logprobs
+        self.prompt_logprobs = prompt_logprobs
+        self.allowed_token_ids = allowed_token_ids
+
+
+class FakeLLM:
+    """Answers like vLLM: raw top-K logprobs plus the sampled token, prompt logprobs."""
+
+    def __init__(self, model, tokenizer):
+        self.model, self.tokenizer, self.calls = model, tokenizer, []
+
+    def get_tokenizer(self):
+        return self.tokenizer
+
+    def _entries(self, logp, k, extra):
+        top = torch.topk(logp, k).indices.tolist() if k else []
+        ranks = torch.argsort(torch.argsort(logp, descending=True))
+        return {int(t): Logprob(float(logp[t]), int(ranks[t]) + 1, self.tokenizer.decode([t]))
+                for t in dict.fromkeys(top + extra)}
+
+    def generate(self, prompts, params, use_tqdm=True):
+        assert isinstance(params, SamplingParams) and params.max_tokens == 1
+        self.calls.append(params)
+        outs = []
+        for i, prompt in enumerate(prompts):
+            ids = prompt["prompt_token_ids"]
+            with torch.no_grad():
+                logp = torch.log_softmax(self.model(input_ids=torch.tensor([ids])).logits[0], -1)
+            last = logp[-1]
+            allowed = params.allowed_token_ids
+            sampled = int(max(allowed, key=lambda t: last[t])) if allowed else int(last.argmax())
+            lps = [self._entries(last, params.logprobs, [sampled])] if params.logprobs else None
+            plp = None
+            if params.prompt_logprobs is not None:
+                plp = [None] + [self._entries(logp[p - 1], params.prompt_logprobs, [ids[p]])
+                                for p in range(1, len(ids))]
+            outs.append(RequestOutput(str(i), None, ids, plp,
+                                      [CompletionOutput(0, "", [sampled], None, lps)]))
+        return outs
+
+
+@pytest.fixture()
+def fake_vllm(monkeypatch):
+    mod = types.ModuleType("vllm")
+    mod.SamplingParams = SamplingParams
+    mod.LLM = FakeLLM
+    monkeypatch.setitem(sys.modules, "vllm", mod)
+    return mod
+
+
+@pytest.mark.parametrize("top_k", [400, 1])
+def test_vllm_matches_hf_single_token_labels(fake_vllm, tiny_llama, tiny_tokenizer, top_k):
+    labels = {"negative": " negative", "positive": " positive", "neutral": " the"}
+    llm = FakeLLM(tiny_llama, tiny_tokenizer)
+    got = vllm_label_logprobs(llm, PREFIX, TEXTS, labels, "\nAnswer:", top_logprobs=top_k)
+    want = hf_label_logprobs(tiny_llama, tiny_tokenizer, PREFIX, TEXTS, labels, "\nAnswer:")
+    for g, w in zip(got, want, strict=True):
+        assert g == pytest.approx(w, abs=1e-4)
+    first = llm.calls[0]
+    assert first.logprobs == top_k and first.temperature == 0.0
+    label_ids = {tiny_tokenizer(w, add_special_tokens=False)["input_ids"][0]
+                 for w in labels.values()}
+    assert set(first.allowed_token_ids) == label_ids
+    # With K=1 two of the three labels are missing from the top-K: exact prompt_logprobs pass.
+    assert len(llm.calls) == (2 if top_k == 1 else 1)
+    if top_k == 1:
+        assert llm.calls[1].prompt_logprobs == 1
+
+
+def test_vllm_multi_token_labels_use_prompt_logprobs(fake_vllm, tiny_llama, tiny_tokenizer):
+    labels = {"negative": " a dull mess", "positive": " great"}
+    llm = FakeLLM(tiny_llama, tiny_tokenizer)
+    got = vllm_label_logprobs(llm, PREFIX, TEXTS, labels, "\nAnswer:")
+    want = hf_label_logprobs(tiny_llama, tiny_tokenizer, PREFIX, TEXTS, labels, "\nAnswer:")
+    for g, w in zip(got, want, strict=True):
+        assert g == pytest.approx(w, abs=1e-4)
+    assert any(c.prompt_logprobs == 1 for c in llm.calls)
+
+
+def test_missing_vllm_names_the_install(monkeypatch, tiny_llama, tiny_tokenizer):
+    monkeypatch.setitem(sys.modules, "vllm", None)
+    with pytest.raises(ModelNotAvailable, match=r"vLLM is not installed.*pip install"):
+        vllm_label_logprobs(FakeLLM(tiny_llama, tiny_tokenizer), PREFIX, TEXTS,
+                            {"negative": " negative", "positive": " positive"})
