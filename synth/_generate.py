@@ -1,0 +1,298 @@
+"""The generation job: a seeded, sharded, resumable synthetic corpus.
+
+A shard is the unit of work, determinism and resumption. Shard ``s`` holds the prompts
+with global indices ``[s * shard_size, (s + 1) * shard_size)``; prompt ``i`` draws its
+query from ``Random(f"{seed}:query:{i}")`` and samples with seed ``seed + i``, so a shard's
+bytes depend only on (config, seed, shard index): a resumed run, or shards split over many
+processes (``--shard i/n``), writes the same bytes as one uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from synth._backends._base import Backend
+from synth._config import Stage1Config, generation_hash_payload
+from synth._corpus import load_seed_corpus
+from synth._errors import ConfigError, RunDirError
+from synth._io import iter_jsonl, write_json_atomic, write_jsonl
+from synth._queries import QuerySampler
+from synth._rundir import RunDir, provenance
+from synth._segment import SentenceFilter, first_sentence, sentence_done
+from synth._yamlconfig import config_hash
+
+STAGE = "generate"
+
+
+def generation_config_hash(cfg: Stage1Config) -> str:
+    """Hash of everything that changes generated shards (not batch size, device or n)."""
+    return config_hash(generation_hash_payload(cfg))
+
+
+def parse_shard_arg(text: str) -> tuple[int, int]:
+    """Parse ``i/n`` (this process's index and the number of processes)."""
+    try:
+        i_txt, n_txt = text.split("/")
+        i, n = int(i_txt), int(n_txt)
+    except ValueError:
+        raise ConfigError(f"bad --shard {text!r}", where="--shard",
+                          fix="write it as i/n, e.g. --shard 0/4") from None
+    if n < 1 or not 0 <= i < n:
+        raise ConfigError(f"bad --shard {text!r}: need 0 <= i < n", where="--shard",
+                          fix="e.g. --shard 0/4 ... --shard 3/4")
+    return i, n
+
+
+def shard_ranges(n: int, shard_size: int) -> list[range]:
+    """Split prompt indices ``0..n-1`` into consecutive shards of ``shard_size``."""
+    return [range(s, min(s + shard_size, n)) for s in range(0, n, shard_size)]
+
+
+def corpus_dir(run: RunDir) -> Path:
+    return run.path / "corpus"
+
+
+def shard_path(run: RunDir, shard: int) -> Path:
+    return corpus_dir(run) / f"shard-{shard:05d}.jsonl"
+
+
+def _done_path(run: RunDir, shard: int) -> Path:
+    return corpus_dir(run) / f"shard-{shard:05d}.done.json"
+
+
+def shard_done(run: RunDir, shard: int, prompts: int, chash: str) -> bool:
+    """True if ``shard`` is complete for this config hash and prompt count."""
+    path = _done_path(run, shard)
+    if not path.is_file() or not shard_path(run, shard).is_file():
+        return False
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return False
+    return bool(info.get("config_hash") == chash and info.get("prompts") == prompts)
+
+
+@dataclass
+class GenerationReport:
+    """What a generation call did: shards written and skipped, sentences kept and dropped."""
+
+    shards_written: list[int] = field(default_factory=list)
+    shards_skipped: list[int] = field(default_factory=list)
+    kept: int = 0
+    prompts: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    dropped: Counter[str] = field(default_factory=Counter)
+    complete: bool = False
+
+
+def _build_backend(cfg: Stage1Config) -> Backend:
+    from synth._backends._vllm import make_backend
+
+    gen = cfg.generator
+    kwargs: dict[str, Any] = {}
+    if gen.backend == "hf":
+        kwargs["sentence_done"] = sentence_done
+    return make_backend(gen.model, backend=gen.backend, device=gen.device, dtype=gen.dtype,  # type: ignore[no-any-return]
+                        batch_size=gen.batch_size, **kwargs)
+
+
+def _prompt_for(cfg: Stage1Config, backend: Backend, query: str) -> str:
+    prompt = cfg.generator.prompt
+    text = prompt.template.replace("{query}", query)
+    if prompt.style == "chat":
+        return str(backend.render_chat(text, prompt.system))  # type: ignore[attr-defined]
+    return text
+
+
+def generate_shard(
+    cfg: Stage1Config, backend: Backend, sampler: QuerySampler, shard: int, indices: range
+) -> tuple[list[dict[str, Any]], SentenceFilter, int]:
+    """Generate one shard's records; return (records, filter with drop counts, tokens)."""
+    seed = cfg.generator.sampling.seed
+    queries = sampler.queries(indices)
+    prompts = [_prompt_for(cfg, backend, q.text) for q in queries]
+    seeds = [seed + q.index for q in queries]
+    gens = backend.generate(prompts, cfg.generator.sampling, seeds)
+    keep = SentenceFilter(cfg.generator.segment)
+    records = []
+    prefix_query = cfg.generator.prompt.style == "continuation" and cfg.generator.segment.include_query
+    for q, s, g in zip(queries, seeds, gens, strict=True):
+        text = first_sentence((q.text + g.text) if prefix_query else g.text)
+        if keep(text):
+            records.append({"id": f"q{q.index:08d}", "text": text, "query": q.text, "raw": g.text,
+                            "shard": shard, "seed": s})
+    return records, keep, sum(g.num_tokens for g in gens)
+
+
+def run_generation(
+    cfg: Stage1Config,
+    run_dir: str | Path,
+    *,
+    n: int | None = None,
+    shard: tuple[int, int] | None = None,
+    resume: bool = False,
+    backend: Backend | None = None,
+    progress: bool = True,
+    config_dump: dict[str, Any] | None = None,
+) -> GenerationReport:
+    """Generate the corpus of ``cfg`` into ``run_dir/corpus`` (see the module docstring).
+
+    Args:
+        n: prompts in total (default ``cfg.generator.n``).
+        shard: ``(i, k)`` to do only shards ``s`` with ``s % k == i`` (array jobs).
+        resume: skip finished shards; without it, a run directory with shards is refused.
+        backend: an already built backend (default: built from ``cfg.generator``).
+        config_dump: the full resolved config to record in the manifest (default: ``cfg``).
+
+    Raises:
+        RunDirError: the directory holds another config's run, or has shards and no --resume.
+    """
+    run = RunDir(run_dir)
+    chash = generation_config_hash(cfg)
+    total = n if n is not None else cfg.generator.n
+    ranges = shard_ranges(total, cfg.generator.shard_size)
+    existing = sorted(corpus_dir(run).glob("shard-*.done.json")) if corpus_dir(run).exists() else []
+    if run.exists():
+        old = run.read_manifest().get("stage_hashes", {}).get(STAGE)
+        if old is not None and old != chash:
+            raise RunDirError(
+                f"run directory belongs to another config (generation hash {old}, this "
+                f"config {chash}){'; --resume refused' if resume else ''}",
+                where=str(run.path),
+                fix="use a new --run directory, or restore the config it was made with",
+            )
+    if existing and not resume:
+        raise RunDirError(f"run directory already holds {len(existing)} finished shard(s)",
+                          where=str(run.path),
+                          fix="pass --resume to continue it, or choose a new --run directory")
+    run.open(config_dump or cfg.model_dump(mode="json"), chash, stage=STAGE)
+    mine = [s for s in range(len(ranges)) if shard is None or s % shard[1] == shard[0]]
+    todo = [s for s in mine if not shard_done(run, s, len(ranges[s]), chash)]
+    report = GenerationReport(shards_skipped=[s for s in mine if s not in todo])
+    if todo:
+        run.set_stage(STAGE, "running", prompts=total)
+        sampler = QuerySampler(load_seed_corpus(cfg.corpus), cfg.queries,
+                               cfg.generator.sampling.seed)
+        backend = backend or _build_backend(cfg)
+        _generate_shards(cfg, run, backend, sampler, ranges, todo, chash, report, progress)
+    report.complete = all(shard_done(run, s, len(r), chash) for s, r in enumerate(ranges))
+    if report.complete:
+        finalize_corpus(run, len(ranges), chash, total)
+    return report
+
+
+def _generate_shards(
+    cfg: Stage1Config, run: RunDir, backend: Backend, sampler: QuerySampler, ranges: list[range],
+    todo: list[int], chash: str, report: GenerationReport, progress: bool,
+) -> None:
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=sum(len(ranges[s]) for s in todo), unit="prompt", desc="generate",
+               disable=not progress, dynamic_ncols=True)
+    start = time.perf_counter()
+    try:
+        for s in todo:
+            t0 = time.perf_counter()
+            records, keep, tokens = generate_shard(cfg, backend, sampler, s, ranges[s])
+            write_jsonl(shard_path(run, s), records)
+            # The marker is written after the shard: a shard without one is redone.
+            write_json_atomic(_done_path(run, s), {
+                "shard": s, "prompts": len(ranges[s]), "kept": len(records),
+                "dropped": dict(sorted(keep.drop_counts.items())), "tokens": tokens,
+                "seconds": round(time.perf_counter() - t0, 3), **provenance(chash),
+            })
+            report.shards_written.append(s)
+            report.kept += len(records)
+            report.prompts += len(ranges[s])
+            report.tokens += tokens
+            report.dropped.update(keep.drop_counts)
+            elapsed = time.perf_counter() - start
+            bar.update(len(ranges[s]))
+            bar.set_postfix(kept=report.kept, sent_s=f"{report.kept / elapsed:.1f}",
+                            tok_s=f"{report.tokens / elapsed:.0f}")
+    finally:
+        bar.close()
+        report.seconds = time.perf_counter() - start
+
+
+def finalize_corpus(run: RunDir, num_shards: int, chash: str, total: int) -> dict[str, Any]:
+    """Count kept and dropped sentences over all shards (cross-shard duplicates included),
+    write ``corpus/stats.json`` and mark the generate stage complete."""
+    dropped: Counter[str] = Counter()
+    prompts = 0
+    for s in range(num_shards):
+        info = json.loads(_done_path(run, s).read_text(encoding="utf-8"))
+        dropped.update(info.get("dropped", {}))
+        prompts += int(info["prompts"])
+    kept = 0
+    for _ in iter_corpus(run.path, dropped=dropped):
+        kept += 1
+    stats = {"prompts": prompts, "kept": kept, "dropped": dict(sorted(dropped.items())),
+             "shards": num_shards, **provenance(chash)}
+    write_json_atomic(corpus_dir(run) / "stats.json", stats)
+    run.set_stage(STAGE, "complete", prompts=total, kept=kept, shards=num_shards)
+    return stats
+
+
+def iter_corpus(run_dir: str | Path, *, dropped: Counter[str] | None = None
+                ) -> Iterator[dict[str, Any]]:
+    """Yield the corpus records of a run in shard order, skipping texts already seen in an
+    earlier shard (counted in ``dropped["duplicate"]`` if given). Streams: one shard in memory."""
+    seen: set[str] = set()
+    for path in sorted((Path(run_dir) / "corpus").glob("shard-*.jsonl")):
+        for record in iter_jsonl(path):
+            if record["text"] in seen:
+                if dropped is not None:
+                    dropped["duplicate"] += 1
+                continue
+            seen.add(record["text"])
+            yield record
+
+
+def merge_runs(cfg: Stage1Config, out_dir: str | Path, parts: list[str | Path], *,
+               n: int | None = None) -> dict[str, Any]:
+    """Join the shards that ``--shard i/n`` processes wrote into separate run directories.
+
+    Every part must have been made with the same generation config hash; a shard found in
+    two parts must be byte-identical. The result is marked complete once every shard is
+    present.
+
+    Raises:
+        RunDirError: a part has another config, two parts disagree, or shards are missing.
+    """
+    chash = generation_config_hash(cfg)
+    total = n if n is not None else cfg.generator.n
+    ranges = shard_ranges(total, cfg.generator.shard_size)
+    out = RunDir(out_dir)
+    out.open(cfg.model_dump(mode="json"), chash, stage=STAGE)
+    for part in parts:
+        prun = RunDir(part)
+        phash = prun.read_manifest().get("stage_hashes", {}).get(STAGE)
+        if phash != chash:
+            raise RunDirError(f"part was made with another config (hash {phash}, expected {chash})",
+                              where=str(prun.path), fix="merge only parts of one config")
+        for s, r in enumerate(ranges):
+            if not shard_done(prun, s, len(r), chash) or prun.path.resolve() == out.path.resolve():
+                continue
+            src, dst = shard_path(prun, s), shard_path(out, s)
+            if dst.is_file() and dst.read_bytes() != src.read_bytes():
+                raise RunDirError(f"shard {s} differs between parts", where=str(src),
+                                  fix="the parts were not made with the same code and config")
+            if not dst.is_file():
+                corpus_dir(out).mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dst)
+                shutil.copyfile(_done_path(prun, s), _done_path(out, s))
+    missing = [s for s, r in enumerate(ranges) if not shard_done(out, s, len(r), chash)]
+    if missing:
+        shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+        raise RunDirError(f"{len(missing)} shard(s) missing after merge: {shown}",
+                          where=str(out.path), fix="run the missing --shard i/n processes first")
+    return finalize_corpus(out, len(ranges), chash, total)

