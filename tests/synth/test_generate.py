@@ -1,0 +1,131 @@
+"""The generation job: determinism, resumption after SIGKILL, array-job shards and merge."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from conftest import write_config
+from fakes import FakeBackend
+
+from synth import RunDirError, iter_corpus, merge_runs, read_jsonl, run_generation
+from synthcheck import load_run_config
+
+
+def corpus_bytes(run: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((run / "corpus").glob("shard-*.jsonl"))}
+
+
+def test_same_seed_same_bytes_other_seed_other_text(tmp_path: Path, corpus_file: Path) -> None:
+    cfg = load_run_config(write_config(tmp_path / "c.yaml", corpus_file))
+    run_generation(cfg, tmp_path / "a", backend=FakeBackend(), progress=False)
+    run_generation(cfg, tmp_path / "b", backend=FakeBackend(), progress=False)
+    assert corpus_bytes(tmp_path / "a") == corpus_bytes(tmp_path / "b")
+    assert len(corpus_bytes(tmp_path / "a")) == 4  # 10 prompts in shards of 3
+    other = load_run_config(tmp_path / "c.yaml", ["generator.sampling.seed=1"])
+    run_generation(other, tmp_path / "c", backend=FakeBackend(), progress=False)
+    texts = {r["text"] for r in iter_corpus(tmp_path / "a")}
+    assert texts != {r["text"] for r in iter_corpus(tmp_path / "c")}
+
+
+def test_records_and_manifest(tmp_path: Path, corpus_file: Path) -> None:
+    cfg = load_run_config(write_config(tmp_path / "c.yaml", corpus_file))
+    report = run_generation(cfg, tmp_path / "r", backend=FakeBackend(), progress=False)
+    assert report.complete and report.prompts == 10
+    rec = read_jsonl(tmp_path / "r" / "corpus" / "shard-00001.jsonl")[0]
+    assert set(rec) == {"id", "text", "query", "raw", "shard", "seed"}
+    assert rec["shard"] == 1 and rec["id"].startswith("q") and rec["text"].endswith(".")
+    assert rec["text"].startswith(rec["query"])
+    manifest = (tmp_path / "r" / "manifest.json").read_text()
+    for key in ('"config_hash"', '"git_commit"', '"version"', '"complete"'):
+        assert key in manifest
+    ids = [r["id"] for r in iter_corpus(tmp_path / "r")]
+    assert len(ids) == len(set(ids)) <= report.kept
+
+
+def test_real_tiny_model_is_deterministic(tmp_path: Path, corpus_file: Path, tiny_llama_dir: Path
+                                          ) -> None:
+    cfg = load_run_config(write_config(tmp_path / "c.yaml", corpus_file,
+                                       model=f"hf:{tiny_llama_dir}", n=6,
+                                       sampling={"max_new_tokens": 12}))
+    run_generation(cfg, tmp_path / "a", progress=False)
+    run_generation(cfg, tmp_path / "b", progress=False)
+    assert corpus_bytes(tmp_path / "a") == corpus_bytes(tmp_path / "b")
+
+
+def test_batch_size_and_n_stay_out_of_the_hash(tmp_path: Path, corpus_file: Path) -> None:
+    cfg = load_run_config(write_config(tmp_path / "c.yaml", corpus_file))
+    run_generation(cfg, tmp_path / "r", n=4, backend=FakeBackend(), progress=False)
+    bigger = load_run_config(tmp_path / "c.yaml", ["generator.batch_size=1"])
+    report = run_generation(bigger, tmp_path / "r", n=10, resume=True, backend=FakeBackend(),
+                            progress=False)
+    # Shard 0 (3 prompts) was done; shard 1 had 1 prompt of 3 and is redone.
+    assert report.shards_skipped == [0] and report.shards_written == [1, 2, 3]
+    run_generation(cfg, tmp_path / "full", backend=FakeBackend(), progress=False)
+    assert corpus_bytes(tmp_path / "r") == corpus_bytes(tmp_path / "full")
+
+
+def test_resume_refuses_changed_config_and_keeps_files(tmp_path: Path, corpus_file: Path) -> None:
+    cfg = load_run_config(write_config(tmp_path / "c.yaml", corpus_file))
+    run_generation(cfg, tmp_path / "r", backend=FakeBackend(), progress=False)
+    before = corpus_bytes(tmp_path / "r")
+    changed = load_run_config(tmp_path / "c.yaml", ["generator.sampling.top_p=0.5"])
+    with pytest.raises(RunDirError, match=r"belongs to another config.*--resume refused"):
+        run_generation(changed, tmp_path / "r", resume=True, backend=FakeBackend())
+    with pytest.raises(RunDirError, match="already holds 4 finished shard"):
+        run_generation(cfg, tmp_path / "r", backend=FakeBackend())
+    assert corpus_bytes(tmp_path / "r") == before
+
+
+def test_array_job_shards_and_merge_equal_one_run(tmp_path: Path, corpus_file: Path) -> None:
+    cfg = load_run_config(write_config(tmp_path / "c.yaml", corpus_file))
+    run_generation(cfg, tmp_path / "full", backend=FakeBackend(), progress=False)
+    r0 = run_generation(cfg, tmp_path / "p0", shard=(0, 2), backend=FakeBackend(), progress=False)
+    r1 = run_generation(cfg, tmp_path / "p1", shard=(1, 2), backend=FakeBackend(), progress=False)
+    assert r0.shards_written == [0, 2] and r1.shards_written == [1, 3] and not r0.complete
+    with pytest.raises(RunDirError, match=r"2 shard\(s\) missing after merge: 1, 3"):
+        merge_runs(cfg, tmp_path / "m0", [tmp_path / "p0"])
+    stats = merge_runs(cfg, tmp_path / "m", [tmp_path / "p0", tmp_path / "p1"])
+    assert corpus_bytes(tmp_path / "m") == corpus_bytes(tmp_path / "full")
+    assert stats["prompts"] == 10
+    ids = [r["id"] for r in iter_corpus(tmp_path / "m")]
+    assert ids == [r["id"] for r in iter_corpus(tmp_path / "full")] and len(ids) == len(set(ids))
+
+
+def test_sigkill_then_resume_is_byte_identical(tmp_path: Path, corpus_file: Path) -> None:
+    cfg_path = write_config(tmp_path / "c.yaml", corpus_file, n=30)
+    cfg = load_run_config(cfg_path)
+    run_generation(cfg, tmp_path / "full", backend=FakeBackend(), progress=False)
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from fakes import FakeBackend
+        from synth import run_generation
+        from synthcheck import load_run_config
+        cfg = load_run_config({str(cfg_path)!r})
+        run_generation(cfg, {str(tmp_path / 'killed')!r}, backend=FakeBackend(delay=0.3),
+                       progress=False, resume=True)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    marker = tmp_path / "killed" / "corpus" / "shard-00002.done.json"
+    deadline = time.time() + 60
+    while not marker.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = sorted((tmp_path / "killed" / "corpus").glob("*.done.json"))
+    assert 3 <= len(done) < 10, "killed after some shards and before the end"
+    report = run_generation(cfg, tmp_path / "killed", resume=True, backend=FakeBackend(),
+                            progress=False)
+    assert report.shards_skipped and report.complete
+    assert not list((tmp_path / "killed" / "corpus").glob(".*.tmp"))  # stale temp files removed
+    assert corpus_bytes(tmp_path / "killed") == corpus_bytes(tmp_path / "full")
+    ids = [r["id"] for r in iter_corpus(tmp_path / "killed")]
+    assert len(ids) == len(set(ids))
+    assert ids == [r["id"] for r in iter_corpus(tmp_path / "full")]
