@@ -1,0 +1,68 @@
+"""Calibration of few-shot label probabilities (contextual and batch calibration)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from synth import ConfigError
+
+
+def log_normalize(logprobs: np.ndarray) -> np.ndarray:
+    """Renormalise rows of label log-probabilities over the labels (a log-softmax)."""
+    logprobs = np.asarray(logprobs, dtype=np.float64)
+    top = logprobs.max(axis=1, keepdims=True)
+    return logprobs - top - np.log(np.exp(logprobs - top).sum(axis=1, keepdims=True))
+
+
+class Calibrator:
+    """Removes a label bias from few-shot label log-probabilities.
+
+    ``fit`` estimates a per-label bias from some inputs' label log-probabilities; ``transform``
+    subtracts it and renormalises over the labels.
+
+    - ``contextual`` (Zhao et al. 2021): fit on content-free inputs ("N/A", "", "[MASK]").
+    - ``batch`` (Zhou et al. 2023): fit on the scored corpus itself.
+    - ``none``: no bias (only renormalisation).
+
+    Args:
+        method: ``none``, ``contextual`` or ``batch`` (only recorded; fitting is the same).
+        average: ``logprob`` (mean of log-probabilities, then subtract) or ``prob`` (mean of
+            probabilities, then divide: Zhao et al.'s diagonal W).
+
+    Attributes:
+        bias_: the fitted per-label bias, as log-probabilities over the labels.
+    """
+
+    def __init__(self, method: Literal["none", "contextual", "batch"] = "contextual",
+                 average: Literal["logprob", "prob"] = "logprob") -> None:
+        self.method = method
+        self.average = average
+
+    def fit(self, logprobs: np.ndarray) -> Calibrator:
+        """Estimate the bias from rows of label log-probabilities (n x labels)."""
+        if self.method not in ("none", "contextual", "batch"):
+            raise ConfigError(f"The 'method' parameter of Calibrator must be 'none', "
+                              f"'contextual' or 'batch'. Got {self.method!r} instead.")
+        if self.average not in ("logprob", "prob"):
+            raise ConfigError(f"The 'average' parameter of Calibrator must be 'logprob' or "
+                              f"'prob'. Got {self.average!r} instead.")
+        norm = log_normalize(np.atleast_2d(logprobs))
+        if self.method == "none":
+            self.bias_ = np.zeros(norm.shape[1])
+        elif self.average == "logprob":
+            self.bias_ = norm.mean(axis=0)
+        else:
+            self.bias_ = np.log(np.exp(norm).mean(axis=0))
+        return self
+
+    def transform(self, logprobs: np.ndarray) -> np.ndarray:
+        """Return calibrated label log-probabilities, renormalised over the labels."""
+        if not hasattr(self, "bias_"):
+            raise RuntimeError("Calibrator is not fitted; call fit() first")
+        return log_normalize(log_normalize(np.atleast_2d(logprobs)) - self.bias_)
+
+    def predict_proba(self, logprobs: np.ndarray) -> np.ndarray:
+        """Return calibrated probabilities (rows sum to 1)."""
+        return np.exp(self.transform(logprobs))

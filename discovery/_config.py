@@ -1,0 +1,193 @@
+"""Stage-2 configuration: the reference, the task models, ranking, mining and evaluation."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+_STRICT = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+# SynthEval appendix A.1: the sentiment prompt of the few-shot reference.
+DEFAULT_PROMPT = (
+    "Question: Find the sentiment of this text. Answer with positive or negative: {text}\nAnswer:"
+)
+
+
+class Shot(BaseModel):
+    """One few-shot demonstration: a text and its label name."""
+
+    model_config = _STRICT
+
+    text: str
+    """The demonstration text."""
+    label: str
+    """Its label (one of the task's label names)."""
+
+
+def _default_shots() -> list[Shot]:
+    return [
+        Shot(text="a gorgeous, witty and deeply moving film that stays with you.",
+             label="positive"),
+        Shot(text="the plot is a mess and the jokes fall flat for two long hours.",
+             label="negative"),
+        Shot(text="the performances are wonderful and the story is told with real heart.",
+             label="positive"),
+        Shot(text="a dull, lifeless sequel that wastes its talented cast.", label="negative"),
+    ]
+
+
+class ReferenceConfig(BaseModel):
+    """The few-shot LLM reference that scores every sentence alongside the task models."""
+
+    model_config = _STRICT
+
+    model: str = "packaged:smollm2-135m-instruct"
+    """Model spec (``packaged:NAME`` or ``hf:ID_OR_PATH``), resolved by ``synth``."""
+    backend: Literal["hf", "vllm"] = "hf"
+    """Engine: ``hf`` (transformers, CPU or GPU) or ``vllm`` (GPU)."""
+    prompt: str = DEFAULT_PROMPT
+    """Prompt template for one example; ``{text}`` is replaced by the sentence and the label
+    word follows the template's end."""
+    shots: list[Shot] = Field(default_factory=_default_shots)
+    """Few-shot demonstrations, in prompt order (the default: 2 per sentiment label)."""
+    k: int | None = Field(None, ge=0)
+    """Use only the first k shots; ``None`` uses them all."""
+    shot_separator: str = "\n\n"
+    """Text between demonstrations, and between the last one and the query."""
+    label_words: dict[str, str] = Field(
+        default_factory=lambda: {"negative": " negative", "positive": " positive"}
+    )
+    """Label name -> continuation scored after the prompt (keep the leading space)."""
+    calibration: Literal["none", "contextual", "batch"] = "contextual"
+    """``contextual``: subtract the content-free inputs' mean (Zhao et al. 2021);
+    ``batch``: subtract each label's mean over the scored corpus (Zhou et al. 2023);
+    ``none``: raw label probabilities (near chance for small models)."""
+    calibration_average: Literal["logprob", "prob"] = "logprob"
+    """How the bias is averaged: ``logprob`` subtracts mean log-probabilities; ``prob`` divides
+    by mean probabilities (Zhao et al.'s diagonal W)."""
+    content_free: list[str] = Field(default_factory=lambda: ["N/A", "", "[MASK]"])
+    """Content-free inputs for contextual calibration."""
+    batch_size: int = Field(32, ge=1)
+    """Sentences per forward batch (does not change outputs)."""
+    device: str = "auto"
+    """``auto``, ``cpu``, ``cuda`` or ``cuda:N`` (does not change outputs)."""
+
+    @field_validator("prompt")
+    @classmethod
+    def _has_text(cls, prompt: str) -> str:
+        if prompt.count("{text}") != 1:
+            raise ValueError("prompt must contain '{text}' exactly once")
+        return prompt
+
+    @model_validator(mode="after")
+    def _shots_fit(self) -> ReferenceConfig:
+        if self.k is not None and self.k > len(self.shots):
+            raise ValueError(f"k ({self.k}) is larger than the number of shots ({len(self.shots)})")
+        if self.calibration == "contextual" and not self.content_free:
+            raise ValueError("contextual calibration needs at least one content_free input")
+        return self
+
+
+class TaskModelConfig(BaseModel):
+    """One classifier under test."""
+
+    model_config = _STRICT
+
+    name: str = "demo"
+    """Short name, used in file names (``scores/task-<name>.jsonl``) and reports."""
+    spec: str = "demo:sentiment"
+    """``hf:<id or path>``, ``sklearn:<file.skops>``, ``python:<module>:<callable>``,
+    ``fewshot:<LLM spec>`` or ``demo:sentiment`` (trains the demo model if missing)."""
+    label_map: dict[str, str] | None = None
+    """Model label (name or index, as text) -> task label; needed when the model's own label
+    names differ from the task's (e.g. ``LABEL_0: negative``)."""
+    batch_size: int = Field(64, ge=1)
+    """Texts per batch (does not change outputs)."""
+    max_length: int = Field(256, ge=8)
+    """Truncate inputs to this many tokens (transformers classifiers)."""
+    trusted_types: list[str] = Field(default_factory=list)
+    """Extra types a ``.skops`` file may contain beyond the built-in allow-list; list them only
+    for files you trust."""
+
+    @field_validator("name")
+    @classmethod
+    def _file_safe(cls, name: str) -> str:
+        if not name or not all(c.isalnum() or c in "-_." for c in name):
+            raise ValueError("name must be non-empty and use only letters, digits, '-', '_', '.'")
+        return name
+
+
+class RankingConfig(BaseModel):
+    """How sentences are ranked by task/reference divergence and the hard subset is cut."""
+
+    model_config = _STRICT
+
+    metric: Literal["abs_top", "signed", "kl", "js", "tv"] = "abs_top"
+    """``abs_top``: |p_task(y*) - p_ref(y*)| at the task model's top label y* (the paper);
+    ``signed``: p_task(y*) - p_ref(y*); ``kl``: KL(ref || task); ``js``: Jensen-Shannon;
+    ``tv``: total variation."""
+    top_k: int | None = Field(None, ge=1)
+    """Keep this many sentences (overrides ``top_fraction``)."""
+    top_fraction: float = Field(0.1, gt=0.0, le=1.0)
+    """Keep this fraction of the corpus when ``top_k`` is unset (the paper: 10%)."""
+    require_disagreement: bool = False
+    """Keep only sentences whose task and reference top labels differ."""
+    task_model: str | None = None
+    """Which task model to rank (by name); default: the first one."""
+
+
+class MiningConfig(BaseModel):
+    """N-gram mining over the hard subset against the whole corpus."""
+
+    model_config = _STRICT
+
+    ngram_min: int = Field(1, ge=1)
+    """Shortest n-gram (words)."""
+    ngram_max: int = Field(4, ge=1)
+    """Longest n-gram (words)."""
+    min_support: int = Field(3, ge=1)
+    """Keep n-grams found in at least this many hard sentences."""
+    statistic: Literal["z", "log_odds", "frequency", "q_value", "disagreement", "divergence"] = "z"
+    """Sort key: ``z`` (log-odds z-score), ``log_odds``, ``frequency`` (the paper's view),
+    ``q_value``, ``disagreement`` (rate), ``divergence`` (mean)."""
+    test: Literal["fisher", "g"] = "fisher"
+    """P-value: one-sided Fisher exact test for enrichment in the hard subset, or a G-test."""
+    prior_strength: float = Field(100.0, gt=0.0)
+    """Pseudo-documents of the informative Dirichlet prior (Monroe et al. 2008), spread over
+    n-grams in proportion to their corpus frequency."""
+    stopwords: Literal["english", "none"] | list[str] = "english"
+    """Drop n-grams made only of these words: ``english`` (scikit-learn's list without
+    negations such as 'not', 'no', 'never'), ``none``, or a list."""
+    drop_subsumed: bool = True
+    """Drop an n-gram when a longer kept n-gram occurs in exactly the same sentences."""
+    max_examples: int = Field(5, ge=0)
+    """Example ids kept per n-gram (highest-divergence hard sentences first)."""
+
+    @model_validator(mode="after")
+    def _range(self) -> MiningConfig:
+        if self.ngram_max < self.ngram_min:
+            raise ValueError(f"ngram_max ({self.ngram_max}) must be >= ngram_min "
+                             f"({self.ngram_min})")
+        return self
+
+
+class EvaluationConfig(BaseModel):
+    """Held-out evaluation of the task models and the reference on labeled data."""
+
+    model_config = _STRICT
+
+    data: str = "packaged:rotten_tomatoes"
+    """``packaged:rotten_tomatoes`` (a seeded held-out split) or a .jsonl/.csv file with
+    ``text`` and ``label`` (label name, or index into the task's labels)."""
+    size: int | None = Field(500, ge=1)
+    """Evaluate on at most this many examples (``None``: all)."""
+    split_seed: int = Field(0, ge=0)
+    """Seed of the Rotten Tomatoes train/held-out split (the demo model trains on the rest)."""
+    holdout_fraction: float = Field(0.2, gt=0.0, lt=1.0)
+    """Fraction of Rotten Tomatoes held out from demo-model training."""
+    include_reference: bool = True
+    """Also evaluate the reference (the slowest part on CPU)."""
+
+
+STAGE2_FIELDS = ("reference", "task_models", "ranking", "mining", "evaluation")

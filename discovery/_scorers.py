@@ -1,0 +1,326 @@
+"""Task-model adapters behind the TaskScorer protocol, and ``load_task_scorer``.
+
+| spec | adapter |
+| --- | --- |
+| ``hf:<id or path>`` | :class:`HFClassifierScorer` (transformers sequence classifier) |
+| ``sklearn:<file.skops>`` | :class:`SklearnScorer` (a pipeline with ``predict_proba``) |
+| ``python:<module>:<name>`` | :class:`CallableScorer` (a function, or an object with ``predict_proba``) |
+| ``fewshot:<LLM spec>`` | :class:`~discovery.FewShotReference` with the reference prompt config |
+| ``demo:sentiment`` | the demo TF-IDF + logistic regression model (trained on first use) |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from synth import ConfigError, DataError, ModelNotAvailable, Registry
+
+SCHEMES: Registry[Callable[..., Any]] = Registry("task-model scheme", {
+    "hf": "discovery._scorers:_load_hf",
+    "sklearn": "discovery._scorers:_load_sklearn",
+    "python": "discovery._scorers:_load_python",
+    "fewshot": "discovery._scorers:_load_fewshot",
+    "demo": "discovery._scorers:_load_demo",
+})
+
+
+class LabelMapper:
+    """Maps a model's own class names onto the task's labels (several may share one label).
+
+    Args:
+        model_labels: the model's classes, in its output order (names or indices as text).
+        task_labels: the task's label names.
+        label_map: model class -> task label; needed when the names differ.
+        where: what to name in errors (the spec).
+
+    Raises:
+        ConfigError: a model class has no task label, or a task label gets no model class.
+    """
+
+    def __init__(self, model_labels: Sequence[str], task_labels: Sequence[str],
+                 label_map: Mapping[str, str] | None, where: str) -> None:
+        self.model_labels = [str(m) for m in model_labels]
+        self.task_labels = list(task_labels)
+        fix = ("add label_map to the task model's config, e.g. label_map: {"
+               + ", ".join(f"{m}: {t}" for m, t in zip(self.model_labels, self.task_labels,
+                                                       strict=False)) + "}")
+        if label_map is None:
+            lower = {t.lower(): t for t in self.task_labels}
+            mapping = {m: lower.get(m.lower()) for m in self.model_labels}
+            if None in mapping.values() or set(mapping.values()) != set(self.task_labels):
+                raise ConfigError(
+                    f"task model labels {self.model_labels} do not match the task's labels "
+                    f"{self.task_labels}", where=where, fix=fix)
+        else:
+            bad = [t for t in label_map.values() if t not in self.task_labels]
+            if bad:
+                raise ConfigError(f"label_map targets {bad} are not task labels "
+                                  f"{self.task_labels}", where=where, fix="map onto task labels")
+            mapping = {m: label_map.get(m) for m in self.model_labels}
+            unmapped = [m for m, t in mapping.items() if t is None]
+            missing = [t for t in self.task_labels if t not in mapping.values()]
+            if unmapped or missing:
+                raise ConfigError(
+                    f"task model labels {self.model_labels} do not match the task's labels "
+                    f"{self.task_labels} (unmapped model labels {unmapped}, task labels with no "
+                    f"model label {missing})", where=where, fix=fix)
+        self.matrix_ = np.zeros((len(self.model_labels), len(self.task_labels)))
+        for i, m in enumerate(self.model_labels):
+            self.matrix_[i, self.task_labels.index(str(mapping[m]))] = 1.0
+
+    def __call__(self, probs: np.ndarray) -> list[dict[str, float]]:
+        """Map rows of model-class probabilities to ``{task label: prob}`` dicts."""
+        mapped = np.asarray(probs, dtype=np.float64) @ self.matrix_
+        return [dict(zip(self.task_labels, map(float, row), strict=True)) for row in mapped]
+
+
+def _batches(n: int, lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Index batches, longest first, so each batch pads little."""
+    order = sorted(range(n), key=lambda i: -lengths[i])
+    return [order[s:s + batch_size] for s in range(0, n, batch_size)]
+
+
+class HFClassifierScorer:
+    """A transformers sequence classifier: batched, length-sorted, truncated.
+
+    Args:
+        model: an ``AutoModelForSequenceClassification`` model.
+        tokenizer: its tokenizer.
+        labels: the task's labels; ``model.config.id2label`` is mapped onto them.
+        label_map: model label name (or index as text) -> task label.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, labels: Sequence[str], *,
+                 label_map: Mapping[str, str] | None = None, name: str = "hf",
+                 batch_size: int = 64, max_length: int = 256, where: str = "hf") -> None:
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.labels = list(labels)
+        self.name = name
+        self.batch_size = batch_size
+        self.max_length = max_length
+        n = int(model.config.num_labels)
+        id2label = {int(k): str(v) for k, v in (model.config.id2label or {}).items()}
+        names = [id2label.get(i, str(i)) for i in range(n)]
+        if label_map is not None:
+            # Accept indices ("0") and names ("LABEL_0") as keys.
+            label_map = {names[int(k)] if k.isdigit() and int(k) < n else k: v
+                         for k, v in label_map.items()}
+        self.mapper = LabelMapper(names, self.labels, label_map, where)
+
+    def predict_proba(self, texts: Sequence[str]) -> list[dict[str, float]]:
+        """``{label: probability}`` per text, in input order."""
+        import torch
+
+        if not texts:
+            return []
+        lengths = [len(t) for t in texts]
+        out = np.zeros((len(texts), len(self.mapper.model_labels)))
+        device = next(self.model.parameters()).device
+        for idx in _batches(len(texts), lengths, self.batch_size):
+            enc = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True,
+                                 max_length=self.max_length, return_tensors="pt")
+            with torch.inference_mode():
+                logits = self.model(**{k: v.to(device) for k, v in enc.items()}).logits
+            out[idx] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+        return self.mapper(out)
+
+
+# Types a .skops task model may hold beyond skops' own defaults; nothing executable.
+TRUSTED_SKOPS_TYPES: list[str] = []
+
+
+class SklearnScorer:
+    """A scikit-learn pipeline with ``predict_proba``; ``classes_`` mapped to label names."""
+
+    def __init__(self, estimator: Any, labels: Sequence[str], *,
+                 label_map: Mapping[str, str] | None = None, name: str = "sklearn",
+                 batch_size: int = 4096, where: str = "sklearn") -> None:
+        if not hasattr(estimator, "predict_proba"):
+            raise ConfigError("the scikit-learn model has no predict_proba", where=where,
+                              fix="use a classifier with probabilities (e.g. LogisticRegression)")
+        self.estimator = estimator
+        self.labels = list(labels)
+        self.name = name
+        self.batch_size = batch_size
+        self.mapper = LabelMapper([str(c) for c in estimator.classes_], self.labels,
+                                  label_map, where)
+
+    @classmethod
+    def from_file(cls, path: str | Path, labels: Sequence[str], *,
+                  trusted_types: Sequence[str] = (), **kwargs: Any) -> SklearnScorer:
+        """Load a ``.skops`` file, refusing any type that is not trusted.
+
+        Raises:
+            DataError: the file is missing, or holds types outside the allow-list (it is
+                not loaded).
+        """
+        import skops.io as sio
+
+        path = Path(path)
+        where = f"sklearn:{path}"
+        if not path.is_file():
+            raise DataError("skops file not found", where=where, fix="check the path")
+        untrusted = sio.get_untrusted_types(file=path)
+        allowed = set(TRUSTED_SKOPS_TYPES) | set(trusted_types)
+        refused = [t for t in untrusted if t not in allowed]
+        if refused:
+            raise DataError(
+                f"refusing to load untrusted types {refused}", where=where,
+                fix="if you trust this file, list these types under the task model's "
+                    "trusted_types")
+        estimator = sio.load(path, trusted=[t for t in untrusted if t in allowed])
+        return cls(estimator, labels, where=where, **kwargs)
+
+    def predict_proba(self, texts: Sequence[str]) -> list[dict[str, float]]:
+        """``{label: probability}`` per text, in input order (one call per batch)."""
+        if not texts:
+            return []
+        parts = [np.asarray(self.estimator.predict_proba(list(texts[s:s + self.batch_size])))
+                 for s in range(0, len(texts), self.batch_size)]
+        return self.mapper(np.vstack(parts))
+
+
+class CallableScorer:
+    """A Python function ``list[str] -> list[dict[label, prob]]`` (or an object with
+    ``predict_proba``), with its labels checked and optionally renamed."""
+
+    def __init__(self, fn: Callable[[list[str]], Any], labels: Sequence[str], *,
+                 label_map: Mapping[str, str] | None = None, name: str = "python",
+                 batch_size: int = 256, where: str = "python") -> None:
+        self.fn = fn
+        self.labels = list(labels)
+        self.name = name
+        self.batch_size = batch_size
+        self.label_map = label_map
+        self.where = where
+        self.mapper: LabelMapper | None = None
+
+    def predict_proba(self, texts: Sequence[str]) -> list[dict[str, float]]:
+        """``{label: probability}`` per text, in input order."""
+        out: list[dict[str, float]] = []
+        for s in range(0, len(texts), self.batch_size):
+            chunk = list(texts[s:s + self.batch_size])
+            rows = list(self.fn(chunk))
+            if len(rows) != len(chunk):
+                raise DataError(f"the callable returned {len(rows)} results for {len(chunk)} "
+                                f"texts", where=self.where, fix="return one dict per text")
+            if not rows:
+                continue
+            if self.mapper is None:
+                self.mapper = LabelMapper(list(rows[0]), self.labels, self.label_map,
+                                          self.where)
+            names = self.mapper.model_labels
+            try:
+                probs = np.array([[float(r[m]) for m in names] for r in rows])
+            except (KeyError, TypeError):
+                raise DataError("the callable returned a result without every label",
+                                where=self.where,
+                                fix=f"return dicts with keys {names}") from None
+            out.extend(self.mapper(probs))
+        return out
+
+
+def _load_hf(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
+             name: str, batch_size: int, max_length: int, device: str, **_: Any) -> Any:
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from synth import resolve_device
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(rest)
+        model = AutoModelForSequenceClassification.from_pretrained(rest)
+    except OSError as exc:
+        raise ModelNotAvailable(f"transformers cannot load {rest!r}: {exc}".split("\n")[0],
+                                where=f"hf:{rest}",
+                                fix="give a local model folder (no hub access here)") from None
+    model.to(resolve_device(device))
+    return HFClassifierScorer(model, tokenizer, labels, label_map=label_map, name=name,
+                              batch_size=batch_size, max_length=max_length, where=f"hf:{rest}")
+
+
+def _load_sklearn(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
+                  name: str, trusted_types: Sequence[str] = (), **_: Any) -> Any:
+    return SklearnScorer.from_file(rest, labels, trusted_types=trusted_types,
+                                   label_map=label_map, name=name)
+
+
+def _load_python(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
+                 name: str, batch_size: int, **_: Any) -> Any:
+    from synth import import_object
+
+    obj = import_object(rest)
+    if isinstance(obj, type):
+        obj = obj()
+    fn = getattr(obj, "predict_proba", obj)
+    if not callable(fn):
+        raise ConfigError(f"{rest!r} is neither callable nor has predict_proba",
+                          where=f"python:{rest}",
+                          fix="point at a function list[str] -> list[dict[label, prob]]")
+    return CallableScorer(fn, labels, label_map=label_map, name=name, batch_size=batch_size,
+                          where=f"python:{rest}")
+
+
+def _load_fewshot(rest: str, labels: Sequence[str], *, name: str, reference: Any = None,
+                  **_: Any) -> Any:
+    from discovery._config import ReferenceConfig
+    from discovery._reference import FewShotReference
+
+    return FewShotReference.from_config(reference or ReferenceConfig(), labels, name=name,
+                                        model=rest)
+
+
+def _load_demo(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
+               name: str, **_: Any) -> Any:
+    from discovery._demo import DEMO_TASKS, ensure_demo_model
+
+    if rest not in DEMO_TASKS:
+        from synth import did_you_mean
+
+        raise ConfigError(f"unknown demo model {rest!r}", where=f"demo:{rest}",
+                          fix=did_you_mean(rest, sorted(DEMO_TASKS)))
+    path = ensure_demo_model(rest)
+    return SklearnScorer.from_file(path, labels, label_map=label_map, name=name)
+
+
+def load_task_scorer(
+    spec: str,
+    labels: Sequence[str],
+    *,
+    label_map: Mapping[str, str] | None = None,
+    name: str | None = None,
+    batch_size: int = 64,
+    max_length: int = 256,
+    device: str = "auto",
+    trusted_types: Sequence[str] = (),
+    reference: Any = None,
+) -> Any:
+    """Load the task model that ``spec`` names as a TaskScorer over ``labels``.
+
+    Args:
+        spec: ``hf:…``, ``sklearn:…``, ``python:module:name``, ``fewshot:<LLM spec>`` or
+            ``demo:sentiment``.
+        labels: the task's label names (every output dict uses these).
+        label_map: model label -> task label, when the model's names differ.
+        name: the scorer's name in files and reports (default: the scheme).
+        batch_size, max_length, device: adapter settings (do not change outputs).
+        trusted_types: extra types a ``.skops`` file may contain.
+        reference: the ReferenceConfig whose prompt a ``fewshot:`` task model uses.
+
+    Raises:
+        ConfigError: malformed spec, unknown scheme (with "did you mean"), or labels that do
+            not match the task's.
+        ModelNotAvailable / DataError: the model cannot be loaded.
+    """
+    scheme, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise ConfigError(f"bad task model spec {spec!r}",
+                          fix="write SCHEME:TARGET, e.g. sklearn:model.skops or demo:sentiment")
+    loader = SCHEMES.get(scheme)
+    return loader(rest, labels, label_map=label_map, name=name or scheme,
+                  batch_size=batch_size, max_length=max_length, device=device,
+                  trusted_types=trusted_types, reference=reference)

@@ -1,0 +1,91 @@
+"""Vectorised statistics for n-gram mining (one value per n-gram, numpy arrays in and out)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def log_odds_dirichlet(
+    y_hard: np.ndarray, n_hard: int, y_rest: np.ndarray, n_rest: int,
+    prior_freq: np.ndarray, prior_strength: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Log-odds ratio with an informative Dirichlet prior and its z-score (Monroe et al. 2008).
+
+    Counts are documents: ``y`` of ``n`` documents in a group contain the n-gram. The prior
+    gives the n-gram ``a = prior_strength * prior_freq`` pseudo-documents that contain it
+    and ``prior_strength - a`` that do not, in each group.
+
+        delta = log((y_h + a) / (n_h - y_h + a0 - a)) - log((y_r + a) / (n_r - y_r + a0 - a))
+        var   = 1 / (y_h + a) + 1 / (y_r + a)
+        z     = delta / sqrt(var)
+
+    Returns:
+        (delta, z), one value per n-gram.
+    """
+    a = prior_strength * np.asarray(prior_freq, dtype=np.float64)
+    a0 = float(prior_strength)
+    y_h = np.asarray(y_hard, dtype=np.float64)
+    y_r = np.asarray(y_rest, dtype=np.float64)
+    # a <= a0 and y <= n, so the "does not contain" terms are >= 0; clip the all-docs case.
+    odds_h = (y_h + a) / np.maximum(n_hard - y_h + a0 - a, 1e-9)
+    odds_r = (y_r + a) / np.maximum(n_rest - y_r + a0 - a, 1e-9)
+    delta = np.log(odds_h) - np.log(odds_r)
+    z = delta / np.sqrt(1.0 / (y_h + a) + 1.0 / (y_r + a))
+    return delta, z
+
+
+def fisher_enrichment(y_hard: np.ndarray, n_hard: int, y_all: np.ndarray, n_all: int
+                      ) -> np.ndarray:
+    """One-sided Fisher exact p-value that an n-gram is over-represented in the hard subset.
+
+    P(X >= y_hard) for X ~ Hypergeometric(population n_all, y_all successes, n_hard draws).
+    """
+    from scipy.stats import hypergeom
+
+    return np.clip(hypergeom.sf(np.asarray(y_hard) - 1, n_all, np.asarray(y_all), n_hard),
+                   0.0, 1.0)
+
+
+def g_test(y_hard: np.ndarray, n_hard: int, y_rest: np.ndarray, n_rest: int) -> np.ndarray:
+    """Two-sided G-test (log-likelihood ratio, 1 degree of freedom) on the 2x2 tables
+    [[y_h, n_h - y_h], [y_r, n_r - y_r]]; returns p-values."""
+    from scipy.stats import chi2
+
+    obs = np.stack([y_hard, n_hard - y_hard, y_rest, n_rest - y_rest], axis=1).astype(float)
+    total = float(n_hard + n_rest)
+    col1 = obs[:, 0] + obs[:, 2]
+    col2 = obs[:, 1] + obs[:, 3]
+    exp = np.stack([n_hard * col1, n_hard * col2, n_rest * col1, n_rest * col2], axis=1) / total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(obs > 0, obs * np.log(obs / exp), 0.0)
+    g = 2.0 * terms.sum(axis=1)
+    return np.asarray(chi2.sf(np.maximum(g, 0.0), df=1))
+
+
+def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
+    """Benjamini–Hochberg q-values (false discovery rate adjusted p-values)."""
+    p = np.asarray(p, dtype=np.float64)
+    n = len(p)
+    if n == 0:
+        return p
+    order = np.argsort(p)
+    ranked = p[order] * n / np.arange(1, n + 1)
+    q = np.minimum.accumulate(ranked[::-1])[::-1]
+    out = np.empty(n)
+    out[order] = np.clip(q, 0.0, 1.0)
+    return out
+
+
+def wilson_interval(k: np.ndarray, n: np.ndarray, z: float = 1.959963984540054
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval for k successes in n trials (95% by default); (lo, hi)."""
+    k = np.asarray(k, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    safe = np.maximum(n, 1.0)
+    p = k / safe
+    denom = 1.0 + z * z / safe
+    centre = (p + z * z / (2 * safe)) / denom
+    half = z * np.sqrt(p * (1 - p) / safe + z * z / (4 * safe * safe)) / denom
+    lo = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), 0.0)
+    hi = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), 1.0)
+    return lo, hi
