@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import ConfigDict, Field
 
+from formalize import VerifyConfig
 from synth import Stage1Config, load_config
 
 _STRICT = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
@@ -20,6 +21,10 @@ class RunConfig(Stage1Config):
     name: str = "run"
     """Run name (used in reports)."""
     # Stage 2 and 3 sections are added below as those stages land.
+    suite: str | None = None
+    """Path to the test suite YAML that `synthcheck verify` runs (stage 3; optional)."""
+    verify: VerifyConfig = Field(default_factory=VerifyConfig)
+    """How the suite is expanded and scored (sample, seed, case limit, batching)."""
 
 
 def load_run_config(path: str | Path, overrides: Sequence[str] = ()) -> RunConfig:

@@ -1,0 +1,182 @@
+"""Expansion: compiled templates, seeded sampling and lazy, de-duplicated case streams."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import random
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from formalize._template import Node, Slot, Text, slot_keys, to_template_text, with_article
+
+Fill = tuple[str, str, str]  # (slot key, source lexicon, value)
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One test case: a text to score, with what produced it.
+
+    ``label`` is the gold label (MFT/contrast) or None; ``orig_text`` is the unperturbed text
+    of an INV/DIR pair; ``group`` is the group value of a test-group variant.
+    """
+
+    test: str
+    capability: str
+    type: str
+    case_id: str
+    text: str
+    label: str | None = None
+    fills: tuple[Fill, ...] = ()
+    orig_text: str | None = None
+    group: str | None = None
+    base_id: str | None = None
+    template: str | None = None
+    perturbation: str | None = None
+
+    def fills_dict(self) -> dict[str, str]:
+        """Return the fills as ``{slot key: value}``."""
+        return {key: value for key, _, value in self.fills}
+
+    def to_record(self) -> dict[str, Any]:
+        """Return the flattened record (the native cases JSONL schema; every key always present)."""
+        return {
+            "test": self.test, "capability": self.capability, "type": self.type,
+            "case_id": self.case_id, "text": self.text, "label": self.label,
+            "fills": [{"slot": k, "lexicon": s, "value": v} for k, s, v in self.fills],
+            "orig_text": self.orig_text, "group": self.group, "base_id": self.base_id,
+            "template": self.template, "perturbation": self.perturbation,
+        }
+
+
+@dataclass(frozen=True)
+class CompiledTemplate:
+    """A parsed template with each slot's domain resolved: it can count and render fills."""
+
+    text: str
+    nodes: tuple[Node, ...]
+    keys: tuple[str, ...]
+    domains: tuple[tuple[tuple[str, str], ...], ...]  # per key: (value, source) pairs
+    _parts: tuple[tuple[int, int] | str, ...] = field(repr=False, default=())
+    _tables: tuple[tuple[tuple[str, ...], ...], ...] = field(repr=False, default=())
+
+    @classmethod
+    def build(cls, text: str, nodes: tuple[Node, ...],
+              domains: dict[str, tuple[tuple[str, str], ...]]) -> CompiledTemplate:
+        """Compile ``nodes`` with ``domains`` (slot key -> (value, source) pairs)."""
+        keys = tuple(slot_keys(nodes))
+        doms = tuple(domains[k] for k in keys)
+        # Per key: the rendered value without article, with "a/an", with "A/An".
+        tables = tuple(
+            (tuple(v for v, _ in dom), tuple(with_article(v, "a") for v, _ in dom),
+             tuple(with_article(v, "A") for v, _ in dom))
+            for dom in doms)
+        index = {k: i for i, k in enumerate(keys)}
+        parts: list[tuple[int, int] | str] = []
+        for node in nodes:
+            if isinstance(node, Text):
+                parts.append(node.value)
+            else:
+                assert isinstance(node, Slot)
+                parts.append((index[node.key], {None: 0, "a": 1, "A": 2}[node.article]))
+        return cls(text, nodes, keys, doms, tuple(parts), tables)
+
+    @property
+    def size(self) -> int:
+        """Number of fill combinations (the product of the slots' domain sizes)."""
+        return math.prod(len(d) for d in self.domains)
+
+    def render(self, combo: Sequence[int]) -> str:
+        """Render the fill whose value index per slot is ``combo``."""
+        tables = self._tables
+        return "".join(p if isinstance(p, str) else tables[p[0]][p[1]][combo[p[0]]]
+                       for p in self._parts)
+
+    def fills(self, combo: Sequence[int]) -> tuple[Fill, ...]:
+        """Return the ``(slot, source, value)`` triples of a combination."""
+        return tuple((k, self.domains[i][combo[i]][1], self.domains[i][combo[i]][0])
+                     for i, k in enumerate(self.keys))
+
+    def combos(self) -> Iterator[tuple[int, ...]]:
+        """Yield every combination lazily (the cartesian product, first slot slowest)."""
+        return itertools.product(*(range(len(d)) for d in self.domains))
+
+    def combo_at(self, index: int) -> tuple[int, ...]:
+        """Return the ``index``-th combination of :meth:`combos` without enumerating."""
+        out = []
+        for dom in reversed(self.domains):
+            index, rem = divmod(index, len(dom))
+            out.append(rem)
+        return tuple(reversed(out))
+
+    def source_text(self) -> str:
+        """Return the template text (braces escaped, as written)."""
+        return to_template_text(self.nodes)
+
+
+@dataclass(frozen=True)
+class TemplateSource:
+    """Where a test's base texts come from: compiled templates and plain texts."""
+
+    templates: tuple[CompiledTemplate, ...] = ()
+    texts: tuple[str, ...] = ()
+
+    @property
+    def size(self) -> int:
+        """Number of texts the full expansion produces (before removing duplicates)."""
+        return sum(t.size for t in self.templates) + len(self.texts)
+
+    def count(self, sample: int | None) -> int:
+        """Number of draws (before removing duplicates) with ``sample`` or exhaustively."""
+        return self.size if sample is None else min(sample, self.size)
+
+    def iter(self, sample: int | None, rng: random.Random
+             ) -> Iterator[tuple[str, tuple[Fill, ...], str | None]]:
+        """Yield ``(text, fills, template text)``: all fills, or ``sample`` of them drawn
+        without replacement by ``rng`` (then in expansion order). Lazy either way."""
+        if sample is None or sample >= self.size:
+            for tpl in self.templates:
+                for combo in tpl.combos():
+                    yield tpl.render(combo), tpl.fills(combo), tpl.text
+            for text in self.texts:
+                yield text, (), None
+            return
+        # range() sampling picks indices without materialising the product.
+        for index in sorted(rng.sample(range(self.size), sample)):
+            yield self._at(index)
+
+    def _at(self, index: int) -> tuple[str, tuple[Fill, ...], str | None]:
+        for tpl in self.templates:
+            if index < tpl.size:
+                combo = tpl.combo_at(index)
+                return tpl.render(combo), tpl.fills(combo), tpl.text
+            index -= tpl.size
+        return self.texts[index], (), None
+
+
+class Deduper:
+    """Remembers texts by an 8-byte digest, so memory per unique text stays small."""
+
+    def __init__(self) -> None:
+        self._seen: set[int] = set()
+
+    def first(self, text: str) -> bool:
+        """True the first time ``text`` is seen."""
+        key = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        return True
+
+
+def slugify(name: str) -> str:
+    """Return a file- and id-safe slug of a test name."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "test"
+
+
+def case_rng(seed: int, *parts: object) -> random.Random:
+    """Return a ``random.Random`` derived from the seed and the case's position only."""
+    return random.Random("|".join([str(seed), *map(str, parts)]))

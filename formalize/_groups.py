@@ -1,0 +1,141 @@
+"""Test groups (one variant per group value) and contrast sets by entity substitution."""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+from synth import DataError, TemplateError, iter_jsonl
+from formalize._template import indefinite_article
+
+
+def _case_like(src: str, out: str) -> str:
+    if src.isupper() and len(src) > 1:
+        return out.upper()
+    return out[:1].upper() + out[1:] if src[:1].isupper() else out
+
+
+def read_texts_file(path: str | Path, where: str) -> list[str]:
+    """Read base texts: ``.txt`` (one per line), ``.jsonl`` (``text`` field), ``.csv`` (``text``).
+
+    Raises:
+        TemplateError: the file is missing, of an unknown kind, or has no ``text`` column.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise TemplateError("texts file not found", where=f"{where}: {path}", fix="check the path")
+    suffix = path.suffix.lower()
+    if suffix == ".txt":
+        return [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    if suffix == ".jsonl":
+        try:
+            return [str(r["text"]) for r in iter_jsonl(path)]
+        except KeyError:
+            raise TemplateError("a JSONL texts file needs a 'text' field in every record",
+                                where=f"{where}: {path}", fix="add the field") from None
+        except DataError as exc:
+            raise TemplateError(exc.what, where=exc.where, fix=exc.fix) from None
+    if suffix == ".csv":
+        with path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle)
+            if "text" not in (reader.fieldnames or []):
+                raise TemplateError("CSV texts file has no 'text' column", where=f"{where}: {path}",
+                                    fix="name the column holding the texts 'text'")
+            return [row["text"] for row in reader if row["text"].strip()]
+    raise TemplateError(f"unknown texts file type {suffix!r}", where=f"{where}: {path}",
+                        fix="use .txt, .jsonl or .csv")
+
+
+class GroupVariantMaker:
+    """Makes one variant of a text per group value by changing, adding or keeping a mention.
+
+    ``words`` mode: each group has marker words aligned by position; every marker of any group
+    found in the text is changed into the target group's word at the same position.
+    ``pattern`` mode: every match of the regular expression is replaced by the group's mention.
+    A text without any mention gets ``add`` (with ``{mention}``) at the start or end, or is
+    skipped when ``add`` is not given. A text that already mentions the group is kept as is.
+    """
+
+    def __init__(self, *, words: Mapping[str, Sequence[str]] | None = None,
+                 pattern: str | None = None, values: Mapping[str, str] | None = None,
+                 add: str | None = None, at: str = "start", where: str = "group test") -> None:
+        self.groups = list(words if words is not None else (values or {}))
+        self.words = {g: list(ws) for g, ws in (words or {}).items()}
+        self.values = dict(values or {})
+        self.add, self.at = add, at
+        if words is not None:
+            lookup: dict[str, int] = {}
+            for ws in self.words.values():
+                for i, w in enumerate(ws):
+                    lookup.setdefault(w.lower(), i)
+            self._lookup = lookup
+            alts = sorted(lookup, key=len, reverse=True)
+            self._regex = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, alts)) + r")(?![\w-])",
+                                     re.IGNORECASE)
+        else:
+            try:
+                self._regex = re.compile(pattern or "", re.IGNORECASE)
+            except re.error as exc:
+                raise TemplateError(f"bad regular expression {pattern!r}: {exc}", where=where,
+                                    fix="fix the pattern (YAML single quotes keep backslashes)"
+                                    ) from None
+
+    def mention(self, group: str) -> str:
+        """Return the text that marks ``group`` when a mention has to be added."""
+        return self.words[group][0] if self.words else self.values[group]
+
+    def variants(self, text: str) -> dict[str, str] | None:
+        """Return group -> variant of ``text``, or None when it has no mention and no ``add``."""
+        if self._regex.search(text) is None:
+            if self.add is None:
+                return None
+            out = {}
+            for g in self.groups:
+                added = self.add.replace("{mention}", self.mention(g))
+                out[g] = f"{added} {text}" if self.at == "start" else f"{text} {added}"
+            return out
+        if self.words:
+            return {g: self._regex.sub(
+                lambda m, g=g: _case_like(m.group(0), self.words[g][self._lookup[m.group(0).lower()]]),
+                text) for g in self.groups}
+        return {g: self._regex.sub(lambda m, g=g: self.values[g], text) for g in self.groups}
+
+
+_ARTICLE_BEFORE = re.compile(r"\b(a|an)(\s+)$", re.IGNORECASE)
+
+
+def substitute_entity(text: str, entity: str, replacement: str) -> str | None:
+    """Replace every whole-word ``entity`` in ``text`` with ``replacement``, fixing a/an before it.
+
+    Returns None when ``entity`` does not occur in ``text``.
+    """
+    regex = re.compile(r"(?<!\w)" + re.escape(entity) + r"(?!\w)")
+    if regex.search(text) is None:
+        return None
+    out: list[str] = []
+    pos = 0
+    for m in regex.finditer(text):
+        before = text[pos:m.start()]
+        art = _ARTICLE_BEFORE.search(before)
+        if art:
+            fixed = indefinite_article(replacement)
+            if art.group(1)[0].isupper():
+                fixed = fixed.capitalize()
+            before = before[: art.start()] + fixed + art.group(2)
+        out.append(before + replacement)
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def iter_contrasts(text: str, entity: str, alternatives: Sequence[str]
+                   ) -> Iterator[tuple[str, str]]:
+    """Yield ``(alternative, substituted text)`` for each alternative other than the entity."""
+    for alt in alternatives:
+        if alt == entity:
+            continue
+        out = substitute_entity(text, entity, alt)
+        if out is not None:
+            yield alt, out

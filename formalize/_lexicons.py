@@ -1,0 +1,169 @@
+"""Lexicons: named lists of fill values (built-in YAML files, or user YAML, CSV and TXT files)."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from synth import ConfigError, TemplateError, did_you_mean, load_yaml
+
+#: Where the built-in lexicons live (``configs/lexicons`` at the repository root).
+BUILTIN_LEXICON_DIR = Path(__file__).resolve().parent.parent / "configs" / "lexicons"
+
+
+def _clean(values: Iterable[Any], name: str, where: str) -> tuple[str, ...]:
+    out: dict[str, None] = {}
+    for value in values:
+        if value is None or isinstance(value, dict | list):
+            raise TemplateError(f"lexicon {name!r} has a non-text value {value!r}", where=where,
+                                fix="list plain strings (quote numbers if needed)")
+        text = str(value).strip()
+        if text:
+            out.setdefault(text, None)
+    if not out:
+        raise TemplateError(f"lexicon {name!r} is empty", where=where,
+                            fix="give it at least one value")
+    return tuple(out)
+
+
+def read_lexicon_file(path: str | Path, *, name: str, column: str | None = None,
+                      key: str | None = None) -> tuple[str, ...]:
+    """Read one lexicon from a file.
+
+    ``.txt``: one value per line (``#`` comments and blank lines skipped); ``.csv``: the
+    column ``column`` (default: the first column); ``.yaml``/``.yml``: a list, or a mapping
+    from which ``key`` (default ``name``) is taken.
+
+    Raises:
+        TemplateError: the file is missing, of an unknown kind, lacks the column or key, or
+            the lexicon is empty.
+    """
+    path = Path(path)
+    where = str(path)
+    if not path.is_file():
+        raise TemplateError(f"lexicon file for {name!r} not found", where=where,
+                            fix="check the path (relative paths are relative to the suite file)")
+    suffix = path.suffix.lower()
+    if suffix == ".txt":
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return _clean((ln for ln in lines if not ln.lstrip().startswith("#")), name, where)
+    if suffix == ".csv":
+        with path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle)
+            fields = reader.fieldnames or []
+            col = column or (fields[0] if fields else None)
+            if col is None or col not in fields:
+                raise TemplateError(
+                    f"CSV lexicon file has no column {col!r}", where=where,
+                    fix=f"name one of its columns: {', '.join(fields) or '(none)'}")
+            return _clean((row[col] for row in reader), name, where)
+    if suffix in (".yaml", ".yml"):
+        try:
+            data, _ = load_yaml(path)
+        except ConfigError as exc:
+            raise TemplateError(exc.what, where=exc.where, fix=exc.fix) from None
+        if isinstance(data, Mapping):
+            wanted = key or name
+            if wanted not in data:
+                raise TemplateError(f"unknown lexicon {wanted!r} in {path.name}", where=where,
+                                    fix=did_you_mean(wanted, sorted(map(str, data))))
+            data = data[wanted]
+            if isinstance(data, Mapping):
+                data = data.get("values", [])
+        if not isinstance(data, list):
+            raise TemplateError(f"lexicon {name!r} must be a list of strings", where=where,
+                                fix="write it as a YAML list")
+        return _clean(data, name, where)
+    raise TemplateError(f"unknown lexicon file type {suffix!r}", where=where,
+                        fix="use .yaml, .csv or .txt")
+
+
+def read_lexicon_yaml(path: str | Path) -> dict[str, tuple[str, ...]]:
+    """Read every lexicon of a YAML file (``NAME: [values]`` or ``NAME: {values: [...]}``)."""
+    path = Path(path)
+    try:
+        data, _ = load_yaml(path)
+    except ConfigError as exc:
+        raise TemplateError(exc.what, where=exc.where, fix=exc.fix) from None
+    if not isinstance(data, Mapping):
+        raise TemplateError("a lexicon file must map names to lists", where=str(path),
+                            fix="write NAME: [value, ...] pairs")
+    out: dict[str, tuple[str, ...]] = {}
+    for name, entry in data.items():
+        values = entry.get("values", []) if isinstance(entry, Mapping) else entry
+        if not isinstance(values, list):
+            raise TemplateError(f"lexicon {name!r} must be a list of strings", where=str(path),
+                                fix="write it as a YAML list")
+        out[str(name)] = _clean(values, str(name), str(path))
+    return out
+
+
+_BUILTIN_CACHE: dict[str, tuple[str, ...]] | None = None
+
+
+def builtin_lexicons() -> dict[str, tuple[str, ...]]:
+    """Return the built-in lexicons (every ``configs/lexicons/*.yaml``), name -> values."""
+    global _BUILTIN_CACHE
+    if _BUILTIN_CACHE is None:
+        merged: dict[str, tuple[str, ...]] = {}
+        for path in sorted(BUILTIN_LEXICON_DIR.glob("*.yaml")):
+            merged.update(read_lexicon_yaml(path))
+        _BUILTIN_CACHE = merged
+    return dict(_BUILTIN_CACHE)
+
+
+class LexiconSet:
+    """Lexicons by name, plus slot aliases that union several lexicons.
+
+    ``domain(lexicon)`` returns the values a slot drawing from ``lexicon`` can take, each with
+    the lexicon it came from (so a gold label can depend on the source of a fill).
+    """
+
+    def __init__(self, lexicons: Mapping[str, Iterable[str]],
+                 aliases: Mapping[str, list[str]] | None = None, where: str = "suite") -> None:
+        self.where = where
+        self.lexicons: dict[str, tuple[str, ...]] = {
+            name: _clean(values, name, where) for name, values in lexicons.items()}
+        self.aliases: dict[str, list[str]] = dict(aliases or {})
+        self._domains: dict[str, tuple[tuple[str, str], ...]] = {}
+
+    def names(self) -> list[str]:
+        """Return every lexicon and alias name, sorted."""
+        return sorted(set(self.lexicons) | set(self.aliases))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.lexicons or name in self.aliases
+
+    def values(self, name: str, where: str | None = None) -> tuple[str, ...]:
+        """Return the values of a lexicon or alias (see :meth:`domain`)."""
+        return tuple(v for v, _ in self.domain(name, where))
+
+    def domain(self, name: str, where: str | None = None) -> tuple[tuple[str, str], ...]:
+        """Return ``(value, source lexicon)`` pairs for a lexicon or alias, duplicates removed.
+
+        Raises:
+            TemplateError: ``name`` is neither a lexicon nor an alias (with "did you mean").
+        """
+        if name in self._domains:
+            return self._domains[name]
+        if name in self.aliases:
+            pairs: dict[str, str] = {}
+            for source in self.aliases[name]:
+                if source not in self.lexicons:
+                    raise TemplateError(
+                        f"slot alias {name!r} names unknown lexicon {source!r}",
+                        where=where or self.where,
+                        fix=did_you_mean(source, sorted(self.lexicons)))
+                for value in self.lexicons[source]:
+                    pairs.setdefault(value, source)
+            dom = tuple(pairs.items())
+        elif name in self.lexicons:
+            dom = tuple((v, name) for v in self.lexicons[name])
+        else:
+            raise TemplateError(f"unknown lexicon {name!r}", where=where or self.where,
+                                fix=did_you_mean(name, self.names()) +
+                                "; define it under 'lexicons:' in the suite")
+        self._domains[name] = dom
+        return dom

@@ -1,0 +1,304 @@
+"""Seeded perturbations for INV and DIR tests, registered by name.
+
+Each perturbation is a small class: the constructor stores and checks its parameters, and
+``__call__(text, rng)`` returns the perturbed text, or None when it does not apply (no
+negatable verb, nothing to contract). All randomness comes from the ``rng`` passed in, so
+the same (seed, case) always gives the same text.
+"""
+
+from __future__ import annotations
+
+import inspect
+import random
+import re
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from synth import ConfigError, Registry, TemplateError, did_you_mean
+
+
+class PerturbFn(Protocol):
+    def __call__(self, text: str, rng: random.Random) -> str | None: ...
+
+
+def _choice(name: str, value: object, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        raise ValueError(f"'{name}' must be one of {', '.join(allowed)}; got {value!r}")
+
+
+def _positive_int(name: str, value: object, upper: int = 1000) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= upper:
+        raise ValueError(f"'{name}' must be an integer in [1, {upper}]; got {value!r}")
+
+
+_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+class Typo:
+    """Typos in one word: ``swap`` adjacent characters, ``delete`` or ``insert`` one.
+
+    Args:
+        kind: ``swap``, ``delete``, ``insert`` or ``any`` (one of the three per typo).
+        n: typos to make in the chosen word.
+        word: ``random`` (a random word of 3+ letters) or ``longest``.
+    """
+
+    def __init__(self, *, kind: str = "any", n: int = 1, word: str = "random") -> None:
+        _choice("kind", kind, ("swap", "delete", "insert", "any"))
+        _positive_int("n", n, 10)
+        _choice("word", word, ("random", "longest"))
+        self.kind, self.n, self.word = kind, n, word
+
+    def __call__(self, text: str, rng: random.Random) -> str | None:
+        spans = [m.span() for m in _WORD.finditer(text)]
+        if not spans:
+            return None
+        if self.word == "longest":
+            start, end = max(spans, key=lambda s: s[1] - s[0])
+        else:
+            start, end = rng.choice(spans)
+        chars = list(text[start:end])
+        for _ in range(self.n):
+            kind = rng.choice(("swap", "delete", "insert")) if self.kind == "any" else self.kind
+            if kind == "swap" and len(chars) >= 2:
+                i = rng.randrange(len(chars) - 1)
+                chars[i], chars[i + 1] = chars[i + 1], chars[i]
+            elif kind == "delete" and len(chars) >= 2:
+                del chars[rng.randrange(len(chars))]
+            else:
+                chars.insert(rng.randrange(len(chars) + 1), rng.choice(string.ascii_lowercase))
+        out = text[:start] + "".join(chars) + text[end:]
+        return out if out != text else None
+
+
+class Nonsense:
+    """A random string of non-alphabetic characters added as a prefix or suffix.
+
+    Args:
+        length: characters in the string.
+        position: ``prefix`` or ``suffix``.
+        chars: the alphabet (default: digits and ASCII punctuation).
+    """
+
+    def __init__(self, *, length: int = 5, position: str = "suffix",
+                 chars: str = string.digits + "!#$%&*+-=?@^_~") -> None:
+        _positive_int("length", length, 200)
+        _choice("position", position, ("prefix", "suffix"))
+        if not chars or any(c.isalpha() for c in chars):
+            raise ValueError(f"'chars' must be non-empty and non-alphabetic; got {chars!r}")
+        self.length, self.position, self.chars = length, position, chars
+
+    def __call__(self, text: str, rng: random.Random) -> str | None:
+        noise = "".join(rng.choice(self.chars) for _ in range(self.length))
+        return f"{noise} {text}" if self.position == "prefix" else f"{text} {noise}"
+
+
+class AddPhrase:
+    """Add a phrase (one drawn from ``phrases`` or a lexicon) after or before the text.
+
+    Args:
+        phrases: the phrases to draw from (or give ``lexicon: NAME`` in the suite).
+        position: ``after`` or ``before``.
+    """
+
+    default_lexicon: str | None = None
+
+    def __init__(self, *, phrases: Sequence[str] = (), position: str = "after") -> None:
+        if not phrases or not all(isinstance(p, str) and p.strip() for p in phrases):
+            raise ValueError("'phrases' (or 'lexicon') must give at least one non-empty phrase")
+        _choice("position", position, ("after", "before"))
+        self.phrases, self.position = list(phrases), position
+
+    def __call__(self, text: str, rng: random.Random) -> str | None:
+        phrase = rng.choice(self.phrases).strip()
+        return f"{phrase} {text}" if self.position == "before" else f"{text} {phrase}"
+
+
+class Revision(AddPhrase):
+    """An appended (or prepended) revision such as "I was wrong." (lexicon REVISION)."""
+
+    default_lexicon = "REVISION"
+
+
+_AUX = ("is", "was", "are", "were", "am", "can", "could", "will", "would", "should", "do",
+        "does", "did", "has", "have", "had", "must", "might")
+_AUX_RE = re.compile(r"\b(" + "|".join(_AUX) + r")\b(?!\s+not\b|n't)", re.IGNORECASE)
+_PRONOUN_VERB = re.compile(r"\b(I|we|you|they|he|she|it)\s+([a-z]+)\b")
+_THIRD = ("he", "she", "it")
+
+
+class Negation:
+    """Negate the first auxiliary or copula ("is" -> "is not"), else the first pronoun's verb
+    ("I like" -> "I do not like", "she likes" -> "she does not like"); None if neither."""
+
+    def __init__(self) -> None:
+        pass
+
+    def __call__(self, text: str, rng: random.Random) -> str | None:
+        m = _AUX_RE.search(text)
+        if m:
+            word = m.group(1)
+            neg = "cannot" if word.lower() == "can" else f"{word} not"
+            if word[0].isupper():
+                neg = neg[0].upper() + neg[1:]
+            return text[: m.start()] + neg + text[m.end():]
+        m = _PRONOUN_VERB.search(text)
+        if not m:
+            return None
+        pron, verb = m.groups()
+        if pron.lower() in _THIRD:
+            if not verb.endswith("s"):
+                return None
+            base = verb[:-3] + "y" if verb.endswith("ies") else verb[:-1]
+            aux = "does"
+        else:
+            base, aux = verb, "do"
+        return text[: m.start()] + f"{pron} {aux} not {base}" + text[m.end():]
+
+
+_CONTRACTIONS = [
+    ("cannot", "can't"), ("will not", "won't"), ("is not", "isn't"), ("are not", "aren't"),
+    ("was not", "wasn't"), ("were not", "weren't"), ("do not", "don't"),
+    ("does not", "doesn't"), ("did not", "didn't"), ("have not", "haven't"),
+    ("has not", "hasn't"), ("would not", "wouldn't"), ("should not", "shouldn't"),
+    ("could not", "couldn't"), ("I am", "I'm"), ("it is", "it's"), ("that is", "that's"),
+    ("I have", "I've"), ("you are", "you're"), ("they are", "they're"), ("we are", "we're"),
+    ("I will", "I'll"), ("I would", "I'd"), ("there is", "there's"), ("what is", "what's"),
+]
+
+
+def _case_like(src: str, out: str) -> str:
+    return out[0].upper() + out[1:] if src[:1].isupper() else out
+
+
+def _swap_all(text: str, pairs: list[tuple[str, str]]) -> str:
+    for a, b in pairs:
+        text = re.sub(rf"\b{re.escape(a)}\b", lambda m, b=b: _case_like(m.group(0), b), text,
+                      flags=re.IGNORECASE)
+    return text
+
+
+class Contraction:
+    """Contract ("is not" -> "isn't") or expand ("isn't" -> "is not") every such phrase.
+
+    Args:
+        mode: ``contract``, ``expand``, or ``toggle`` (expand if the text has contractions,
+            else contract).
+    """
+
+    def __init__(self, *, mode: str = "toggle") -> None:
+        _choice("mode", mode, ("contract", "expand", "toggle"))
+        self.mode = mode
+
+    def __call__(self, text: str, rng: random.Random) -> str | None:
+        mode = self.mode
+        if mode == "toggle":
+            expanded = _swap_all(text, [(b, a) for a, b in _CONTRACTIONS])
+            mode = "expand" if expanded != text else "contract"
+        if mode == "expand":
+            out = _swap_all(text, [(b, a) for a, b in _CONTRACTIONS])
+        else:
+            out = _swap_all(text, _CONTRACTIONS)
+        return out if out != text else None
+
+
+class Punctuation:
+    """Change the final punctuation.
+
+    Args:
+        mode: ``strip`` (remove it), ``add`` (add "." or "!" where there is none), ``swap``
+            (replace it with another of . ! ?), or ``any`` (one that applies, drawn by rng).
+    """
+
+    _ENDS = ".!?"
+
+    def __init__(self, *, mode: str = "any") -> None:
+        _choice("mode", mode, ("strip", "add", "swap", "any"))
+        self.mode = mode
+
+    def __call__(self, text: str, rng: random.Random) -> str | None:
+        body = text.rstrip()
+        has_end = bool(body) and body[-1] in self._ENDS
+        mode = self.mode
+        if mode == "any":
+            mode = rng.choice(("strip", "swap")) if has_end else "add"
+        if mode == "strip":
+            out = body.rstrip(self._ENDS + " ")
+        elif mode == "add":
+            out = body if has_end else body + rng.choice(".!")
+        else:
+            if not has_end:
+                return None
+            out = body[:-1] + rng.choice([c for c in self._ENDS if c != body[-1]])
+        return out if out and out != text else None
+
+
+#: Perturbations by name; register your own with ``PERTURBATIONS.register(name, "mod:Class")``.
+PERTURBATIONS: Registry[Callable[..., PerturbFn]] = Registry("perturbation", {
+    "typo": "formalize._perturb:Typo",
+    "nonsense": "formalize._perturb:Nonsense",
+    "add_phrase": "formalize._perturb:AddPhrase",
+    "revision": "formalize._perturb:Revision",
+    "negation": "formalize._perturb:Negation",
+    "contraction": "formalize._perturb:Contraction",
+    "punctuation": "formalize._perturb:Punctuation",
+})
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """A configured perturbation: its name, parameters and the callable that applies it."""
+
+    name: str
+    params: tuple[tuple[str, Any], ...]
+    fn: PerturbFn
+
+    def __call__(self, text: str, rng: random.Random) -> str | None:
+        return self.fn(text, rng)
+
+    def describe(self) -> str:
+        """Return e.g. ``typo(kind=swap)``."""
+        args = ", ".join(f"{k}={v}" for k, v in self.params if k != "phrases")
+        return f"{self.name}({args})" if args else self.name
+
+
+def make_perturbation(spec: dict[str, Any], lexicon_values: Callable[[str], Sequence[str]],
+                      where: str) -> Perturbation:
+    """Build a :class:`Perturbation` from a suite entry such as ``{name: typo, kind: swap}``.
+
+    ``lexicon: NAME`` is resolved through ``lexicon_values`` into the ``phrases`` parameter.
+
+    Raises:
+        TemplateError: an unknown perturbation or parameter, or a bad parameter value.
+    """
+    params = dict(spec)
+    name = params.pop("name", None)
+    if not isinstance(name, str):
+        raise TemplateError("a perturbation needs a 'name'", where=where,
+                            fix=f"choose one of: {', '.join(PERTURBATIONS.names())}")
+    try:
+        cls = PERTURBATIONS.get(name)
+    except ConfigError as exc:
+        raise TemplateError(exc.what, where=where, fix=exc.fix) from None
+    accepted = [p for p in inspect.signature(cls).parameters if p != "self"]
+    lexicon = params.pop("lexicon", getattr(cls, "default_lexicon", None)
+                         if "phrases" not in params else None)
+    if lexicon is not None:
+        if "phrases" not in accepted:
+            raise TemplateError(f"perturbation {name!r} takes no 'lexicon'", where=where,
+                                fix=f"its parameters: {', '.join(accepted) or '(none)'}")
+        params["phrases"] = list(lexicon_values(str(lexicon)))
+    for key in params:
+        if key not in accepted:
+            raise TemplateError(
+                f"unknown parameter {key!r} for perturbation {name!r}", where=where,
+                fix=did_you_mean(key, accepted) if accepted else "it takes no parameters")
+    try:
+        fn = cls(**params)
+    except ValueError as exc:
+        raise TemplateError(f"perturbation {name!r}: {exc}", where=where,
+                            fix="correct the parameter") from None
+    shown = tuple((k, v) for k, v in spec.items() if k != "name")
+    return Perturbation(name, shown, fn)

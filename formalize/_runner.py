@@ -1,0 +1,252 @@
+"""The template runner: expand a suite, score it with task models in batches, judge each case."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from discovery import TaskScorer
+from formalize._expand import Case
+from formalize._suite import Suite
+from synth import DataError, SynthcheckError, atomic_open, dumps_record
+
+_EPS = 1e-9
+_PAIRED = ("inv", "dir")
+
+
+@dataclass
+class _Counts:
+    n: int = 0
+    failures: int = 0
+
+    def add(self, passed: bool) -> None:
+        self.n += 1
+        self.failures += int(not passed)
+
+
+@dataclass
+class _Aggregates:
+    """Everything the report needs, kept as counters so memory does not grow with cases."""
+
+    max_examples: int
+    tests: dict[str, dict[str, str]] = field(default_factory=dict)
+    by_test: dict[tuple[str, str], _Counts] = field(default_factory=lambda: defaultdict(_Counts))
+    by_capability: dict[tuple[str, str], _Counts] = field(
+        default_factory=lambda: defaultdict(_Counts))
+    by_label: dict[tuple[str, str], _Counts] = field(default_factory=lambda: defaultdict(_Counts))
+    by_fill: dict[tuple[str, str, str, str, str], _Counts] = field(
+        default_factory=lambda: defaultdict(_Counts))
+    group_sum: dict[tuple[str, str, str, str], float] = field(
+        default_factory=lambda: defaultdict(float))
+    group_n: dict[tuple[str, str, str], int] = field(default_factory=lambda: defaultdict(int))
+    examples: dict[tuple[str, str], list[dict[str, Any]]] = field(
+        default_factory=lambda: defaultdict(list))
+    n_cases: int = 0
+    n_texts_scored: int = 0
+
+
+def predict(probs: Mapping[str, float], labels: Sequence[str]) -> str:
+    """Return the label with the highest probability (ties go to the earlier label)."""
+    best, best_p = labels[0], float("-inf")
+    for label in labels:
+        p = probs.get(label, 0.0)
+        if p > best_p:
+            best, best_p = label, p
+    return best
+
+
+def judge(case: Case, probs: Mapping[str, float], orig: Mapping[str, float] | None,
+          labels: Sequence[str], spec: Any) -> tuple[str, bool | None, str | None]:
+    """Return (prediction, passed, original prediction) for one case; ``passed`` is None for
+    test-group variants, which have no pass/fail."""
+    pred = predict(probs, labels)
+    if case.type in ("mft", "contrast"):
+        return pred, pred == case.label, None
+    if case.type == "group" or orig is None:
+        return pred, None, None
+    orig_pred = predict(orig, labels)
+    if case.type == "inv":
+        passed = pred == orig_pred
+        tol = spec.tolerance
+        if not passed and tol is not None:
+            passed = abs(probs.get(orig_pred, 0.0) - orig.get(orig_pred, 0.0)) <= tol + _EPS
+        return pred, passed, orig_pred
+    delta = probs.get(spec.label, 0.0) - orig.get(spec.label, 0.0)
+    moved = delta if spec.direction == "up" else -delta
+    return pred, moved >= spec.min_delta - _EPS, orig_pred
+
+
+def _chunks(items: Iterable[Case], size: int) -> Iterator[list[Case]]:
+    chunk: list[Case] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+class TemplateRunner:
+    """Expand a suite and measure task models on it.
+
+    Texts are de-duplicated within each chunk of ``chunk_size`` cases (an INV/DIR pair's two
+    texts are always in the same chunk), sorted by length and scored ``batch_size`` at a time,
+    once per model. Cases stream through: memory is bounded by the chunk, not the suite.
+
+    Args:
+        sample: draw this many fills per templated test (seeded) instead of all of them.
+        seed: seed of sampling and perturbations (default: the suite's).
+        batch_size: texts per ``predict_proba`` call.
+        chunk_size: cases expanded and scored together.
+        max_cases: refuse exhaustive expansion above this many cases (default: the suite's).
+        max_examples: failures kept per test and model for the report.
+        keep_cases: keep every case's row in ``result.cases`` (turn off for huge suites).
+        heldout_recall: ``{model: {label: recall}}`` measured on held-out data, shown beside
+            the per-capability results.
+    """
+
+    def __init__(self, *, sample: int | None = None, seed: int | None = None,
+                 batch_size: int = 64, chunk_size: int = 4096, max_cases: int | None = None,
+                 max_examples: int = 5, keep_cases: bool = True,
+                 heldout_recall: Mapping[str, Mapping[str, float]] | None = None) -> None:
+        for name, value in (("batch_size", batch_size), ("chunk_size", chunk_size),
+                            ("max_examples", max_examples + 1)):
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if sample is not None and sample < 1:
+            raise ValueError(f"sample must be a positive integer, got {sample!r}")
+        self.sample, self.seed = sample, seed
+        self.batch_size, self.chunk_size = batch_size, chunk_size
+        self.max_cases, self.max_examples = max_cases, max_examples
+        self.keep_cases = keep_cases
+        self.heldout_recall = {m: dict(r) for m, r in (heldout_recall or {}).items()}
+
+    def run(self, suite: Suite, scorers: Sequence[TaskScorer] | Mapping[str, TaskScorer], *,
+            cases_path: str | Path | None = None) -> VerifyResult:
+        """Run ``suite`` against every scorer; optionally stream per-case rows to ``cases_path``
+        (JSON Lines, written atomically: the file appears only when the run completes).
+
+        Raises:
+            TemplateError: the expansion is over the case limit.
+            DataError: a model's labels differ from the suite's, or it returns a bad row.
+        """
+        from formalize._report import VerifyResult
+
+        models = _named(scorers)
+        for name, scorer in models.items():
+            if set(scorer.labels) != set(suite.labels):
+                raise DataError(
+                    f"model {name!r} has labels {list(scorer.labels)}, the suite has {suite.labels}",
+                    where=suite.source,
+                    fix="use a model of the suite's task, or map its labels onto the suite's")
+        total = suite.check_limit(self.sample, self.max_cases)
+        seed = suite.spec.seed if self.seed is None else self.seed
+        agg = _Aggregates(self.max_examples)
+        specs = {t.name: t.spec for t in suite.tests}
+        for t in suite.tests:
+            agg.tests[t.name] = {"capability": t.capability, "type": t.type}
+        rows: list[dict[str, Any]] | None = [] if self.keep_cases else None
+        cases = (c for t in suite.tests for c in t.cases(self.sample, seed))
+        if cases_path is not None:
+            with atomic_open(cases_path) as handle:
+                self._loop(cases, models, suite.labels, specs, agg, rows, handle)
+        else:
+            self._loop(cases, models, suite.labels, specs, agg, rows, None)
+        return VerifyResult.build(suite, list(models), agg, rows, self.heldout_recall,
+                                  sample=self.sample, seed=seed, upper_bound=total)
+
+    def _loop(self, cases: Iterable[Case], models: dict[str, TaskScorer], labels: list[str],
+              specs: dict[str, Any], agg: _Aggregates, rows: list[dict[str, Any]] | None,
+              handle: IO[str] | None) -> None:
+        for chunk in _chunks(cases, self.chunk_size):
+            # Originals are scored only where judging needs them (INV/DIR pairs).
+            texts = list(dict.fromkeys(
+                t for c in chunk
+                for t in ((c.text, c.orig_text) if c.type in _PAIRED else (c.text,))
+                if t is not None))
+            agg.n_texts_scored += len(texts)
+            scored = {name: self._score(name, scorer, texts, labels)
+                      for name, scorer in models.items()}
+            for case in chunk:
+                agg.n_cases += 1
+                for name in models:
+                    probs = scored[name][case.text]
+                    orig = (scored[name][case.orig_text]
+                            if case.type in _PAIRED and case.orig_text is not None else None)
+                    pred, passed, orig_pred = judge(case, probs, orig, labels, specs[case.test])
+                    row = _row(case, name, pred, probs, passed, orig_pred, orig)
+                    _accumulate(agg, case, name, row, labels)
+                    if handle is not None:
+                        handle.write(dumps_record(row) + "\n")
+                    if rows is not None:
+                        rows.append(row)
+
+    def _score(self, name: str, scorer: TaskScorer, texts: list[str],
+               labels: list[str]) -> dict[str, dict[str, float]]:
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: dict[str, dict[str, float]] = {}
+        for start in range(0, len(order), self.batch_size):
+            batch = [texts[i] for i in order[start:start + self.batch_size]]
+            probs = scorer.predict_proba(batch)
+            if len(probs) != len(batch):
+                raise DataError(f"model {name!r} returned {len(probs)} rows for {len(batch)} texts",
+                                where="predict_proba", fix="return one dict per input text")
+            for text, p in zip(batch, probs, strict=True):
+                out[text] = {lab: float(p[lab]) for lab in labels}
+        return out
+
+
+def _named(scorers: Sequence[TaskScorer] | Mapping[str, TaskScorer]) -> dict[str, TaskScorer]:
+    if isinstance(scorers, Mapping):
+        models = dict(scorers)
+    else:
+        models = {}
+        for scorer in scorers:
+            name = str(getattr(scorer, "name", type(scorer).__name__))
+            base, k = name, 2
+            while name in models:
+                name, k = f"{base}#{k}", k + 1
+            models[name] = scorer
+    if not models:
+        raise SynthcheckError("no task models to run", fix="pass at least one --model")
+    return models
+
+
+def _row(case: Case, model: str, pred: str, probs: dict[str, float], passed: bool | None,
+         orig_pred: str | None, orig: Mapping[str, float] | None) -> dict[str, Any]:
+    row = case.to_record()
+    row.update(model=model, pred=pred, probs=probs, passed=passed, orig_pred=orig_pred,
+               orig_probs=dict(orig) if orig is not None else None)
+    return row
+
+
+def _accumulate(agg: _Aggregates, case: Case, model: str, row: dict[str, Any],
+                labels: list[str]) -> None:
+    if case.type == "group":
+        assert case.group is not None
+        agg.group_n[(case.test, model, case.group)] += 1
+        for lab in labels:
+            agg.group_sum[(case.test, model, case.group, lab)] += row["probs"][lab]
+        return
+    passed = bool(row["passed"])
+    agg.by_test[(case.test, model)].add(passed)
+    agg.by_capability[(case.capability, model)].add(passed)
+    if case.label is not None and case.type in ("mft", "contrast"):
+        agg.by_label[(case.label, model)].add(passed)
+    for slot, source, value in case.fills:
+        agg.by_fill[(case.test, slot, source, value, model)].add(passed)
+    if not passed:
+        kept = agg.examples[(case.test, model)]
+        if len(kept) < agg.max_examples:
+            kept.append({k: row[k] for k in ("test", "model", "case_id", "text", "orig_text",
+                                              "label", "pred", "orig_pred", "probs")})
+
+
+def dumps_probs(probs: Mapping[str, float]) -> str:
+    """Return probabilities as compact JSON (for tables)."""
+    return json.dumps({k: round(v, 4) for k, v in probs.items()})

@@ -1,0 +1,427 @@
+"""Suites: load a suite YAML, check it against its lexicons and labels, and expand it lazily."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from formalize._expand import Case, CompiledTemplate, Deduper, TemplateSource, case_rng, slugify
+from formalize._groups import GroupVariantMaker, iter_contrasts, read_texts_file
+from formalize._lexicons import LexiconSet, builtin_lexicons, read_lexicon_file, read_lexicon_yaml
+from formalize._perturb import Perturbation, make_perturbation
+from formalize._spec import (
+    ContrastTest,
+    DIRTest,
+    GroupTest,
+    INVTest,
+    LabelRule,
+    MFTTest,
+    PerturbTest,
+    SuiteSpec,
+)
+from formalize._template import Slot, parse_template
+from synth import ConfigError, TemplateError, did_you_mean, load_yaml, node_line
+from synth import validation_to_config_error as _to_config_error
+
+
+@dataclass
+class CompiledTest:
+    """One test of a suite, resolved against the lexicons: it counts and yields its cases."""
+
+    spec: MFTTest | INVTest | DIRTest | GroupTest | ContrastTest
+    slug: str
+    source: TemplateSource = field(default_factory=TemplateSource)
+    perturbations: tuple[Perturbation, ...] = ()
+    group_maker: GroupVariantMaker | None = None
+    base_texts: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def type(self) -> str:
+        return self.spec.type
+
+    @property
+    def capability(self) -> str:
+        return self.spec.capability
+
+    def effective_sample(self, sample: int | None) -> int | None:
+        """The number of template fills drawn: ``sample`` (CLI) over the test's own setting."""
+        if sample is not None:
+            return sample
+        return getattr(self.spec, "sample", None)
+
+    def count(self, sample: int | None = None) -> int:
+        """Cases this test produces at most (before duplicates and inapplicable perturbations
+        are removed), computed without expanding."""
+        spec = self.spec
+        n = self.source.count(self.effective_sample(sample))
+        if isinstance(spec, MFTTest):
+            return n + len(spec.cases)
+        if isinstance(spec, PerturbTest):
+            return n * len(self.perturbations) * spec.variants
+        if isinstance(spec, GroupTest):
+            assert self.group_maker is not None
+            return len(self.base_texts) * len(self.group_maker.groups)
+        assert isinstance(spec, ContrastTest)
+        return sum(int(spec.include_original) + len(self._alternatives(it)) for it in spec.items)
+
+    def cases(self, sample: int | None = None, seed: int = 0,
+              lexicons: LexiconSet | None = None) -> Iterator[Case]:
+        """Yield this test's cases lazily, duplicates (same text) removed."""
+        spec = self.spec
+        rng = random.Random(f"{seed}|{spec.name}|sample")
+        base = dict(test=spec.name, capability=spec.capability, type=spec.type)
+        dedupe = Deduper()
+        if isinstance(spec, MFTTest):
+            i = 0
+            for text, fills, tpl in self.source.iter(self.effective_sample(sample), rng):
+                if dedupe.first(text):
+                    label = self._label(fills)
+                    yield Case(**base, case_id=f"{self.slug}:{i}", text=text, label=label,
+                               fills=fills, template=tpl)
+                    i += 1
+            for case in spec.cases:
+                if dedupe.first(case.text):
+                    label = case.label or (spec.label if isinstance(spec.label, str) else None)
+                    yield Case(**base, case_id=f"{self.slug}:{i}", text=case.text, label=label)
+                    i += 1
+        elif isinstance(spec, PerturbTest):
+            yield from self._perturbed(base, sample, seed, rng, dedupe)
+        elif isinstance(spec, GroupTest):
+            assert self.group_maker is not None
+            for b, text in enumerate(self.base_texts):
+                variants = self.group_maker.variants(text)
+                for group, variant in (variants or {}).items():
+                    yield Case(**base, case_id=f"{self.slug}:{b}:{group}", text=variant,
+                               group=group, base_id=f"{self.slug}:{b}", orig_text=text)
+        else:
+            assert isinstance(spec, ContrastTest)
+            for k, item in enumerate(spec.items):
+                bid = f"{self.slug}:{k}"
+                if spec.include_original and dedupe.first(item.text):
+                    yield Case(**base, case_id=bid, text=item.text,
+                               label=item.label or spec.label, base_id=bid,
+                               fills=(("ENTITY", "original", item.entity),))
+                source = item.lexicon or "alternatives"
+                for a, (alt, text) in enumerate(
+                        iter_contrasts(item.text, item.entity, self._alternatives(item))):
+                    if dedupe.first(text):
+                        yield Case(**base, case_id=f"{bid}.{a}", text=text,
+                                   label=item.contrast_label or spec.contrast_label,
+                                   fills=(("ENTITY", source, alt),), base_id=bid,
+                                   orig_text=item.text)
+
+    def _perturbed(self, base: dict[str, Any], sample: int | None, seed: int,
+                   rng: random.Random, dedupe: Deduper) -> Iterator[Case]:
+        spec = self.spec
+        assert isinstance(spec, PerturbTest)
+        base_dedupe = Deduper()
+        i = 0
+        for text, fills, tpl in self.source.iter(self.effective_sample(sample), rng):
+            if not base_dedupe.first(text):
+                continue
+            for j, pert in enumerate(self.perturbations):
+                for v in range(spec.variants):
+                    out = pert(text, case_rng(seed, spec.name, i, j, v))
+                    if out is None or out == text or not dedupe.first(out):
+                        continue
+                    yield Case(**base, case_id=f"{self.slug}:{i}.{j}.{v}", text=out,
+                               label=getattr(spec, "label", None) if spec.type == "dir" else None,
+                               fills=fills, orig_text=text, base_id=f"{self.slug}:{i}",
+                               template=tpl, perturbation=pert.describe())
+            i += 1
+
+    def _label(self, fills: tuple[tuple[str, str, str], ...]) -> str | None:
+        label = self.spec.label  # type: ignore[union-attr]
+        if isinstance(label, LabelRule):
+            source = next(s for k, s, _ in fills if k == label.by)
+            return label.map[source]
+        return label
+
+    def _alternatives(self, item: Any) -> list[str]:
+        if item.alternatives is not None:
+            return [a for a in item.alternatives if a != item.entity]
+        return [a for a in self._lexicon_values(item.lexicon) if a != item.entity]
+
+    _lexicon_values: Any = None
+
+
+class Suite:
+    """A loaded, checked suite: its spec, lexicons and compiled tests.
+
+    Build one with :meth:`from_yaml` or :meth:`from_dict`; every problem is a TemplateError
+    that names the suite, the test and (in templates) the column.
+    """
+
+    def __init__(self, spec: SuiteSpec, *, source: str = "<suite>",
+                 base_dir: str | Path = ".", node: yaml.Node | None = None,
+                 extra_lexicons: Mapping[str, list[str]] | None = None) -> None:
+        self.spec = spec
+        self.source = source
+        self.base_dir = Path(base_dir)
+        self._node = node
+        self.lexicons = self._build_lexicons(extra_lexicons or {})
+        self.tests = [self._compile(i, t) for i, t in enumerate(spec.tests)]
+
+    # -- construction -----------------------------------------------------------------
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Suite:
+        """Load and check a suite file.
+
+        Raises:
+            TemplateError: malformed YAML (with the line), a schema error (field and line),
+                or any problem with templates, lexicons or labels.
+        """
+        path = Path(path)
+        try:
+            data, node = load_yaml(path)
+        except ConfigError as exc:
+            what = exc.what.replace("config file", "suite file")
+            raise TemplateError(what, where=exc.where, fix=exc.fix) from None
+        return cls.from_dict(data, source=str(path), base_dir=path.parent, node=node)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "<suite>", base_dir: str | Path = ".",
+                  node: yaml.Node | None = None) -> Suite:
+        """Check a suite given as a dict (the YAML's content)."""
+        if not isinstance(data, dict):
+            raise TemplateError("a suite must be a YAML mapping", where=source,
+                                fix="write name:, labels: and tests: at the top level")
+        try:
+            spec = SuiteSpec.model_validate(data)
+        except ValidationError as exc:
+            err = _to_config_error(exc, source, node)
+            raise TemplateError(err.what, where=err.where, fix=err.fix) from None
+        return cls(spec, source=source, base_dir=base_dir, node=node)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def labels(self) -> list[str]:
+        return list(self.spec.labels)
+
+    def _where(self, *loc: int | str, test: str | None = None) -> str:
+        line = node_line(self._node, loc) if self._node is not None else None
+        where = self.source
+        if test is not None:
+            where += f", test {test!r}"
+        field_path = ".".join(str(p) for p in loc[2:]) if test is not None else ""
+        if field_path:
+            where += f", {field_path}"
+        return where + (f", line {line}" if line else "")
+
+    def _build_lexicons(self, extra: Mapping[str, list[str]]) -> LexiconSet:
+        spec = self.spec
+        merged: dict[str, Any] = dict(builtin_lexicons()) if spec.builtin_lexicons else {}
+        for rel in spec.lexicon_files:
+            merged.update(read_lexicon_yaml(self.base_dir / rel))
+        for name, entry in spec.lexicons.items():
+            if isinstance(entry, list):
+                merged[name] = entry
+            else:
+                merged[name] = read_lexicon_file(self.base_dir / entry.file, name=name,
+                                                 column=entry.column, key=entry.key)
+        merged.update(extra)
+        for name in list(spec.lexicons) + list(spec.slots):
+            if name[-1:].isdigit():
+                raise TemplateError(
+                    f"lexicon name {name!r} ends with a digit", where=self._where("lexicons", name),
+                    fix="rename it: a trailing digit marks another draw ({NOUN1} draws from NOUN)")
+        return LexiconSet(merged, spec.slots, where=self.source)
+
+    # -- compilation ------------------------------------------------------------------
+    def _compile(self, i: int, spec: Any) -> CompiledTest:
+        names = [t.name for t in self.spec.tests]
+        if names.count(spec.name) > 1:
+            raise TemplateError(f"duplicate test name {spec.name!r}",
+                                where=self._where("tests", i, "name", test=spec.name),
+                                fix="give every test a unique name")
+        test = CompiledTest(spec=spec, slug=slugify(spec.name))
+        test._lexicon_values = self.lexicons.values
+        if isinstance(spec, MFTTest | INVTest | DIRTest):
+            test.source = self._source(i, spec)
+        if isinstance(spec, MFTTest):
+            self._check_mft(i, spec, test)
+        elif isinstance(spec, INVTest | DIRTest):
+            if isinstance(spec, DIRTest):
+                self._check_label(spec.label, i, "label", spec.name)
+            test.perturbations = tuple(
+                make_perturbation(p, self.lexicons.values,
+                                  self._where("tests", i, "perturb", j, test=spec.name))
+                for j, p in enumerate(spec.perturb))
+            if test.source.size == 0:
+                raise TemplateError("test has no base texts", where=self._where(
+                    "tests", i, test=spec.name), fix="add 'templates' or 'texts'")
+        elif isinstance(spec, GroupTest):
+            texts = list(spec.texts)
+            if spec.texts_file:
+                texts += read_texts_file(self.base_dir / spec.texts_file,
+                                         self._where("tests", i, "texts_file", test=spec.name))
+            if not texts:
+                raise TemplateError("test group has no base texts", where=self._where(
+                    "tests", i, test=spec.name), fix="add 'texts' or 'texts_file'")
+            test.base_texts = tuple(texts)
+            test.group_maker = GroupVariantMaker(
+                words=spec.words, pattern=spec.pattern, values=spec.values, add=spec.add,
+                at=spec.at, where=self._where("tests", i, "pattern", test=spec.name))
+        else:
+            self._check_contrast(i, spec, test)
+        return test
+
+    def _source(self, i: int, spec: Any) -> TemplateSource:
+        templates = []
+        for j, text in enumerate(spec.templates):
+            where = self._where("tests", i, "templates", j, test=spec.name)
+            if "templates" not in (self._raw_test(i) or {}):
+                where = self._where("tests", i, "template", test=spec.name)
+            nodes = parse_template(text, where)
+            domains = {}
+            for node in nodes:
+                if isinstance(node, Slot) and node.key not in domains:
+                    if node.lexicon not in self.lexicons:
+                        raise TemplateError(
+                            f"undefined placeholder {{{node.key}}} at column {node.column} in "
+                            f"{text!r}", where=where,
+                            fix=did_you_mean(node.lexicon, self.lexicons.names()) +
+                            "; or define it under 'lexicons:'")
+                    domains[node.key] = self.lexicons.domain(node.lexicon, where)
+            templates.append(CompiledTemplate.build(text, nodes, domains))
+        return TemplateSource(tuple(templates), tuple(spec.texts))
+
+    def _raw_test(self, i: int) -> dict[str, Any] | None:
+        node = self._node
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        for k, v in node.value:
+            if k.value == "tests" and isinstance(v, yaml.SequenceNode) and i < len(v.value):
+                item = v.value[i]
+                if isinstance(item, yaml.MappingNode):
+                    return {kk.value: None for kk, _ in item.value}
+        return None
+
+    def _check_label(self, label: str | None, i: int, fld: str, test: str) -> None:
+        if label is not None and label not in self.spec.labels:
+            raise TemplateError(
+                f"label {label!r} is not one of the suite's labels ({', '.join(self.spec.labels)})",
+                where=self._where("tests", i, fld, test=test),
+                fix=did_you_mean(label, list(self.spec.labels)))
+
+    def _check_mft(self, i: int, spec: MFTTest, test: CompiledTest) -> None:
+        label = spec.label
+        if isinstance(label, LabelRule):
+            for lab in label.map.values():
+                self._check_label(lab, i, "label", spec.name)
+            for j, tpl in enumerate(test.source.templates):
+                if label.by not in tpl.keys:
+                    raise TemplateError(
+                        f"the label depends on slot {label.by!r}, which template {tpl.text!r} lacks",
+                        where=self._where("tests", i, "label", test=spec.name),
+                        fix=f"use {{{label.by}}} in every template, or a fixed label")
+                sources = {s for _, s in tpl.domains[tpl.keys.index(label.by)]}
+                missing = sorted(sources - set(label.map))
+                if missing:
+                    raise TemplateError(
+                        f"the label rule has no label for fills from {', '.join(missing)}",
+                        where=self._where("tests", i, "label", test=spec.name),
+                        fix="add them under label.map")
+            if spec.texts:
+                raise TemplateError("plain 'texts' cannot take a fill-dependent label",
+                                    where=self._where("tests", i, "texts", test=spec.name),
+                                    fix="write them as 'cases' with a label each")
+        else:
+            self._check_label(label, i, "label", spec.name)
+            if label is None and test.source.size:
+                raise TemplateError("an MFT test with templates needs a 'label'",
+                                    where=self._where("tests", i, test=spec.name),
+                                    fix=f"add label: one of {', '.join(self.spec.labels)}")
+        for k, case in enumerate(spec.cases):
+            self._check_label(case.label, i, f"cases.{k}.label", spec.name)
+            if case.label is None and not isinstance(label, str):
+                raise TemplateError("a case has no label and the test has no fixed label",
+                                    where=self._where("tests", i, "cases", k, test=spec.name),
+                                    fix="give the case a label")
+        if test.source.size == 0 and not spec.cases:
+            raise TemplateError("test has no templates, texts or cases",
+                                where=self._where("tests", i, test=spec.name),
+                                fix="add at least one")
+
+    def _check_contrast(self, i: int, spec: ContrastTest, test: CompiledTest) -> None:
+        for k, item in enumerate(spec.items):
+            where = self._where("tests", i, "items", k, test=spec.name)
+            for lab, fld in ((item.label or spec.label, "label"),
+                             (item.contrast_label or spec.contrast_label, "contrast_label")):
+                if lab is None:
+                    raise TemplateError(f"contrast item has no {fld}", where=where,
+                                        fix=f"set {fld} on the item or the test")
+                self._check_label(lab, i, f"items.{k}.{fld}", spec.name)
+            if (item.alternatives is None) == (item.lexicon is None):
+                raise TemplateError("give either 'alternatives' or 'lexicon'", where=where,
+                                    fix="list the replacement entities")
+            if item.lexicon is not None:
+                self.lexicons.domain(item.lexicon, where)
+            if item.entity not in item.text:
+                raise TemplateError(f"entity {item.entity!r} does not occur in {item.text!r}",
+                                    where=where, fix="copy the entity exactly as in the text")
+
+    # -- expansion --------------------------------------------------------------------
+    def counts(self, sample: int | None = None) -> dict[str, int]:
+        """Cases per test (an upper bound: before duplicates are removed), without expanding."""
+        return {t.name: t.count(sample) for t in self.tests}
+
+    def check_limit(self, sample: int | None = None, max_cases: int | None = None) -> int:
+        """Return the total case count, or refuse if it is over the limit.
+
+        Raises:
+            TemplateError: the expansion would exceed ``max_cases`` (default: the suite's).
+        """
+        limit = max_cases if max_cases is not None else self.spec.max_cases
+        counts = self.counts(sample)
+        total = sum(counts.values())
+        if total > limit:
+            biggest = max(counts, key=lambda k: counts[k])
+            raise TemplateError(
+                f"expansion would produce {total:,} cases, over the limit of {limit:,} "
+                f"(largest: test {biggest!r} with {counts[biggest]:,})", where=self.source,
+                fix="sample with --sample N (or a test's 'sample:'), or raise max_cases")
+        return total
+
+    def cases(self, sample: int | None = None, seed: int | None = None,
+              max_cases: int | None = None) -> Iterator[Case]:
+        """Yield every case of every test lazily (after checking the case limit)."""
+        self.check_limit(sample, max_cases)
+        seed = self.spec.seed if seed is None else seed
+        for test in self.tests:
+            yield from test.cases(sample, seed)
+
+    def test(self, name: str) -> CompiledTest:
+        """Return the test called ``name``."""
+        for t in self.tests:
+            if t.name == name:
+                return t
+        raise TemplateError(f"no test {name!r} in suite {self.name!r}", where=self.source,
+                            fix=did_you_mean(name, [t.name for t in self.tests]))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the suite as plain data (what a suite YAML holds), defaults left out."""
+        return self.spec.model_dump(mode="json", exclude_defaults=True)
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Load and check a suite YAML file (see :meth:`Suite.from_yaml`)."""
+    return Suite.from_yaml(path)
+
+
+def dump_suite_yaml(data: Mapping[str, Any]) -> str:
+    """Return suite data as YAML text (keys in schema order, unicode kept)."""
+    return yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=100)
