@@ -1,5 +1,70 @@
 """Stage 2 (SynthTest_hard): task-model and reference scoring, divergence ranking, n-gram mining."""
 
+from discovery._calibration import Calibrator
+from discovery._config import (
+    EvaluationConfig,
+    MiningConfig,
+    RankingConfig,
+    ReferenceConfig,
+    Shot,
+    TaskModelConfig,
+)
+from discovery._data import LabeledSet, read_labeled_file, rotten_tomatoes_split
+from discovery._demo import ensure_demo_model, train_demo_model
+from discovery._evaluate import classification_report, evaluate, format_reports
+from discovery._mining import NgramMiner
 from discovery._protocols import TaskScorer
+from discovery._ranking import DivergenceRanker, HardSubset, divergence
+from discovery._reference import FewShotReference
+from discovery._scorers import (
+    CallableScorer,
+    HFClassifierScorer,
+    LabelMapper,
+    SklearnScorer,
+    load_task_scorer,
+)
+from discovery._stages import (
+    load_scores,
+    mine_run,
+    mine_stage_hash,
+    rank_run,
+    rank_stage_hash,
+    score_run,
+    score_stage_hash,
+)
 
-__all__ = ["TaskScorer"]
+__all__ = [
+    "CallableScorer",
+    "Calibrator",
+    "DivergenceRanker",
+    "EvaluationConfig",
+    "FewShotReference",
+    "HFClassifierScorer",
+    "HardSubset",
+    "LabelMapper",
+    "LabeledSet",
+    "MiningConfig",
+    "NgramMiner",
+    "RankingConfig",
+    "ReferenceConfig",
+    "Shot",
+    "SklearnScorer",
+    "TaskModelConfig",
+    "TaskScorer",
+    "classification_report",
+    "divergence",
+    "ensure_demo_model",
+    "evaluate",
+    "format_reports",
+    "load_scores",
+    "load_task_scorer",
+    "mine_run",
+    "mine_stage_hash",
+    "rank_run",
+    "rank_stage_hash",
+    "read_labeled_file",
+    "rotten_tomatoes_split",
+    "score_run",
+    "score_stage_hash",
+    "train_demo_model",
+]

@@ -7,6 +7,13 @@ from pathlib import Path
 
 from pydantic import ConfigDict, Field
 
+from discovery import (
+    EvaluationConfig,
+    MiningConfig,
+    RankingConfig,
+    ReferenceConfig,
+    TaskModelConfig,
+)
 from formalize import VerifyConfig
 from synth import Stage1Config, load_config
 
@@ -21,6 +28,16 @@ class RunConfig(Stage1Config):
     name: str = "run"
     """Run name (used in reports)."""
     # Stage 2 and 3 sections are added below as those stages land.
+    reference: ReferenceConfig = Field(default_factory=ReferenceConfig)
+    """The few-shot LLM reference (prompt, shots, label words, calibration) (stage 2)."""
+    task_models: list[TaskModelConfig] = Field(default_factory=lambda: [TaskModelConfig()])
+    """The classifiers under test (stage 2; default: the demo sentiment model)."""
+    ranking: RankingConfig = Field(default_factory=RankingConfig)
+    """Divergence metric and hard-subset size (stage 2)."""
+    mining: MiningConfig = Field(default_factory=MiningConfig)
+    """N-gram mining over the hard subset (stage 2)."""
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    """Held-out evaluation of the task models and the reference (stage 2)."""
     suite: str | None = None
     """Path to the test suite YAML that `synthcheck verify` runs (stage 3; optional)."""
     verify: VerifyConfig = Field(default_factory=VerifyConfig)

@@ -18,6 +18,8 @@ from synth import SynthcheckError
 COMMAND_MODULES = [
     "synthcheck._cmd_generate",
     "synthcheck._cmd_models",
+    "synthcheck._cmd_discovery",
+    "synthcheck._cmd_evaluate",
     "synthcheck._cmd_validate",
     "synthcheck._cmd_verify",
     "synthcheck._cmd_export",

@@ -1,0 +1,375 @@
+"""The stage-2 jobs on a run directory: score, rank, mine.
+
+Each takes ``(config, run_dir)`` (a RunConfig, or anything with the same sections), records
+its status and stage hash in the run manifest, and is skipped when already complete with the
+same hash. A stage hash covers the config parts that change the stage's outputs plus the
+upstream stage's hash, so changing ``ranking.top_k`` redoes rank and mine but not scoring.
+
+Scoring is resumable: texts are scored in chunks, each written atomically under
+``scores/.parts/<name>/`` with the hash of its inputs, and the final files are assembled
+(atomically) once every chunk exists.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from discovery._data import read_corpus, read_score_file
+from discovery._mining import NgramMiner
+from discovery._ranking import DivergenceRanker, HardSubset
+from synth import (
+    ConfigError,
+    DataError,
+    RunDir,
+    atomic_open,
+    config_hash,
+    iter_jsonl,
+    provenance,
+    write_json_atomic,
+    write_jsonl,
+)
+
+CHUNK = 512  # sentences per resumable scoring chunk
+# Fields that do not change outputs (left out of stage hashes).
+_NO_OUTPUT = {"batch_size", "device"}
+
+
+def _dump(model: Any) -> Any:
+    data = model.model_dump(mode="json")
+    if isinstance(data, dict):
+        for k in _NO_OUTPUT:
+            data.pop(k, None)
+    return data
+
+
+def _upstream(run: RunDir, stage: str) -> str | None:
+    if not run.exists():
+        return None
+    return run.read_manifest().get("stage_hashes", {}).get(stage)
+
+
+def _fingerprint(ids: Sequence[str], texts: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    for i, t in zip(ids, texts, strict=True):
+        h.update(i.encode("utf-8") + b"\0" + t.encode("utf-8") + b"\n")
+    return h.hexdigest()[:16]
+
+
+def task_model_hash(cfg: Any, tm: Any) -> str:
+    """Hash of what changes one task model's scores (its spec, label map and the labels)."""
+    return config_hash({"labels": cfg.task.labels, "task_model": _dump(tm)})
+
+
+def reference_hash(cfg: Any) -> str:
+    """Hash of what changes the reference's scores."""
+    return config_hash({"labels": cfg.task.labels, "reference": _dump(cfg.reference)})
+
+
+def score_stage_hash(cfg: Any, corpus_fp: str, upstream: str | None) -> str:
+    """Hash of the score stage: every task model, the reference, the corpus, upstream."""
+    return config_hash({"task_models": [task_model_hash(cfg, t) for t in cfg.task_models],
+                        "reference": reference_hash(cfg), "corpus": corpus_fp,
+                        "generate": upstream})
+
+
+def rank_stage_hash(cfg: Any, score_hash: str) -> str:
+    """Hash of the rank stage: the ranking config plus the score stage hash."""
+    return config_hash({"ranking": _dump(cfg.ranking), "score": score_hash})
+
+
+def mine_stage_hash(cfg: Any, rank_hash: str) -> str:
+    """Hash of the mine stage: the mining config plus the rank stage hash."""
+    return config_hash({"mining": _dump(cfg.mining), "rank": rank_hash})
+
+
+def _open(run: RunDir, cfg: Any, stage: str, stage_hash: str) -> bool:
+    """Record the stage in the manifest; return True if it is already complete."""
+    manifest = run.read_manifest() if run.exists() else {}
+    done = (manifest.get("stage_hashes", {}).get(stage) == stage_hash
+            and manifest.get("stages", {}).get(stage, {}).get("status") == "complete")
+    if not done and manifest.get("stage_hashes", {}).get(stage) not in (None, stage_hash):
+        run.reset_stage(stage)  # the config changed: redo this stage (outputs are rewritten)
+    top = manifest.get("config_hash") or stage_hash
+    run.open(cfg.model_dump(mode="json"), top, stage=stage, stage_hash=stage_hash)
+    return done
+
+
+def _write_meta(path: Path, stage_hash: str, **info: Any) -> None:
+    write_json_atomic(path.with_name(path.name + ".meta.json"),
+                      {**provenance(stage_hash), **info})
+
+
+def _score_chunks(name: str, fn: Callable[[list[str]], np.ndarray], ids: Sequence[str],
+                  texts: Sequence[str], parts: Path, key: str, progress: bool) -> np.ndarray:
+    """Score texts in chunks; reuse chunks already written with the same inputs and key."""
+    parts.mkdir(parents=True, exist_ok=True)
+    starts = list(range(0, len(texts), CHUNK))
+    results: list[np.ndarray] = []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(texts), desc=f"score {name}", unit="sent")
+    for c, s in enumerate(starts):
+        cid, ctx = list(ids[s:s + CHUNK]), list(texts[s:s + CHUNK])
+        chash = config_hash({"key": key, "inputs": _fingerprint(cid, ctx)})
+        path = parts / f"chunk-{c:05d}-{chash}.jsonl"
+        if path.is_file():
+            values = np.array([r["v"] for r in iter_jsonl(path)], dtype=np.float64)
+        else:
+            values = np.asarray(fn(ctx), dtype=np.float64)
+            write_jsonl(path, ({"id": i, "v": [float(x) for x in row]}
+                               for i, row in zip(cid, values, strict=True)))
+        results.append(values)
+        if bar is not None:
+            bar.update(len(ctx))
+    if bar is not None:
+        bar.close()
+    return np.vstack(results) if results else np.zeros((0, 0))
+
+
+def _task_fn(scorer: Any, labels: Sequence[str]) -> Callable[[list[str]], np.ndarray]:
+    def fn(texts: list[str]) -> np.ndarray:
+        rows = scorer.predict_proba(texts)
+        return np.array([[row[lab] for lab in labels] for row in rows])
+    return fn
+
+
+def build_task_scorers(cfg: Any) -> dict[str, Any]:
+    """Load every configured task model (names must be unique)."""
+    from discovery._scorers import load_task_scorer
+
+    names = [t.name for t in cfg.task_models]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ConfigError(f"task model names must be unique, got {dupes} more than once",
+                          where="task_models", fix="give each task model its own name")
+    return {t.name: load_task_scorer(t.spec, cfg.task.labels, label_map=t.label_map,
+                                     name=t.name, batch_size=t.batch_size,
+                                     max_length=t.max_length, trusted_types=t.trusted_types,
+                                     reference=cfg.reference)
+            for t in cfg.task_models}
+
+
+def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] | None = None,
+              reference: Any = None, progress: bool = True) -> dict[str, Any]:
+    """Score every corpus sentence with each task model and the reference.
+
+    Writes ``scores/task-<name>.jsonl`` ``{"id", "probs"}`` and ``scores/reference.jsonl``
+    ``{"id", "probs", "logprobs"}`` (probs calibrated, logprobs the raw label log-probs),
+    each with a ``.meta.json`` sidecar. Models are loaded only if some chunk needs them.
+
+    Args:
+        cfg: the run config (task, reference, task_models).
+        run_dir: the run directory (its corpus must exist).
+        task_scorers: already built task scorers by name (default: from the config).
+        reference: an already built FewShotReference (default: from the config).
+        progress: show progress bars.
+    """
+    if not cfg.task_models:
+        raise ConfigError("no task models to score", where="task_models",
+                          fix="add at least one task model (e.g. spec: demo:sentiment)")
+    run = RunDir(run_dir)
+    ids, texts = read_corpus(run.path)
+    fp = _fingerprint(ids, texts)
+    shash = score_stage_hash(cfg, fp, _upstream(run, "generate"))
+    out_dir = run.path / "scores"
+    outputs = [out_dir / f"task-{t.name}.jsonl" for t in cfg.task_models] + [
+        out_dir / "reference.jsonl"]
+    if _open(run, cfg, "score", shash) and all(p.is_file() for p in outputs):
+        return {"skipped": True, "stage_hash": shash, "sentences": len(ids)}
+    run.set_stage("score", "running", stage_hash=shash)
+    labels = list(cfg.task.labels)
+    started = time.perf_counter()
+    scorers: dict[str, Any] = dict(task_scorers or {})
+    built: dict[str, Any] = {}
+
+    def get_scorer(name: str) -> Any:
+        if name not in scorers:
+            if not built:
+                built.update(build_task_scorers(cfg))
+            scorers[name] = built[name]
+        return scorers[name]
+
+    for tm in cfg.task_models:
+        key = task_model_hash(cfg, tm)
+        probs = _score_chunks(tm.name, lambda t, n=tm.name: _task_fn(get_scorer(n), labels)(t),
+                              ids, texts, out_dir / ".parts" / f"task-{tm.name}", key, progress)
+        path = out_dir / f"task-{tm.name}.jsonl"
+        write_jsonl(path, ({"id": i, "probs": dict(zip(labels, map(float, row), strict=True))}
+                           for i, row in zip(ids, probs, strict=True)))
+        _write_meta(path, key, task_model=tm.model_dump(mode="json"), labels=labels,
+                    sentences=len(ids), stage="score")
+
+    ref_holder: list[Any] = [reference]
+
+    def get_reference() -> Any:
+        if ref_holder[0] is None:
+            from discovery._reference import FewShotReference
+
+            ref_holder[0] = FewShotReference.from_config(cfg.reference, labels)
+        return ref_holder[0]
+
+    rkey = reference_hash(cfg)
+    raw = _score_chunks("reference", lambda t: get_reference().raw_logprobs(t), ids, texts,
+                        out_dir / ".parts" / "reference", rkey, progress)
+    calib = _fit_calibration(cfg, get_reference, raw, out_dir / ".parts" / "reference", rkey)
+    probs = calib.predict_proba(raw) if len(raw) else raw
+    path = out_dir / "reference.jsonl"
+    write_jsonl(path, ({"id": i, "probs": dict(zip(labels, map(float, p), strict=True)),
+                        "logprobs": dict(zip(labels, map(float, lp), strict=True))}
+                       for i, p, lp in zip(ids, probs, raw, strict=True)))
+    _write_meta(path, rkey, reference=cfg.reference.model_dump(mode="json"), labels=labels,
+                calibration={"method": calib.method, "average": calib.average,
+                             "bias": dict(zip(labels, map(float, calib.bias_), strict=True))},
+                sentences=len(ids), stage="score")
+    seconds = time.perf_counter() - started
+    run.set_stage("score", "complete", stage_hash=shash, sentences=len(ids),
+                  seconds=round(seconds, 2),
+                  outputs=[str(p.relative_to(run.path)) for p in outputs])
+    return {"skipped": False, "stage_hash": shash, "sentences": len(ids), "seconds": seconds}
+
+
+def _fit_calibration(cfg: Any, get_reference: Callable[[], Any], raw: np.ndarray, parts: Path,
+                     key: str) -> Any:
+    """Fit the reference's calibrator; content-free log-probs are cached beside the chunks."""
+    from discovery._calibration import Calibrator
+
+    ref_cfg = cfg.reference
+    cal = Calibrator(ref_cfg.calibration, ref_cfg.calibration_average)
+    if ref_cfg.calibration == "contextual":
+        path = parts / f"content-free-{key}.json"
+        if path.is_file():
+            cf = np.array(json.loads(path.read_text(encoding="utf-8")), dtype=np.float64)
+        else:
+            cf = get_reference().raw_logprobs(ref_cfg.content_free)
+            write_json_atomic(path, cf.tolist())
+        return cal.fit(cf)
+    if ref_cfg.calibration == "batch":
+        if len(raw) == 0:
+            raise DataError("batch calibration needs a non-empty corpus", where="corpus",
+                            fix="generate a corpus first")
+        return cal.fit(raw)
+    return cal.fit(np.zeros((1, len(cfg.task.labels))))
+
+
+def _ranking_task(cfg: Any) -> str:
+    names = [t.name for t in cfg.task_models]
+    want = cfg.ranking.task_model or (names[0] if names else None)
+    if want not in names:
+        from synth import did_you_mean
+
+        raise ConfigError(f"ranking.task_model {want!r} is not a configured task model",
+                          where="ranking.task_model", fix=did_you_mean(str(want), names))
+    return str(want)
+
+
+def load_scores(cfg: Any, run_dir: str | Path) -> tuple[list[str], list[str], np.ndarray,
+                                                        np.ndarray]:
+    """Read the corpus and the ranked task model's and reference's probabilities, aligned.
+
+    Raises:
+        DataError: a scores file is missing, names unknown ids, or misses corpus ids.
+    """
+    run = RunDir(run_dir)
+    ids, texts = read_corpus(run.path)
+    labels = list(cfg.task.labels)
+    name = _ranking_task(cfg)
+    task = read_score_file(run.path / "scores" / f"task-{name}.jsonl", ids, labels)
+    ref = read_score_file(run.path / "scores" / "reference.jsonl", ids, labels)
+    return ids, texts, task, ref
+
+
+def _ranker(cfg: Any) -> DivergenceRanker:
+    r = cfg.ranking
+    return DivergenceRanker(r.metric, top_k=r.top_k, top_fraction=r.top_fraction,
+                            require_disagreement=r.require_disagreement)
+
+
+def rank_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
+    """Rank the scored corpus by divergence and write ``hard.jsonl`` (the hard subset)."""
+    run = RunDir(run_dir)
+    upstream = _upstream(run, "score")
+    if upstream is None or (run.stage_status("score") or {}).get("status") != "complete":
+        raise DataError("the run has no complete scores", where=str(run.path),
+                        fix="run `synthcheck score` first")
+    rhash = rank_stage_hash(cfg, upstream)
+    out = run.path / "hard.jsonl"
+    if _open(run, cfg, "rank", rhash) and out.is_file():
+        return {"skipped": True, "stage_hash": rhash}
+    run.set_stage("rank", "running", stage_hash=rhash)
+    ids, texts, task, ref = load_scores(cfg, run.path)
+    ranker = _ranker(cfg).fit(task, ref)
+    hard = HardSubset.from_ranker(ranker, ids, texts, list(cfg.task.labels), task, ref)
+    write_jsonl(out, hard.records)
+    _write_meta(out, rhash, ranking=cfg.ranking.model_dump(mode="json"),
+                task_model=_ranking_task(cfg), corpus=len(ids), hard=len(hard), stage="rank")
+    run.set_stage("rank", "complete", stage_hash=rhash, hard=len(hard), corpus=len(ids),
+                  disagreements=int(ranker.disagree_.sum()))
+    return {"skipped": False, "stage_hash": rhash, "hard": len(hard), "corpus": len(ids),
+            "disagreements": int(ranker.disagree_.sum())}
+
+
+def mine_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
+    """Mine n-grams of the hard subset against the corpus; write ``ngrams.jsonl`` and
+    ``ngrams.csv`` sorted by ``mining.statistic``."""
+    run = RunDir(run_dir)
+    upstream = _upstream(run, "rank")
+    if upstream is None or (run.stage_status("rank") or {}).get("status") != "complete":
+        raise DataError("the run has no hard subset", where=str(run.path),
+                        fix="run `synthcheck rank` first")
+    mhash = mine_stage_hash(cfg, upstream)
+    out_jsonl, out_csv = run.path / "ngrams.jsonl", run.path / "ngrams.csv"
+    if _open(run, cfg, "mine", mhash) and out_jsonl.is_file() and out_csv.is_file():
+        return {"skipped": True, "stage_hash": mhash}
+    run.set_stage("mine", "running", stage_hash=mhash)
+    ids, texts, task, ref = load_scores(cfg, run.path)
+    ranker = _ranker(cfg)
+    ranker.top_k, ranker.top_fraction = None, 1.0  # full-corpus divergences, no cut here
+    ranker.fit(task, ref)
+    index = {cid: i for i, cid in enumerate(ids)}
+    hard_path = run.path / "hard.jsonl"
+    hard_ids = [str(r["id"]) for r in iter_jsonl(hard_path)]
+    unknown = [h for h in hard_ids if h not in index]
+    if unknown:
+        raise DataError(f"{len(unknown)} hard-subset ids are missing from the corpus "
+                        f"({', '.join(unknown[:3])})", where=str(hard_path),
+                        fix="rerun `synthcheck rank` on this run")
+    m = cfg.mining
+    miner = NgramMiner((m.ngram_min, m.ngram_max), min_support=m.min_support,
+                       statistic=m.statistic, test=m.test, prior_strength=m.prior_strength,
+                       stopwords=m.stopwords, drop_subsumed=m.drop_subsumed,
+                       max_examples=m.max_examples)
+    miner.fit(texts, [index[h] for h in hard_ids], ids=ids, divergence=ranker.divergence_,
+              disagree=ranker.disagree_)
+    records = miner.to_records()
+    write_jsonl(out_jsonl, records)
+    _write_csv(out_csv, records)
+    _write_meta(out_jsonl, mhash, mining=m.model_dump(mode="json"), hard=len(hard_ids),
+                corpus=len(ids), ngrams=len(records), stage="mine")
+    run.set_stage("mine", "complete", stage_hash=mhash, ngrams=len(records))
+    return {"skipped": False, "stage_hash": mhash, "ngrams": len(records),
+            "hard": len(hard_ids), "top": [r["ngram"] for r in records[:10]]}
+
+
+def _write_csv(path: Path, records: list[dict[str, Any]]) -> None:
+    if not records:
+        with atomic_open(path) as handle:
+            handle.write("ngram\n")
+        return
+    fields = list(records[0])
+    with atomic_open(path) as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        for rec in records:
+            row = dict(rec)
+            row["examples"] = " ".join(rec.get("examples", []))
+            writer.writerow(row)

@@ -1,0 +1,84 @@
+"""`synthcheck score`, `rank` and `mine`: stage 2, the hard subset and its n-grams."""
+
+from __future__ import annotations
+
+import argparse
+
+from synthcheck._cli_common import add_config_args, load_args_config
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("score", help="score the corpus with the task models and the reference",
+                       description="Write RUN/scores/task-<name>.jsonl and "
+                                   "RUN/scores/reference.jsonl (resumable in chunks).")
+    add_config_args(p)
+    p.set_defaults(func=run_score)
+
+    r = sub.add_parser("rank", help="rank sentences by divergence; write the hard subset",
+                       description="Write RUN/hard.jsonl: the most divergent sentences.")
+    add_config_args(r)
+    r.add_argument("--top-k", type=int, help="hard subset size (overrides ranking.top_k)")
+    r.add_argument("--show", type=int, default=10, help="print this many hard sentences")
+    r.set_defaults(func=run_rank)
+
+    m = sub.add_parser("mine", help="mine n-grams over-represented in the hard subset",
+                       description="Write RUN/ngrams.jsonl and RUN/ngrams.csv.")
+    add_config_args(m)
+    m.add_argument("--show", type=int, default=15, help="print this many n-grams")
+    m.set_defaults(func=run_mine)
+
+
+def run_score(args: argparse.Namespace) -> int:
+    from discovery import score_run
+
+    cfg = load_args_config(args)
+    report = score_run(cfg, args.run, progress=not args.quiet)
+    if report["skipped"]:
+        print(f"scores are up to date ({report['sentences']} sentences)")
+    else:
+        rate = report["sentences"] / max(report["seconds"], 1e-9)
+        print(f"scored {report['sentences']} sentences in {report['seconds']:.1f} s "
+              f"({rate:.1f} sentences/s): {args.run / 'scores'}")
+    return 0
+
+
+def run_rank(args: argparse.Namespace) -> int:
+    from discovery import rank_run
+    from synth import iter_jsonl
+
+    if args.top_k is not None:
+        args.overrides.append(f"ranking.top_k={args.top_k}")
+    cfg = load_args_config(args)
+    report = rank_run(cfg, args.run)
+    if report["skipped"]:
+        print("hard subset is up to date")
+    else:
+        print(f"hard subset: {report['hard']} of {report['corpus']} sentences "
+              f"({report['disagreements']} top-label disagreements in the corpus)")
+    for i, rec in enumerate(iter_jsonl(args.run / "hard.jsonl")):
+        if i >= args.show:
+            break
+        print(f"  {rec['rank']:>4} {rec['divergence']:.3f} task={rec['task_label']} "
+              f"ref={rec['reference_label']}  {rec['text']}")
+    return 0
+
+
+def run_mine(args: argparse.Namespace) -> int:
+    from synth import iter_jsonl
+
+    from discovery import mine_run
+
+    cfg = load_args_config(args)
+    report = mine_run(cfg, args.run)
+    if report["skipped"]:
+        print("n-grams are up to date")
+    else:
+        print(f"{report['ngrams']} n-grams from {report['hard']} hard sentences: "
+              f"{args.run / 'ngrams.jsonl'} (sorted by {cfg.mining.statistic})")
+    print(f"  {'ngram':<28} {'hard':>5} {'corpus':>6} {'z':>6} {'q':>8} {'disagree':>8}")
+    for i, rec in enumerate(iter_jsonl(args.run / "ngrams.jsonl")):
+        if i >= args.show:
+            break
+        print(f"  {rec['ngram']:<28} {rec['hard_count']:>5} {rec['corpus_count']:>6} "
+              f"{rec['z']:>6.2f} {rec['q_value']:>8.2g} {rec.get('disagreement_rate', 0):>8.2f}")
+    return 0
