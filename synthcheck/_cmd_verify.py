@@ -25,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from formalize import TemplateRunner, load_suite
-    from synth import ConfigError, DataError, ModelNotAvailable, config_hash
+    from synth import ConfigError, DataError, config_hash
 
     if args.sample is not None and args.sample < 1:
         raise ConfigError(f"--sample must be a positive integer, got {args.sample}",
@@ -41,12 +41,9 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, json.JSONDecodeError) as exc:
             raise DataError(f"cannot read held-out recall: {exc}", where=str(path),
                             fix="give a JSON file {model: {label: recall}}") from None
-    try:
-        from discovery import load_task_scorer  # type: ignore[attr-defined]
-    except ImportError:
-        raise ModelNotAvailable("discovery's task-model loader is not available in this checkout",
-                                fix="update synthcheck (discovery.load_task_scorer)") from None
-    scorers = {spec: load_task_scorer(spec, suite.labels) for spec in args.model}
+    load_task_scorer = _loader()
+    # Labels come from the suite; each model is named by its spec in every output.
+    scorers = {spec: load_task_scorer(spec, suite.labels, name=spec) for spec in args.model}
     runner = TemplateRunner(sample=args.sample, seed=args.seed, batch_size=args.batch_size,
                             max_cases=args.max_cases, keep_cases=False, heldout_recall=recall)
     out = Path(args.run) / "verify" / suite.name
@@ -61,3 +58,18 @@ def run(args: argparse.Namespace) -> int:
     for path in paths:
         print(f"wrote {path}")
     return 0
+
+
+def _loader():  # type: ignore[no-untyped-def]
+    from synth import ModelNotAvailable
+
+    try:
+        from discovery import load_task_scorer  # type: ignore[attr-defined]
+    except ImportError:
+        try:
+            from discovery._scorers import load_task_scorer
+        except ImportError:
+            raise ModelNotAvailable(
+                "discovery's task-model loader is not available in this checkout",
+                fix="update synthcheck (discovery.load_task_scorer)") from None
+    return load_task_scorer
