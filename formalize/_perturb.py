@@ -125,7 +125,7 @@ class Revision(AddPhrase):
 _AUX = ("is", "was", "are", "were", "am", "can", "could", "will", "would", "should", "do",
         "does", "did", "has", "have", "had", "must", "might")
 _AUX_RE = re.compile(r"\b(" + "|".join(_AUX) + r")\b(?!\s+not\b|n't)", re.IGNORECASE)
-_PRONOUN_VERB = re.compile(r"\b(I|we|you|they|he|she|it)\s+([a-z]+)\b")
+_PRONOUN_VERB = re.compile(r"\b(I|we|you|they|he|she|it)\s+([a-z]+)\b", re.IGNORECASE)
 _THIRD = ("he", "she", "it")
 
 

@@ -1,0 +1,85 @@
+"""Perturbations: each is seeded and deterministic, and does what its name says."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from formalize import PERTURBATIONS, make_perturbation
+from synth import TemplateError
+
+TEXT = "I do not think this movie is great."
+
+
+def make(spec):
+    return make_perturbation(spec, lambda name: ["I was wrong.", "I take that back."], "t")
+
+
+@pytest.mark.parametrize("spec", [
+    {"name": "typo"}, {"name": "typo", "kind": "swap"}, {"name": "typo", "kind": "delete"},
+    {"name": "typo", "kind": "insert", "n": 2}, {"name": "nonsense", "length": 6},
+    {"name": "nonsense", "position": "prefix"}, {"name": "revision"},
+    {"name": "add_phrase", "phrases": ["Wow."], "position": "before"},
+    {"name": "negation"}, {"name": "contraction"}, {"name": "punctuation"},
+])
+def test_every_perturbation_is_seeded_and_deterministic(spec):
+    pert = make(spec)
+    outs = [pert(TEXT, random.Random(f"7|{i}")) for i in range(20)]
+    again = [pert(TEXT, random.Random(f"7|{i}")) for i in range(20)]
+    assert outs == again
+    assert all(o is not None and o != TEXT for o in outs)
+
+
+def test_typo_kinds():
+    rng = random.Random(0)
+    swap = make({"name": "typo", "kind": "swap", "word": "longest"})("say wonderful", rng)
+    assert swap.startswith("say ") and sorted(swap[4:]) == sorted("wonderful") and swap != "say wonderful"
+    delete = make({"name": "typo", "kind": "delete"})("wonderful", rng)
+    assert len(delete) == 8
+    insert = make({"name": "typo", "kind": "insert", "n": 3})("wonderful", rng)
+    assert len(insert) == 12
+    assert make({"name": "typo"})("a b", rng) is None  # no word of 3+ letters
+
+
+def test_nonsense_is_non_alphabetic_and_placed():
+    out = make({"name": "nonsense", "length": 8, "position": "prefix"})("hello", random.Random(1))
+    noise, rest = out.split(" ", 1)
+    assert rest == "hello" and len(noise) == 8 and not any(c.isalpha() for c in noise)
+
+
+def test_negation_contraction_punctuation():
+    rng = random.Random(0)
+    neg = make({"name": "negation"})
+    assert neg("This movie is great.", rng) == "This movie is not great."
+    assert neg("I like it.", rng) == "I do not like it."
+    assert neg("She likes it.", rng) == "She does not like it."
+    assert neg("You can help.", rng) == "You cannot help."
+    assert neg("Great movie!", rng) is None
+    con = make({"name": "contraction"})
+    assert con(TEXT, rng) == "I don't think this movie is great."
+    assert con("It isn't bad.", rng) == "It is not bad."
+    assert make({"name": "contraction", "mode": "expand"})("plain", rng) is None
+    assert make({"name": "punctuation", "mode": "strip"})("Good!", rng) == "Good"
+    assert make({"name": "punctuation", "mode": "add"})("Good", rng) in ("Good.", "Good!")
+    assert make({"name": "punctuation", "mode": "swap"})("Good.", rng) in ("Good!", "Good?")
+
+
+def test_revision_draws_from_its_lexicon():
+    out = make({"name": "revision"})("I loved it.", random.Random(3))
+    assert out in ("I loved it. I was wrong.", "I loved it. I take that back.")
+
+
+def test_registry_and_bad_parameters():
+    assert "typo" in PERTURBATIONS.names()
+    with pytest.raises(TemplateError, match="unknown perturbation 'tpyo'.*did you mean 'typo'"):
+        make({"name": "tpyo"})
+    with pytest.raises(TemplateError, match="unknown parameter 'knd' for perturbation 'typo'"
+                       ".*did you mean 'kind'"):
+        make({"name": "typo", "knd": "swap"})
+    with pytest.raises(TemplateError, match="'kind' must be one of swap, delete, insert, any"):
+        make({"name": "typo", "kind": "flip"})
+    with pytest.raises(TemplateError, match="'chars' must be non-empty and non-alphabetic"):
+        make({"name": "nonsense", "chars": "abc"})
+    with pytest.raises(TemplateError, match="takes no 'lexicon'"):
+        make({"name": "typo", "lexicon": "REVISION"})
