@@ -4,7 +4,7 @@
 | --- | --- |
 | ``hf:<id or path>`` | :class:`HFClassifierScorer` (transformers sequence classifier) |
 | ``sklearn:<file.skops>`` | :class:`SklearnScorer` (a pipeline with ``predict_proba``) |
-| ``python:<module>:<name>`` | :class:`CallableScorer` (a function, or an object with ``predict_proba``) |
+| ``python:<module>:<name>`` | :class:`CallableScorer` (function, or object with predict_proba) |
 | ``fewshot:<LLM spec>`` | :class:`~discovery.FewShotReference` with the reference prompt config |
 | ``demo:sentiment`` | the demo TF-IDF + logistic regression model (trained on first use) |
 """

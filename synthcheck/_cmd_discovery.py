@@ -64,9 +64,8 @@ def run_rank(args: argparse.Namespace) -> int:
 
 
 def run_mine(args: argparse.Namespace) -> int:
-    from synth import iter_jsonl
-
     from discovery import mine_run
+    from synth import iter_jsonl
 
     cfg = load_args_config(args)
     report = mine_run(cfg, args.run)

@@ -24,7 +24,7 @@ def test_tv_kl_js_by_hand():
     assert divergence(TASK, REF, "tv") == pytest.approx([0.6, 0.1, 0.0])
     kl0 = 0.3 * math.log(0.3 / 0.9) + 0.7 * math.log(0.7 / 0.1)  # KL(ref || task)
     assert divergence(TASK, REF, "kl")[0] == pytest.approx(kl0)
-    m = [0.6, 0.4]
+    # mixture m = [0.6, 0.4]
     js0 = 0.5 * (0.9 * math.log(0.9 / 0.6) + 0.1 * math.log(0.1 / 0.4)) + 0.5 * (
         0.3 * math.log(0.3 / 0.6) + 0.7 * math.log(0.7 / 0.4))
     assert divergence(TASK, REF, "js")[0] == pytest.approx(js0)

@@ -1,0 +1,180 @@
+"""score -> rank -> mine on a small run directory, with toy models; stage hashes and errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from discovery import MiningConfig, RankingConfig, TaskModelConfig, mine_run, rank_run, score_run
+from synth import DataError, RunDir, read_jsonl, write_jsonl
+from synthcheck import RunConfig
+
+WORDS = ["film", "story", "cast", "script", "music", "plot", "ending"]
+GOOD = ["wonderful", "great", "lovely", "sharp"]
+BAD = ["dull", "weak", "boring", "awful"]
+
+
+def _corpus(n=40):
+    texts = []
+    for i in range(n):
+        word = (GOOD + BAD)[i % 8]
+        text = f"the {WORDS[i % 7]} is {word}"
+        if i % 5 == 0:
+            text += " , not bad at all"
+        texts.append(text)
+    return texts
+
+
+def _p(t, knows):
+    s = sum(w in t for w in GOOD) - sum(w in t.split() for w in BAD + ["bad"])
+    if knows and "not bad at all" in t:
+        s = 2
+    return 1 / (1 + np.exp(-2 * s))
+
+
+class ToyTask:
+    labels = ["negative", "positive"]
+    name = "toy"
+
+    def __init__(self):
+        self.calls = 0
+
+    def predict_proba(self, texts):
+        self.calls += len(texts)
+        return [{"negative": 1 - _p(t, False), "positive": _p(t, False)} for t in texts]
+
+
+class ToyReference:
+    """Raw log-probs biased towards positive (content-free inputs read 'positive')."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def raw_logprobs(self, texts):
+        self.calls += len(texts)
+        p = np.array([_p(t, True) if t.strip() not in ("", "N/A", "[MASK]") else 0.5
+                      for t in texts])
+        odds = p / (1 - p) * 3.0
+        q = odds / (1 + odds)
+        return np.log(np.stack([1 - q, q], axis=1))
+
+
+@pytest.fixture()
+def run_dir(tmp_path):
+    texts = _corpus()
+    write_jsonl(tmp_path / "corpus" / "shard-00000.jsonl",
+                [{"id": f"s{i:03d}", "text": t} for i, t in enumerate(texts)])
+    return tmp_path
+
+
+def _cfg(**kw):
+    base = dict(task_models=[TaskModelConfig(name="toy", spec="python:unused:x")],
+                ranking=RankingConfig(top_k=8), mining=MiningConfig(min_support=3))
+    base.update(kw)
+    return RunConfig(**base)
+
+
+def test_score_rank_mine_end_to_end(run_dir):
+    cfg = _cfg()
+    task, ref = ToyTask(), ToyReference()
+    report = score_run(cfg, run_dir, task_scorers={"toy": task}, reference=ref, progress=False)
+    assert report["sentences"] == 40 and not report["skipped"]
+    scores = read_jsonl(run_dir / "scores" / "reference.jsonl")
+    assert set(scores[0]) == {"id", "probs", "logprobs"}
+    meta = json.loads((run_dir / "scores" / "reference.jsonl.meta.json").read_text())
+    # Contextual calibration removed the x3 odds bias fitted on the content-free inputs.
+    assert meta["calibration"]["bias"]["positive"] - meta["calibration"]["bias"]["negative"] == \
+        pytest.approx(np.log(3.0))
+    assert scores[1]["probs"]["positive"] == pytest.approx(_p(_corpus()[1], True))
+    assert {"config_hash", "version", "git_commit"} <= set(meta)
+
+    rank = rank_run(cfg, run_dir)
+    hard = read_jsonl(run_dir / "hard.jsonl")
+    assert rank["hard"] == 8 and [r["rank"] for r in hard] == list(range(1, 9))
+    assert all("not bad at all" in r["text"] for r in hard)
+    assert {"id", "text", "divergence", "task_label", "reference_label", "task_probs",
+            "reference_probs"} <= set(hard[0])
+
+    mine = mine_run(cfg, run_dir)
+    assert mine["top"][0] == "not bad at all"
+    rows = read_jsonl(run_dir / "ngrams.jsonl")
+    assert rows[0]["examples"][0] == hard[0]["id"]
+    assert (run_dir / "ngrams.csv").read_text().startswith("ngram,")
+    stages = RunDir(run_dir).read_manifest()["stages"]
+    assert {s: stages[s]["status"] for s in ("score", "rank", "mine")} == {
+        "score": "complete", "rank": "complete", "mine": "complete"}
+
+
+def test_stages_skip_when_done_and_redo_downstream_only(run_dir):
+    cfg = _cfg()
+    task, ref = ToyTask(), ToyReference()
+    score_run(cfg, run_dir, task_scorers={"toy": task}, reference=ref, progress=False)
+    rank_run(cfg, run_dir)
+    mine_run(cfg, run_dir)
+    calls = (task.calls, ref.calls)
+    assert score_run(cfg, run_dir, task_scorers={"toy": task}, reference=ref,
+                     progress=False)["skipped"]
+    assert rank_run(cfg, run_dir)["skipped"] and mine_run(cfg, run_dir)["skipped"]
+    cfg2 = _cfg(ranking=RankingConfig(top_k=4))
+    assert score_run(cfg2, run_dir, task_scorers={"toy": task}, reference=ref,
+                     progress=False)["skipped"]
+    assert not rank_run(cfg2, run_dir)["skipped"]
+    assert not mine_run(cfg2, run_dir)["skipped"]
+    assert len(read_jsonl(run_dir / "hard.jsonl")) == 4
+    # Losing a final score file reuses the finished chunks: no model call.
+    (run_dir / "scores" / "reference.jsonl").unlink()
+    score_run(cfg2, run_dir, task_scorers={"toy": task}, reference=ref, progress=False)
+    assert (task.calls, ref.calls) == calls
+
+
+def test_scores_with_ids_missing_from_the_corpus(run_dir):
+    cfg = _cfg()
+    score_run(cfg, run_dir, task_scorers={"toy": ToyTask()}, reference=ToyReference(),
+              progress=False)
+    path = run_dir / "scores" / "task-toy.jsonl"
+    rows = read_jsonl(path)
+    rows[3]["id"] = "ghost-1"
+    write_jsonl(path, rows)
+    with pytest.raises(DataError, match=r"1 scored ids are missing from the corpus \(ghost-1\)"):
+        rank_run(cfg, run_dir)
+
+
+def test_top_k_larger_than_corpus(run_dir):
+    cfg = _cfg(ranking=RankingConfig(top_k=1000))
+    score_run(cfg, run_dir, task_scorers={"toy": ToyTask()}, reference=ToyReference(),
+              progress=False)
+    with pytest.raises(DataError, match=r"top_k \(1000\) is larger than the corpus \(40 "
+                                        r"sentences\)"):
+        rank_run(cfg, run_dir)
+    assert not (run_dir / "hard.jsonl").exists()
+
+
+def test_mining_an_empty_hard_subset(run_dir):
+    cfg = _cfg()
+    score_run(cfg, run_dir, task_scorers={"toy": ToyTask()}, reference=ToyReference(),
+              progress=False)
+    rank_run(cfg, run_dir)
+    write_jsonl(run_dir / "hard.jsonl", [])
+    with pytest.raises(DataError, match="cannot mine an empty hard subset"):
+        mine_run(_cfg(mining=MiningConfig(min_support=2)), run_dir)
+
+
+def test_rank_before_score_is_an_error_with_exit_2(run_dir, tmp_path, capsys):
+    from synthcheck.cli import main
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("ranking:\n  top_k: 3\n")
+    assert main(["rank", "--config", str(cfg), "--run", str(run_dir)]) == 2
+    assert "error: the run has no complete scores" in capsys.readouterr().err
+
+
+def test_config_typo_names_the_field(tmp_path):
+    from synth import ConfigError
+    from synthcheck import load_run_config
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("ranking:\n  top_kk: 3\n")
+    with pytest.raises(ConfigError, match=r"unknown field 'ranking.top_kk'.*line 2"):
+        load_run_config(cfg)
