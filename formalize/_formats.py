@@ -259,8 +259,10 @@ def import_capability_csv(path: str | Path, *, name: str = "imported",
                                 fix="use 0..n-1, or import without --labels") from None
         else:
             label = raw
-        template = re.sub(r"\{((?:[aA]:)?)([A-Za-z_][A-Za-z0-9_]*)\}",
-                          lambda m: "{" + m.group(1) + m.group(2).upper() + "}", row["template"])
+        nodes = parse_template(row["template"] or "", where=f"{path}, line {k}")
+        template = to_template_text(tuple(
+            Slot(n.key.upper(), n.lexicon.upper(), n.article, n.column)
+            if isinstance(n, Slot) else n for n in nodes))
         groups.setdefault((row["capability"], label), []).append(template)
     all_labels = list(labels) if labels else sorted({lab for _, lab in groups})
     tests = [{"name": f"{cap}: {lab}", "capability": cap, "type": "mft", "label": lab,
