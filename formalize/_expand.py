@@ -158,17 +158,34 @@ class TemplateSource:
 
 
 class Deduper:
-    """Remembers texts by an 8-byte digest, so memory per unique text stays small."""
+    """Remembers texts by an 8-byte digest in a sorted numpy array (plus a small set of recent
+    ones), so remembering a text costs 8 bytes rather than the text or a Python object."""
+
+    _FLUSH = 4096
 
     def __init__(self) -> None:
-        self._seen: set[int] = set()
+        import numpy as np
+
+        self._np = np
+        self._sorted = np.empty(0, dtype=np.uint64)
+        self._recent: set[int] = set()
 
     def first(self, text: str) -> bool:
         """True the first time ``text`` is seen."""
         key = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
-        if key in self._seen:
+        if key in self._recent:
             return False
-        self._seen.add(key)
+        arr = self._sorted
+        if arr.size:
+            k = self._np.uint64(key)
+            i = int(arr.searchsorted(k))
+            if i < arr.size and arr[i] == k:
+                return False
+        self._recent.add(key)
+        if len(self._recent) >= self._FLUSH:
+            new = self._np.fromiter(self._recent, dtype=self._np.uint64, count=len(self._recent))
+            self._sorted = self._np.union1d(arr, new)
+            self._recent = set()
         return True
 
 
