@@ -131,9 +131,13 @@ class Stage1Config(BaseModel):
     model_config = _STRICT
 
     task: TaskConfig = Field(default_factory=TaskConfig)
+    """The task: its name and label names."""
     corpus: SeedCorpusConfig = Field(default_factory=SeedCorpusConfig)
+    """The real seed corpus queries are drawn from (stage 1)."""
     queries: QueryConfig = Field(default_factory=QueryConfig)
+    """How queries are drawn from seed documents (stage 1)."""
     generator: GeneratorConfig = Field(default_factory=GeneratorConfig)
+    """The LLM that writes the synthetic corpus, and how the job is sharded (stage 1)."""
 
 
 # Fields that do not change generated outputs and so stay out of the config hash.

@@ -16,8 +16,10 @@ from synth import SynthcheckError
 
 # Order is the order of `synthcheck --help`.
 COMMAND_MODULES = [
+    "synthcheck._cmd_discover",
     "synthcheck._cmd_generate",
     "synthcheck._cmd_models",
+    "synthcheck._cmd_config",
     "synthcheck._cmd_discovery",
     "synthcheck._cmd_evaluate",
     "synthcheck._cmd_validate",

@@ -1,0 +1,92 @@
+"""`synthcheck discover`: every stage in one run directory, then a short summary."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from synthcheck._cli_common import add_config_args, load_args_config
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "discover", help="generate -> score -> rank -> mine -> evaluate -> verify -> report",
+        description="Run the whole pipeline into --run DIR. Stages whose outputs are complete "
+                    "and current (by config hash) are skipped, so a rerun after a crash or a "
+                    "suite edit redoes only what changed.")
+    add_config_args(p)
+    p.add_argument("--n", type=int, help="prompts to generate (default: generator.n)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from synthcheck._pipeline import discover
+
+    cfg = load_args_config(args)
+    result = discover(cfg, args.run, n=args.n, progress=not args.quiet)
+    print()
+    print(format_summary(cfg, result.run_dir, result.info))
+    return 0
+
+
+def _probs(p: dict[str, float]) -> str:
+    return " ".join(f"{k[:3]}={v:.2f}" for k, v in p.items())
+
+
+def format_summary(cfg: Any, run_dir: Path, info: dict[str, Any], *, hardest: int = 10,
+                   ngrams: int = 15) -> str:
+    """The text `discover` prints: accuracy, corpus size, hardest sentences, top n-grams,
+    the per-template table and where the report is."""
+    from synth import iter_jsonl
+
+    lines = [f"== synthcheck discover: {cfg.name} ({run_dir}) =="]
+    reports = info.get("evaluate") or {}
+    if reports:
+        lines.append("held-out accuracy:")
+        for name, rep in reports.items():
+            lines.append(f"  {name:<12} acc {rep['accuracy']:.3f}  macro-F1 {rep['macro_f1']:.3f}"
+                         f"  (n={rep['n']})")
+    corpus = info.get("corpus") or {}
+    dropped = ", ".join(f"{k} {v}" for k, v in corpus.get("dropped", {}).items()) or "none"
+    lines.append(f"corpus: {corpus.get('kept', 0)} sentences from {corpus.get('prompts', 0)} "
+                 f"prompts (dropped: {dropped})")
+    hard_path = run_dir / "hard.jsonl"
+    if hard_path.is_file():
+        hard = list(iter_jsonl(hard_path))
+        lines.append(f"hard subset: {len(hard)} sentences; the {min(hardest, len(hard))} hardest:")
+        for rec in hard[:hardest]:
+            text = rec["text"] if len(rec["text"]) <= 90 else rec["text"][:87] + "..."
+            lines.append(f"  {rec['rank']:>3}. div {rec['divergence']:.2f}  task "
+                         f"[{_probs(rec['task_probs'])}]  ref [{_probs(rec['reference_probs'])}]")
+            lines.append(f"       {text}")
+    ngram_path = run_dir / "ngrams.jsonl"
+    if ngram_path.is_file():
+        rows = []
+        for i, rec in enumerate(iter_jsonl(ngram_path)):
+            if i >= ngrams:
+                break
+            rows.append(rec)
+        lines.append(f"top {len(rows)} n-grams (hard vs corpus, by {cfg.mining.statistic}):")
+        lines.append(f"  {'n-gram':<28}{'hard':>6}{'corpus':>8}{'log-odds':>10}{'z':>7}"
+                     f"{'q':>9}{'disagree':>10}")
+        for r in rows:
+            dis = r.get("disagreement_rate")
+            lines.append(f"  {r['ngram'][:27]:<28}{r['hard_count']:>6}{r['corpus_count']:>8}"
+                         f"{r['log_odds']:>10.2f}{r['z']:>7.2f}{r['q_value']:>9.3g}"
+                         f"{'' if dis is None else f'{dis:.2f}':>10}")
+    verify = info.get("verify")
+    if verify is not None:
+        if hasattr(verify, "format_table"):
+            table = verify.format_table()
+        else:  # skipped as current: show the stored side-by-side table
+            import pandas as pd
+
+            csv = next((run_dir / "verify").glob("*/summary.csv"), None)
+            table = pd.read_csv(csv).to_string(index=False) if csv else "(see verify/)"
+        lines.append("per-template results:")
+        lines.append(table)
+    report = info.get("report")
+    if report:
+        lines.append(f"report: {report}")
+    return "\n".join(lines)

@@ -1,0 +1,155 @@
+"""The end-to-end pipeline: generate -> score -> rank -> mine -> evaluate -> verify -> report.
+
+Every stage records a hash of what changes its outputs (its config section plus its
+upstream stage's hash) in the run manifest, and is skipped when its outputs are complete
+and current. A rerun after a crash, or after editing only the suite, redoes only what
+changed; the generation stage itself resumes shard by shard.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from synth import RunDir, config_hash, run_generation, write_json_atomic
+from synthcheck._config import RunConfig
+
+STAGES = ("generate", "score", "rank", "mine", "evaluate", "verify", "report")
+
+
+@dataclass
+class DiscoverResult:
+    """What `discover` did: per-stage status (``ran``/``skipped``), timings and key outputs."""
+
+    run_dir: Path
+    stages: dict[str, str] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def _stage_done(run: RunDir, stage: str, stage_hash: str) -> bool:
+    manifest = run.read_manifest()
+    return bool(manifest.get("stage_hashes", {}).get(stage) == stage_hash
+                and manifest.get("stages", {}).get(stage, {}).get("status") == "complete")
+
+
+def _mark(run: RunDir, stage: str, stage_hash: str, **info: Any) -> None:
+    manifest = run.read_manifest()
+    manifest.setdefault("stage_hashes", {})[stage] = stage_hash
+    manifest.setdefault("stages", {})[stage] = {"status": "complete", **info}
+    write_json_atomic(run.manifest_path, manifest)
+
+
+def evaluate_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, Any]],
+                   progress: bool) -> tuple[bool, dict[str, Any]]:
+    """Held-out evaluation of the task models and the reference, cached in eval.json."""
+    from discovery import evaluate
+    from discovery._stages import reference_hash, task_model_hash
+
+    ehash = config_hash({"evaluation": cfg.evaluation.model_dump(mode="json"),
+                         "task_models": [task_model_hash(cfg, t) for t in cfg.task_models],
+                         "reference": reference_hash(cfg)})
+    path = run.path / "eval.json"
+    if _stage_done(run, "evaluate", ehash) and path.is_file():
+        return False, json.loads(path.read_text(encoding="utf-8"))["reports"]
+    reports = evaluate(cfg, scorers=scorers(), progress=progress)
+    from synth import provenance
+
+    write_json_atomic(path, {"reports": reports, **provenance(ehash)})
+    _mark(run, "evaluate", ehash, models=sorted(reports))
+    return True, reports
+
+
+def verify_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, Any]],
+                 recall: dict[str, dict[str, float]]) -> tuple[bool, Any]:
+    """Run the config's suite against every task model; skipped if suite and models are
+    unchanged. Returns (ran, VerifyResult or the summary JSON when skipped)."""
+    from discovery._stages import task_model_hash
+    from formalize import TemplateRunner, load_suite
+
+    assert cfg.suite is not None  # checked by the caller
+    suite = load_suite(cfg.suite)
+    v = cfg.verify
+    vhash = config_hash({"suite": suite.to_dict(),
+                         "task_models": [task_model_hash(cfg, t) for t in cfg.task_models],
+                         "verify": v.model_dump(mode="json", exclude={"batch_size", "chunk_size"})})
+    out = run.path / "verify" / suite.name
+    if _stage_done(run, "verify", vhash) and (out / "summary.json").is_file():
+        return False, json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    suite.check_limit(v.sample, v.max_cases)  # refuse an oversized suite before scoring
+    runner = TemplateRunner(sample=v.sample, seed=v.seed, batch_size=v.batch_size,
+                            chunk_size=v.chunk_size, max_cases=v.max_cases,
+                            max_examples=v.max_examples, keep_cases=False, heldout_recall=recall)
+    result = runner.run(suite, scorers(), cases_path=out / "cases.jsonl")
+    result.write(out, vhash)
+    _mark(run, "verify", vhash, suite=suite.name, path=str(out.relative_to(run.path)))
+    return True, result
+
+
+def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
+             progress: bool = True, log: Callable[[str], None] = print) -> DiscoverResult:
+    """Run every stage of ``cfg`` into ``run_dir``, skipping stages that are current.
+
+    Raises:
+        RunDirError: ``run_dir`` holds a corpus generated with another config.
+    """
+    from discovery import mine_run, rank_run, score_run
+    from discovery._stages import build_task_scorers
+
+    result = DiscoverResult(Path(run_dir))
+    run = RunDir(run_dir)
+    built: dict[str, Any] = {}
+
+    def scorers() -> dict[str, Any]:
+        if not built:
+            built.update(build_task_scorers(cfg))
+        return built
+
+    def timed(stage: str, fn: Callable[[], tuple[bool, Any]]) -> Any:
+        log(f"[{stage}] ...")
+        t0 = time.perf_counter()
+        ran, value = fn()
+        result.seconds[stage] = round(time.perf_counter() - t0, 2)
+        result.stages[stage] = "ran" if ran else "skipped (current)"
+        log(f"[{stage}] {result.stages[stage]} in {result.seconds[stage]:.1f}s")
+        return value
+
+    def generate() -> tuple[bool, Any]:
+        report = run_generation(cfg, run.path, n=n, resume=True, progress=progress,
+                                config_dump=cfg.model_dump(mode="json"))
+        return bool(report.shards_written), report
+
+    gen = timed("generate", generate)
+    result.info["corpus"] = json.loads((run.path / "corpus" / "stats.json").read_text())
+    result.info["generate"] = gen
+
+    def stage(fn: Callable[..., dict[str, Any]], *args: Any, **kw: Any) -> Callable[[], Any]:
+        def call() -> tuple[bool, Any]:
+            out = fn(cfg, run.path, *args, **kw)
+            return not out.get("skipped"), out
+        return call
+
+    # score_run loads the models itself, and only if some chunk still needs scoring.
+    timed("score", stage(score_run, progress=progress))
+    result.info["rank"] = timed("rank", stage(rank_run))
+    result.info["mine"] = timed("mine", stage(mine_run))
+    reports = timed("evaluate", lambda: evaluate_stage(cfg, run, scorers, progress))
+    result.info["evaluate"] = reports
+    if cfg.suite:
+        recall = {name: {lab: c["recall"] for lab, c in rep["per_class"].items()}
+                  for name, rep in reports.items() if name != "reference"}
+        result.info["verify"] = timed("verify", lambda: verify_stage(cfg, run, scorers, recall))
+    else:
+        result.stages["verify"] = "no suite in the config"
+
+    def report() -> tuple[bool, Any]:
+        from formalize import write_report
+
+        return True, write_report(run.path)
+
+    result.info["report"] = timed("report", report)
+    return result
