@@ -1,0 +1,21 @@
+"""Toy task models for the pipeline tests, loaded through the `python:` spec."""
+
+from __future__ import annotations
+
+import os
+import time
+
+POSITIVE = {"good", "great", "funny", "bright", "loved", "lovely", "wonderful"}
+NEGATIVE = {"bad", "dull", "long", "dark", "worst", "mess", "boring"}
+
+
+def keyword_sentiment(texts: list[str]) -> list[dict[str, float]]:
+    """Counts positive and negative words; ``TOY_DELAY`` seconds of sleep per call."""
+    time.sleep(float(os.environ.get("TOY_DELAY", "0")))
+    out = []
+    for text in texts:
+        words = text.lower().replace(".", " ").split()
+        score = sum(w in POSITIVE for w in words) - sum(w in NEGATIVE for w in words)
+        p = min(0.95, max(0.05, 0.5 + 0.2 * score))
+        out.append({"negative": 1 - p, "positive": p})
+    return out
