@@ -94,7 +94,8 @@ class SegmentConfig(BaseModel):
     @model_validator(mode="after")
     def _range(self) -> SegmentConfig:
         if self.max_words < self.min_words:
-            raise ValueError(f"max_words ({self.max_words}) must be >= min_words ({self.min_words})")
+            raise ValueError(
+                f"max_words ({self.max_words}) must be >= min_words ({self.min_words})")
         return self
 
 

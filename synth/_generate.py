@@ -123,7 +123,8 @@ def generate_shard(
     gens = backend.generate(prompts, cfg.generator.sampling, seeds)
     keep = SentenceFilter(cfg.generator.segment)
     records = []
-    prefix_query = cfg.generator.prompt.style == "continuation" and cfg.generator.segment.include_query
+    gen = cfg.generator
+    prefix_query = gen.prompt.style == "continuation" and gen.segment.include_query
     for q, s, g in zip(queries, seeds, gens, strict=True):
         text = first_sentence((q.text + g.text) if prefix_query else g.text)
         if keep(text):

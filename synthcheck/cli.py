@@ -26,6 +26,8 @@ COMMAND_MODULES = [
     "synthcheck._cmd_verify",
     "synthcheck._cmd_export",
     "synthcheck._cmd_import",
+    "synthcheck._cmd_report",
+    "synthcheck._cmd_propose",
 ]
 
 

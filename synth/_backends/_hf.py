@@ -73,9 +73,8 @@ class HFBackend:
         results: list[Generation | None] = [None] * len(prompts)
         for start in range(0, len(order), self.batch_size):
             idx = order[start : start + self.batch_size]
-            batch = self._generate_batch(
-                [encoded[i] for i in idx], [prompts[i] for i in idx], params, [seeds[i] for i in idx]
-            )
+            batch = self._generate_batch([encoded[i] for i in idx], [prompts[i] for i in idx],
+                                         params, [seeds[i] for i in idx])
             for i, gen in zip(idx, batch, strict=True):
                 results[i] = gen
         return [r for r in results if r is not None]

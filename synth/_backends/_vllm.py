@@ -17,7 +17,8 @@ def import_vllm() -> Any:
     try:
         import vllm
     except ImportError:
-        raise ModelNotAvailable("the vllm backend needs the vllm package", fix=VLLM_INSTALL) from None
+        raise ModelNotAvailable("the vllm backend needs the vllm package",
+                                fix=VLLM_INSTALL) from None
     return vllm
 
 

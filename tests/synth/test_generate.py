@@ -129,3 +129,18 @@ def test_sigkill_then_resume_is_byte_identical(tmp_path: Path, corpus_file: Path
     ids = [r["id"] for r in iter_corpus(tmp_path / "killed")]
     assert len(ids) == len(set(ids))
     assert ids == [r["id"] for r in iter_corpus(tmp_path / "full")]
+
+
+def test_chat_style_prompts_go_through_the_chat_template(tmp_path: Path, corpus_file: Path
+                                                         ) -> None:
+    cfg = load_run_config(write_config(
+        tmp_path / "c.yaml", corpus_file, n=3,
+        prompt={"style": "chat", "template": "Write one review sentence starting: {query}",
+                "system": "You are a film critic."}))
+    backend = FakeBackend()
+    run_generation(cfg, tmp_path / "r", backend=backend, progress=False)
+    prompts = backend.calls[0]
+    assert all(p.startswith("<|user|>Write one review sentence starting: ") for p in prompts)
+    for rec in iter_corpus(tmp_path / "r"):
+        assert not rec["text"].startswith(rec["query"])  # chat output stands alone
+        assert rec["text"] == rec["raw"].strip().split(". ")[0] + "."

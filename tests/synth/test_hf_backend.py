@@ -52,5 +52,6 @@ def test_rows_stop_at_sentence_end(tiny_backend: HFBackend) -> None:
 
 def test_chat_template_rendering(tiny_backend: HFBackend) -> None:
     tok = tiny_backend.tokenizer
-    tok.chat_template = "{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}[assistant]"
+    tok.chat_template = ("{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}"
+                         "[assistant]")
     assert tiny_backend.render_chat("hi", "be brief") == "[system]be brief[user]hi[assistant]"

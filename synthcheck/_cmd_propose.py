@@ -1,0 +1,68 @@
+"""`synthcheck propose`: draft templates from reviewed sentences; append one to a suite."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("propose", help="draft templates from review decisions",
+                       description="Read RUN/review/decisions.jsonl, draft templates from the "
+                                   "tagged sentences (lexicon words become placeholders) and "
+                                   "print them ranked by how many sentences each covers. With "
+                                   "--append-to SUITE --accept K, append draft K to SUITE.")
+    p.add_argument("--run", required=True, type=Path, metavar="DIR", help="run directory")
+    p.add_argument("--tag", default="task-model error",
+                   help="use sentences with this tag (default: 'task-model error')")
+    p.add_argument("--hypothesis", default=None,
+                   help="only sentences whose decision carries this hypothesis text")
+    p.add_argument("--top", type=int, default=10, help="drafts to show (default 10)")
+    p.add_argument("--max-slots", type=int, default=3, help="placeholders per draft (default 3)")
+    p.add_argument("--append-to", type=Path, default=None, metavar="SUITE",
+                   help="suite YAML to append the accepted draft to (created if missing)")
+    p.add_argument("--accept", type=int, default=None, metavar="K",
+                   help="number of the draft to append (as listed, from 1)")
+    p.add_argument("--label", default=None,
+                   help="gold label of the appended test (default: the reference's label "
+                        "of most covered sentences)")
+    p.add_argument("--name", default=None, help="name of the appended test")
+    p.add_argument("--capability", default="Discovered", help="capability of the appended test")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from formalize import append_tests, format_drafts, propose_templates, tagged_sentences
+    from formalize._report_data import RunData
+    from synth import ConfigError, DataError
+
+    if args.top < 1:
+        raise ConfigError(f"--top must be a positive integer, got {args.top}", where="--top",
+                          fix="pass N >= 1")
+    if (args.append_to is None) != (args.accept is None):
+        raise ConfigError("--append-to and --accept go together", where="--append-to/--accept",
+                          fix="give both (e.g. --append-to suite.yaml --accept 1), or neither")
+    run_data = RunData(args.run)  # RunDirError without a manifest
+    sentences = tagged_sentences(args.run, tag=args.tag, hypothesis=args.hypothesis)
+    if not sentences:
+        raise DataError(f"no sentences tagged {args.tag!r}"
+                        + (f" with hypothesis {args.hypothesis!r}" if args.hypothesis else ""),
+                        where=str(args.run / "review" / "decisions.jsonl"),
+                        fix="tag sentences in notebooks/review.ipynb (or ReviewLog.tag) first")
+    drafts = propose_templates(sentences, max_drafts=args.top, max_slots=args.max_slots)
+    print(f"{len(sentences)} sentence(s) tagged {args.tag!r}; {len(drafts)} draft(s), "
+          f"most coverage first:")
+    print(format_drafts(drafts) if drafts else
+          "  (no lexicon word found in the tagged sentences: no drafts)")
+    if args.accept is None:
+        return 0
+    if not 1 <= args.accept <= len(drafts):
+        raise ConfigError(f"--accept {args.accept} is not a listed draft",
+                          where="--accept", fix=f"pick a number from 1 to {len(drafts)}"
+                          if drafts else "there are no drafts to accept")
+    draft = drafts[args.accept - 1]
+    test = draft.to_test(args.name, label=args.label, capability=args.capability)
+    suite = append_tests(args.append_to, [test], labels=run_data.labels)
+    print(f"appended test {test['name']!r} (label {test['label']}) to {args.append_to}; the "
+          f"suite now has {len(suite.tests)} test(s)")
+    return 0

@@ -1,0 +1,32 @@
+"""`synthcheck report`: a self-contained HTML report and a Markdown summary of a run."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("report", help="write report.html and summary.md for a run",
+                       description="Write RUN/report.html (figures embedded, no external files) "
+                                   "and RUN/summary.md. Sections whose inputs are missing are "
+                                   "skipped with a note.")
+    p.add_argument("--run", required=True, type=Path, metavar="DIR", help="run directory")
+    p.add_argument("--out", type=Path, default=None,
+                   help="where to write the HTML (default: RUN/report.html; summary.md beside it)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from formalize import build_report
+
+    report = build_report(args.run)
+    path = report.write(args.out)
+    for s in report.sections:
+        if s.skipped:
+            print(f"skipped {s.title}: {s.skipped}")
+    shown = sum(1 for s in report.sections if not s.skipped)
+    print(f"wrote {path} ({shown} sections, {sum(len(s.figures) for s in report.sections)} "
+          f"figures)")
+    print(f"wrote {path.with_name('summary.md')}")
+    return 0
