@@ -12,6 +12,7 @@ from formalize._formats import (
     read_hatecheck_placeholders,
 )
 from formalize._groups import GroupVariantMaker, substitute_entity
+from formalize._html_report import Report, ReportSection, build_report, write_report
 from formalize._lexicons import (
     BUILTIN_LEXICON_DIR,
     LexiconSet,
@@ -20,7 +21,24 @@ from formalize._lexicons import (
     read_lexicon_yaml,
 )
 from formalize._perturb import PERTURBATIONS, Perturbation, make_perturbation
+from formalize._propose import (
+    TemplateDraft,
+    append_tests,
+    draft_suite,
+    format_drafts,
+    load_run_scorers,
+    propose_templates,
+    run_draft,
+)
 from formalize._report import VerifyResult, group_deviations
+from formalize._review import TAGS as REVIEW_TAGS
+from formalize._review import (
+    ReviewLog,
+    ReviewLogWarning,
+    ReviewSession,
+    ReviewWidget,
+    tagged_sentences,
+)
 from formalize._runner import TemplateRunner, judge, predict
 from formalize._spec import SuiteSpec
 from formalize._suite import CompiledTest, Suite, dump_suite_yaml, load_suite
@@ -34,6 +52,23 @@ from formalize._template import (
 )
 
 __all__ = [
+    "REVIEW_TAGS",
+    "Report",
+    "ReportSection",
+    "ReviewLog",
+    "ReviewLogWarning",
+    "ReviewSession",
+    "ReviewWidget",
+    "TemplateDraft",
+    "append_tests",
+    "build_report",
+    "draft_suite",
+    "format_drafts",
+    "load_run_scorers",
+    "propose_templates",
+    "run_draft",
+    "tagged_sentences",
+    "write_report",
     "BUILTIN_LEXICON_DIR",
     "PERTURBATIONS",
     "Case",
