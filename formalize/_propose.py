@@ -35,6 +35,7 @@ class TemplateDraft:
         slots: the placeholder keys in order of appearance.
         cases: how many cases the template expands to with these lexicons.
         label: the most common label of the covered sentences (None if none had one).
+        placeholders: how many words were replaced (a repeated key counts each time).
     """
 
     template: str
@@ -44,6 +45,7 @@ class TemplateDraft:
     slots: tuple[str, ...]
     cases: int
     label: str | None
+    placeholders: int = 0
 
     def to_test(self, name: str | None = None, *, label: str | None = None,
                 capability: str = "Discovered", description: str | None = None
@@ -225,8 +227,9 @@ def propose_templates(sentences: Sequence[str | Mapping[str, Any]], lexicons: Ma
         drafts.append(TemplateDraft(
             template=template, coverage=len(members), ids=tuple(items[i][0] for i in members),
             examples=tuple(items[i][1] for i in members[:5]), slots=slots, cases=cases,
-            label=labels.most_common(1)[0][0] if labels else None))
-    drafts.sort(key=lambda d: (-d.coverage, len(d.slots), -d.cases, d.template))
+            label=labels.most_common(1)[0][0] if labels else None,
+            placeholders=template.count("{") - 2 * template.count("{{")))
+    drafts.sort(key=lambda d: (-d.coverage, d.placeholders, -d.cases, d.template))
     return _thin(drafts)[:max_drafts]
 
 
@@ -238,7 +241,7 @@ def _thin(drafts: list[TemplateDraft]) -> list[TemplateDraft]:
     keep = set()
     for group in by_set.values():
         keep.add(id(group[0]))
-        keep.add(id(max(group, key=lambda d: (len(d.slots), d.cases))))
+        keep.add(id(max(group, key=lambda d: (d.placeholders, d.cases))))
     return [d for d in drafts if id(d) in keep]
 
 

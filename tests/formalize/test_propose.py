@@ -1,0 +1,174 @@
+"""Drafting templates from tagged sentences, running a draft, appending to suites, and the
+`synthcheck propose` command."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from formalize import (
+    ReviewLog,
+    TemplateDraft,
+    append_tests,
+    load_suite,
+    propose_templates,
+    run_draft,
+)
+from synth import TemplateError
+from synthcheck.cli import main
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
+import runbuilder  # noqa: E402  (the shared synthetic run, in tests/app)
+
+LEX = {"NOUN": ["movie", "book", "film", "album"], "POS_VERB": ["love", "like"],
+       "POS_ADJ": ["great", "amazing"], "PRONOUN": ["I", "you", "he"]}
+
+
+def test_drafts_ranked_by_coverage_then_fewest_placeholders() -> None:
+    sents = [{"id": "a", "text": "I can't say I don't love this movie.", "label": "positive"},
+             {"id": "b", "text": "I can't say I don't love this book.", "label": "positive"},
+             {"id": "c", "text": "I was blown away by this film.", "label": "positive"}]
+    drafts = propose_templates(sents, LEX, max_drafts=5)
+    first = drafts[0]
+    assert first.template == "I can't say I don't love this {NOUN}."
+    assert (first.coverage, first.ids, first.slots, first.cases) == (2, ("a", "b"), ("NOUN",), 4)
+    assert first.label == "positive"
+    assert first.examples == ("I can't say I don't love this movie.",
+                              "I can't say I don't love this book.")
+    # the most general draft with the same evidence comes next
+    assert drafts[1].template == "I can't say I don't {POS_VERB} this {NOUN}."
+    assert drafts[1].coverage == 2 and drafts[1].cases == 8
+    assert drafts[2].template == "I was blown away by this {NOUN}." and drafts[2].coverage == 1
+    assert all(d.coverage <= first.coverage for d in drafts)
+
+
+def test_stopword_values_are_never_replaced_and_articles_become_modifiers() -> None:
+    drafts = propose_templates(["I think it was an amazing album."], LEX, max_drafts=10)
+    templates = {d.template for d in drafts}
+    # the least and the most general draft: "an amazing" -> {a:POS_ADJ}
+    assert templates == {"I think it was an amazing {NOUN}.", "I think it was {a:POS_ADJ} {NOUN}."}
+    assert not any("PRONOUN" in t for t in templates)  # "I" is a stopword
+
+
+def test_repeated_value_shares_a_key_and_braces_are_escaped() -> None:
+    drafts = propose_templates(["This movie {sic} is a movie, not a book."], LEX, max_drafts=20)
+    templates = {d.template for d in drafts}
+    assert "This {NOUN} {{sic}} is {a:NOUN}, not {a:NOUN1}." in templates
+    from formalize import parse_template
+
+    for t in templates:
+        parse_template(t)  # every draft is a valid template
+
+
+def test_no_lexicon_word_gives_no_drafts() -> None:
+    assert propose_templates(["Nothing here matches."], LEX) == []
+
+
+def test_run_draft_measures_the_task_models() -> None:
+    scorers = {"keyword": runbuilder.keyword_model,
+               "negation-aware": runbuilder.negation_aware_model}
+    draft = propose_templates([{"id": "a", "text": "I can't say I don't love this movie.",
+                                "label": "positive"}], LEX)[0]
+    result = run_draft(draft, scorers, runbuilder.LABELS, lexicons=LEX)
+    rates = {(r.model): r.fail_rate for r in result.summary.itertuples() if r.level == "test"}
+    assert rates == {"keyword": 1.0, "negation-aware": 0.0}
+    assert result.meta["cases"] == 4  # LEX's NOUN (4 values) replaces the built-in one (83)
+    assert set(result.cases["text"]) == {f"I can't say I don't love this {n}." for n in LEX["NOUN"]}
+
+
+def test_to_test_needs_a_label() -> None:
+    draft = TemplateDraft("This {NOUN} rocks.", 1, ("a",), ("This movie rocks.",), ("NOUN",), 4,
+                          None)
+    with pytest.raises(TemplateError, match=r"draft 'This \{NOUN\} rocks\.' has no gold label"):
+        draft.to_test()
+    assert draft.to_test("rocks", label="positive")["label"] == "positive"
+
+
+def test_append_keeps_tests_and_comments(tmp_path: Path) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text("# my suite\nname: mine\nlabels: [negative, positive]\ntests:\n"
+                     "  # the first test\n  - name: one\n    type: mft\n    capability: X\n"
+                     "    template: \"This {NOUN} is good.\"\n    label: positive\n")
+    loaded = append_tests(suite, [{"name": "two", "type": "mft", "capability": "Y",
+                                   "template": "I hate this {NOUN}.", "label": "negative"}])
+    assert [t.name for t in loaded.tests] == ["one", "two"]
+    text = suite.read_text()
+    assert text.startswith("# my suite\n") and "  # the first test\n" in text
+    assert "  - name: two\n" in text
+
+
+def test_append_refuses_a_duplicate_and_leaves_the_file(tmp_path: Path) -> None:
+    suite = tmp_path / "s.yaml"
+    append_tests(suite, [{"name": "one", "type": "mft", "capability": "X",
+                          "template": "This {NOUN} is good.", "label": "positive"}],
+                 labels=["negative", "positive"])
+    before = suite.read_bytes()
+    with pytest.raises(TemplateError, match="duplicate test name 'one'"):
+        append_tests(suite, [{"name": "one", "type": "mft", "capability": "X",
+                              "template": "This {NOUN} is bad.", "label": "negative"}])
+    with pytest.raises(TemplateError, match=r"undefined placeholder \{NOUNZ\}"):
+        append_tests(suite, [{"name": "two", "type": "mft", "capability": "X",
+                              "template": "This {NOUNZ} is bad.", "label": "negative"}])
+    assert suite.read_bytes() == before
+    assert [t.name for t in load_suite(suite).tests] == ["one"]
+
+
+def test_new_suite_needs_labels(tmp_path: Path) -> None:
+    with pytest.raises(TemplateError, match="a new suite file needs the task's labels"):
+        append_tests(tmp_path / "new.yaml", [{"name": "x", "type": "mft", "capability": "X",
+                                              "template": "ok", "label": "positive"}])
+
+
+# -- the CLI ------------------------------------------------------------------------
+@pytest.fixture
+def tagged_run(tmp_path: Path) -> Path:
+    run = runbuilder.build_run(tmp_path / "run", verify=False)
+    log = ReviewLog(run)
+    for sid in ("q00000040", "q00000041", "q00000042"):  # "I can't say I don't love this X."
+        log.tag(sid, "task-model error", hypothesis="double negation")
+    log.tag("q00000045", "reference error")
+    return run
+
+
+def test_cli_propose_lists_drafts(tagged_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["propose", "--run", str(tagged_run), "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "3 sentence(s) tagged 'task-model error'; 3 draft(s)" in out
+    assert "  1. covers 3  (83 cases, label positive)  I can't say I don't love this {NOUN}." in out
+
+
+def test_cli_propose_appends_draft(tagged_run: Path, tmp_path: Path,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    suite = tmp_path / "proposed.yaml"
+    args = ["propose", "--run", str(tagged_run), "--append-to", str(suite), "--accept", "1",
+            "--name", "double negation (proposed)"]
+    assert main(args) == 0
+    assert "appended test 'double negation (proposed)' (label positive)" in capsys.readouterr().out
+    data = yaml.safe_load(suite.read_text())
+    assert data["labels"] == ["negative", "positive"]
+    assert data["tests"][0]["template"] == "I can't say I don't love this {NOUN}."
+    assert main(args) == 2  # the same name again
+    assert "duplicate test name 'double negation (proposed)'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("extra", "pattern"), [
+    (["--accept", "1"], r"--append-to and --accept go together"),
+    (["--append-to", "x.yaml", "--accept", "9"], r"--accept 9 is not a listed draft.*from 1 to"),
+    (["--tag", "ambiguous"], r"no sentences tagged 'ambiguous'.*decisions\.jsonl"),
+    (["--tag", "bogus"], r"unknown review tag 'bogus'"),
+    (["--top", "0"], r"--top must be a positive integer"),
+])
+def test_cli_propose_errors_exit_2(tagged_run: Path, extra: list[str], pattern: str,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["propose", "--run", str(tagged_run), *extra]) == 2
+    import re
+
+    assert re.search("error: " + pattern, capsys.readouterr().err)
+
+
+def test_cli_propose_without_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["propose", "--run", str(tmp_path)]) == 2
+    assert "error: no manifest.json in the run directory" in capsys.readouterr().err
