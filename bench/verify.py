@@ -95,7 +95,7 @@ def main() -> None:
           "chunk 4096")
     print(f"{'cases':>9} {'expand/s':>10} {'expand peak':>12} {'list peak':>10} "
           f"{'run cases/s':>12} {'run peak':>9} {'cases.jsonl':>12}")
-    for size, total, n_exp, t_exp, pk_e, pk_l, n_run, t_run, pk_r, mb in rows:
+    for _size, _total, n_exp, t_exp, pk_e, pk_l, n_run, t_run, pk_r, mb in rows:
         print(f"{n_exp:>9,} {n_exp / t_exp:>10,.0f} {pk_e / 2**20:>12.2f} {pk_l / 2**20:>10.1f} "
               f"{n_run / t_run:>12,.0f} {pk_r / 2**20:>9.2f} {mb:>10.1f}MB")
 

@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from synth import DataError, TemplateError, iter_jsonl
 from formalize._template import indefinite_article
+from synth import DataError, TemplateError, iter_jsonl
 
 
 def _case_like(src: str, out: str) -> str:

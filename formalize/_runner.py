@@ -7,12 +7,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from discovery import TaskScorer
 from formalize._expand import Case
 from formalize._suite import Suite
 from synth import DataError, SynthcheckError, atomic_open, dumps_record
+
+if TYPE_CHECKING:
+    from formalize._report import VerifyResult
 
 _EPS = 1e-9
 _PAIRED = ("inv", "dir")

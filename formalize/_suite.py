@@ -322,7 +322,7 @@ class Suite:
         if isinstance(label, LabelRule):
             for lab in label.map.values():
                 self._check_label(lab, i, "label", spec.name)
-            for j, tpl in enumerate(test.source.templates):
+            for tpl in test.source.templates:
                 if label.by not in tpl.keys:
                     raise TemplateError(
                         f"the label depends on slot {label.by!r}, which template {tpl.text!r} lacks",
