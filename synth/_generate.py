@@ -188,9 +188,21 @@ def run_generation(
         backend = backend or _build_backend(cfg)
         _generate_shards(cfg, run, backend, sampler, ranges, todo, chash, report, progress)
     report.complete = all(shard_done(run, s, len(r), chash) for s, r in enumerate(ranges))
-    if report.complete:
+    if report.complete and not _corpus_current(run, chash, len(ranges), total):
         finalize_corpus(run, len(ranges), chash, total)
     return report
+
+
+def _corpus_current(run: RunDir, chash: str, num_shards: int, total: int) -> bool:
+    """True when ``stats.json`` and the manifest already describe this complete corpus, so a
+    rerun that wrote no shard leaves every corpus file (and its mtime) untouched."""
+    path = corpus_dir(run) / "stats.json"
+    if not path.is_file():
+        return False
+    stats = json.loads(path.read_text(encoding="utf-8"))
+    entry = run.stage_status(STAGE) or {}
+    return bool(stats.get("config_hash") == chash and stats.get("shards") == num_shards
+                and entry.get("status") == "complete" and entry.get("prompts") == total)
 
 
 def _generate_shards(
