@@ -164,33 +164,46 @@ def run_generation(
     if run.exists():
         old = run.read_manifest().get("stage_hashes", {}).get(STAGE)
         if old is not None and old != chash:
-            raise RunDirError(
-                f"run directory belongs to another config (generation hash {old}, this "
-                f"config {chash}){'; --resume refused' if resume else ''}",
-                where=str(run.path),
-                fix="use a new --run directory, or restore the config it was made with",
-            )
+            if existing or _has_shards(run):
+                raise RunDirError(
+                    f"run directory belongs to another config (generation hash {old}, this "
+                    f"config {chash}){'; --resume refused' if resume else ''}",
+                    where=str(run.path),
+                    fix="use a new --run directory, or restore the config it was made with",
+                )
+            # A start that failed (bad input) recorded its hash but wrote no shard: no
+            # result is lost by letting the corrected config take the directory.
+            run.reset_stage(STAGE)
     if existing and not resume:
         raise RunDirError(f"run directory already holds {len(existing)} finished shard(s)",
                           where=str(run.path),
                           fix="pass --resume to continue it, or choose a new --run directory")
-    run.open(config_dump or cfg.model_dump(mode="json"), chash, stage=STAGE)
     mine = [s for s in range(len(ranges)) if shard is None or s % shard[1] == shard[0]]
-    for s in mine:  # temp files a killed writer left (only our shards: others may be writing)
-        for stale in corpus_dir(run).glob(f".shard-{s:05d}.*.tmp"):
-            stale.unlink(missing_ok=True)
     todo = [s for s in mine if not shard_done(run, s, len(ranges[s]), chash)]
     report = GenerationReport(shards_skipped=[s for s in mine if s not in todo])
+    sampler = None
     if todo:
-        run.set_stage(STAGE, "running", prompts=total)
+        # Read the seed corpus and resolve the model before anything is written, so bad
+        # input (a missing file, k too large, an unknown model) leaves the directory as it was.
         sampler = QuerySampler(load_seed_corpus(cfg.corpus), cfg.queries,
                                cfg.generator.sampling.seed)
         backend = backend or _build_backend(cfg)
+    run.open(config_dump or cfg.model_dump(mode="json"), chash, stage=STAGE)
+    for s in mine:  # temp files a killed writer left (only our shards: others may be writing)
+        for stale in corpus_dir(run).glob(f".shard-{s:05d}.*.tmp"):
+            stale.unlink(missing_ok=True)
+    if todo:
+        assert sampler is not None and backend is not None
+        run.set_stage(STAGE, "running", prompts=total)
         _generate_shards(cfg, run, backend, sampler, ranges, todo, chash, report, progress)
     report.complete = all(shard_done(run, s, len(r), chash) for s, r in enumerate(ranges))
     if report.complete and not _corpus_current(run, chash, len(ranges), total):
         finalize_corpus(run, len(ranges), chash, total)
     return report
+
+
+def _has_shards(run: RunDir) -> bool:
+    return corpus_dir(run).is_dir() and any(corpus_dir(run).glob("shard-*.jsonl"))
 
 
 def _corpus_current(run: RunDir, chash: str, num_shards: int, total: int) -> bool:
@@ -287,14 +300,16 @@ def merge_runs(cfg: Stage1Config, out_dir: str | Path, parts: list[str | Path], 
     chash = generation_config_hash(cfg)
     total = n if n is not None else cfg.generator.n
     ranges = shard_ranges(total, cfg.generator.shard_size)
-    out = RunDir(out_dir)
-    out.open(cfg.model_dump(mode="json"), chash, stage=STAGE)
-    for part in parts:
+    for part in parts:  # check every part before the output directory is touched
         prun = RunDir(part)
         phash = prun.read_manifest().get("stage_hashes", {}).get(STAGE)
         if phash != chash:
             raise RunDirError(f"part was made with another config (hash {phash}, expected {chash})",
                               where=str(prun.path), fix="merge only parts of one config")
+    out = RunDir(out_dir)
+    out.open(cfg.model_dump(mode="json"), chash, stage=STAGE)
+    for part in parts:
+        prun = RunDir(part)
         for s, r in enumerate(ranges):
             if not shard_done(prun, s, len(r), chash) or prun.path.resolve() == out.path.resolve():
                 continue

@@ -160,3 +160,71 @@ def test_bad_shard_argument(cfg_path: Path, tmp_path: Path,
     assert code == 2 and "bad --shard '2/2'" in err
 
 
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("corpus.source=/no/such.jsonl", "corpus file not found"),
+    ("queries.k=100", "no seed document has 100 words"),
+    ("generator.model=packaged:smollm3", "unknown packaged model"),
+])
+def test_failed_start_does_not_lock_the_run_directory(
+        cfg_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], override: str, message: str) -> None:
+    """Bad input on a new run directory writes no result, so the corrected command may use it."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "synth"))
+    from fakes import FakeBackend
+
+    run = tmp_path / "r"
+    code, err = run_cli(["generate", "-c", str(cfg_path), "--run", str(run), "-P", override],
+                        capsys)
+    assert code == 2 and message in err
+    assert not (run / "corpus").exists() or not any((run / "corpus").iterdir())
+    import synth._generate as gen
+
+    monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
+    assert main(["generate", "-c", str(cfg_path), "--run", str(run), "-q"]) == 0
+    assert "corpus complete" in capsys.readouterr().out
+
+
+def test_bad_input_on_resume_keeps_existing_shards(
+        cfg_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Extending a finished run whose seed corpus has since gone: exit 2, every file kept."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "synth"))
+    from fakes import FakeBackend
+
+    import synth._generate as gen
+
+    monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
+    run = tmp_path / "r"
+    assert main(["generate", "-c", str(cfg_path), "--run", str(run), "-q"]) == 0
+    capsys.readouterr()
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in run.rglob("*")
+              if p.is_file()}
+    (tmp_path / "docs.txt").unlink()
+    code, err = run_cli(["generate", "-c", str(cfg_path), "--run", str(run), "--resume",
+                         "--n", "8"], capsys)
+    assert code == 2 and "corpus file not found" in err and "Traceback" not in err
+    after = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in run.rglob("*")
+             if p.is_file()}
+    assert after == before
+
+
+def test_merge_refuses_a_foreign_part_before_touching_the_output(
+        cfg_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    sys.path.insert(0, str(Path(__file__).parents[1] / "synth"))
+    from fakes import FakeBackend
+
+    import synth._generate as gen
+
+    monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
+    assert main(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "p0"),
+                 "--shard", "0/2", "-q"]) == 0
+    assert main(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "other"),
+                 "--shard", "1/2", "-q", "-P", "generator.sampling.seed=5"]) == 0
+    capsys.readouterr()
+    code, err = run_cli(["merge", "-c", str(cfg_path), "--run", str(tmp_path / "m"),
+                         str(tmp_path / "p0"), str(tmp_path / "other")], capsys)
+    assert code == 2 and "part was made with another config" in err and "other" in err
+    assert not (tmp_path / "m").exists()

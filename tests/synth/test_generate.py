@@ -144,3 +144,14 @@ def test_chat_style_prompts_go_through_the_chat_template(tmp_path: Path, corpus_
     for rec in iter_corpus(tmp_path / "r"):
         assert not rec["text"].startswith(rec["query"])  # chat output stands alone
         assert rec["text"] == rec["raw"].strip().split(". ")[0] + "."
+
+
+def test_shard_size_is_in_the_hash(tmp_path: Path, corpus_file: Path) -> None:
+    """Shard size decides which file (and "shard" field) a prompt lands in: part of the hash."""
+    cfg = load_run_config(write_config(tmp_path / "c.yaml", corpus_file))
+    run_generation(cfg, tmp_path / "r", backend=FakeBackend(), progress=False)
+    before = corpus_bytes(tmp_path / "r")
+    other = load_run_config(tmp_path / "c.yaml", ["generator.shard_size=2"])
+    with pytest.raises(RunDirError, match="belongs to another config"):
+        run_generation(other, tmp_path / "r", resume=True, backend=FakeBackend())
+    assert corpus_bytes(tmp_path / "r") == before

@@ -36,3 +36,11 @@ def test_random_k_stays_inside_one_sentence() -> None:
 def test_k_larger_than_every_document() -> None:
     with pytest.raises(DataError, match=r"no seed document has 50 words \(the longest has 13\)"):
         QuerySampler(DOCS, QueryConfig(k=50), seed=0)
+
+
+def test_min_doc_words_filters_short_documents() -> None:
+    sampler = QuerySampler(DOCS, QueryConfig(k=2, min_doc_words=9), seed=0)
+    assert sampler.num_eligible == 1  # only the 13-word document is long enough
+    assert {q.text for q in sampler.queries(range(10))} == {"alpha beta"}
+    with pytest.raises(DataError, match=r"queries.k / queries.min_doc_words"):
+        QuerySampler(DOCS, QueryConfig(k=2, min_doc_words=14), seed=0)
