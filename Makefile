@@ -33,6 +33,8 @@ lint: setup
 
 bench: setup
 	$(BIN)/python bench/generate.py
+	$(BIN)/python bench/score.py
+	$(BIN)/python bench/verify.py
 
 clean:
 	rm -rf runs/demo
