@@ -11,7 +11,7 @@ from formalize._formats import (
     import_hatecheck,
     read_hatecheck_placeholders,
 )
-from formalize._groups import GroupVariantMaker, substitute_entity
+from formalize._groups import GroupVariantMaker, read_run_texts, substitute_entity
 from formalize._html_report import Report, ReportSection, build_report, write_report
 from formalize._lexicons import (
     BUILTIN_LEXICON_DIR,
@@ -40,8 +40,14 @@ from formalize._review import (
     tagged_sentences,
 )
 from formalize._runner import TemplateRunner, judge, predict
-from formalize._spec import SuiteSpec
-from formalize._suite import CompiledTest, Suite, dump_suite_yaml, load_suite
+from formalize._spec import RunTexts, SuiteSpec
+from formalize._suite import (
+    CompiledTest,
+    Suite,
+    check_suite_labels,
+    dump_suite_yaml,
+    load_suite,
+)
 from formalize._template import (
     Slot,
     Text,
@@ -79,6 +85,7 @@ __all__ = [
     "Perturbation",
     "Slot",
     "Suite",
+    "RunTexts",
     "SuiteSpec",
     "TemplateRunner",
     "TemplateSource",
@@ -86,6 +93,7 @@ __all__ = [
     "VerifyConfig",
     "VerifyResult",
     "builtin_lexicons",
+    "check_suite_labels",
     "dump_suite_yaml",
     "export_adatest",
     "export_capability_csv",
@@ -103,6 +111,7 @@ __all__ = [
     "read_hatecheck_placeholders",
     "read_lexicon_file",
     "read_lexicon_yaml",
+    "read_run_texts",
     "render",
     "substitute_entity",
     "tokenize",

@@ -94,7 +94,9 @@ def _expand_all(template: str, lexicons: LexiconSet) -> set[str] | None:
 def export_native_cases(suite: Suite, path: str | Path, *, sample: int | None = None,
                         seed: int | None = None, max_cases: int | None = None) -> int:
     """Write every case as flattened JSON Lines (test, capability, type, case_id, text, label,
-    fills, ...); loadable by ``pandas.read_json(lines=True)`` and ``datasets``. Returns the count."""
+    fills, ...); loadable by ``pandas.read_json(lines=True)`` and ``datasets``.
+
+    Returns the number of cases written."""
     return write_jsonl(path, (c.to_record() for c in suite.cases(sample, seed, max_cases)))
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import csv
+import functools
+import os
+import random
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from formalize._template import indefinite_article
-from synth import DataError, TemplateError, iter_jsonl
+from synth import DataError, TemplateError, iter_corpus, iter_jsonl
 
 
 def _case_like(src: str, out: str) -> str:
@@ -48,6 +51,62 @@ def read_texts_file(path: str | Path, where: str) -> list[str]:
                         fix="use .txt, .jsonl or .csv")
 
 
+def _has_corpus(run_dir: Path) -> bool:
+    return any((run_dir / "corpus").glob("shard-*.jsonl"))
+
+
+def read_run_texts(run: str | Path, where: str, *, base_dir: str | Path = ".",
+                   limit: int | None = None, seed: int | str = 0,
+                   keep: Callable[[str], bool] | None = None) -> list[str]:
+    """Read base texts from a run's generated corpus (``corpus/shard-*.jsonl``, via
+    ``synth.iter_corpus``: shard order, duplicates dropped).
+
+    Args:
+        run: the run directory; a relative path is relative to ``base_dir`` (the suite's folder).
+        where: names the suite and test in errors.
+        limit: keep this many texts, drawn by a seeded reservoir sample (memory stays at
+            ``limit`` texts) and returned in corpus order; None keeps every text.
+        seed: seed of the draw.
+        keep: only texts for which this returns True are considered (drawn from).
+
+    Raises:
+        TemplateError: no corpus in the run directory, or a corpus record without a ``text``.
+    """
+    run_dir = Path(base_dir) / run
+    if not _has_corpus(run_dir):
+        fix = ("generate it first (synthcheck generate --run DIR), or check the path; a "
+               "relative path is relative to the suite file's folder")
+        if not Path(run).is_absolute() and _has_corpus(Path(run)):
+            rel = Path(os.path.relpath(Path(run).resolve(), Path(base_dir).resolve()))
+            fix = (f"a relative path is relative to the suite file's folder: write "
+                   f"{rel.as_posix()!r} (or an absolute path) for the run in the current "
+                   "directory")
+        raise TemplateError("no corpus in the run directory (no corpus/shard-*.jsonl)",
+                            where=f"{where}: {run_dir}", fix=fix)
+    rng = random.Random(f"{seed}|corpus")
+    reservoir: list[tuple[int, str]] = []
+    i = 0
+    try:
+        for record in iter_corpus(run_dir):
+            text = str(record["text"])
+            if not text.strip() or (keep is not None and not keep(text)):
+                continue
+            if limit is None or i < limit:
+                reservoir.append((i, text))
+            else:
+                j = rng.randrange(i + 1)
+                if j < limit:
+                    reservoir[j] = (i, text)
+            i += 1
+    except KeyError:
+        raise TemplateError("a corpus record has no 'text' field", where=f"{where}: {run_dir}",
+                            fix="point texts_from_run at a run directory that synthcheck "
+                                "generate wrote") from None
+    except DataError as exc:
+        raise TemplateError(exc.what, where=exc.where, fix=exc.fix) from None
+    return [text for _, text in sorted(reservoir)]
+
+
 class GroupVariantMaker:
     """Makes one variant of a text per group value by changing, adding or keeping a mention.
 
@@ -72,7 +131,8 @@ class GroupVariantMaker:
                     lookup.setdefault(w.lower(), i)
             self._lookup = lookup
             alts = sorted(lookup, key=len, reverse=True)
-            self._regex = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, alts)) + r")(?![\w-])",
+            alternation = "|".join(map(re.escape, alts))
+            self._regex = re.compile(r"(?<![\w-])(" + alternation + r")(?![\w-])",
                                      re.IGNORECASE)
         else:
             try:
@@ -81,6 +141,11 @@ class GroupVariantMaker:
                 raise TemplateError(f"bad regular expression {pattern!r}: {exc}", where=where,
                                     fix="fix the pattern (YAML single quotes keep backslashes)"
                                     ) from None
+
+    def applies(self, text: str) -> bool:
+        """True when :meth:`variants` makes variants of ``text`` (it mentions the attribute,
+        or ``add`` inserts a mention)."""
+        return self.add is not None or self._regex.search(text) is not None
 
     def mention(self, group: str) -> str:
         """Return the text that marks ``group`` when a mention has to be added."""
@@ -96,11 +161,14 @@ class GroupVariantMaker:
                 added = self.add.replace("{mention}", self.mention(g))
                 out[g] = f"{added} {text}" if self.at == "start" else f"{text} {added}"
             return out
+        return {g: self._regex.sub(functools.partial(self._replacement, g), text)
+                for g in self.groups}
+
+    def _replacement(self, group: str, match: re.Match[str]) -> str:
+        found = match.group(0)
         if self.words:
-            return {g: self._regex.sub(
-                lambda m, g=g: _case_like(m.group(0), self.words[g][self._lookup[m.group(0).lower()]]),
-                text) for g in self.groups}
-        return {g: self._regex.sub(lambda m, g=g: self.values[g], text) for g in self.groups}
+            return _case_like(found, self.words[group][self._lookup[found.lower()]])
+        return self.values[group]
 
 
 _ARTICLE_BEFORE = re.compile(r"\b(a|an)(\s+)$", re.IGNORECASE)

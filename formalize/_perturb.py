@@ -289,7 +289,10 @@ def make_perturbation(spec: dict[str, Any], lexicon_values: Callable[[str], Sequ
         if "phrases" not in accepted:
             raise TemplateError(f"perturbation {name!r} takes no 'lexicon'", where=where,
                                 fix=f"its parameters: {', '.join(accepted) or '(none)'}")
-        params["phrases"] = list(lexicon_values(str(lexicon)))
+        try:
+            params["phrases"] = list(lexicon_values(str(lexicon)))
+        except TemplateError as exc:  # name the test and line, not just the suite
+            raise TemplateError(exc.what, where=where, fix=exc.fix) from None
     for key in params:
         if key not in accepted:
             raise TemplateError(

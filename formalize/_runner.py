@@ -144,7 +144,8 @@ class TemplateRunner:
         for name, scorer in models.items():
             if set(scorer.labels) != set(suite.labels):
                 raise DataError(
-                    f"model {name!r} has labels {list(scorer.labels)}, the suite has {suite.labels}",
+                    f"model {name!r} has labels {list(scorer.labels)}, "
+                    f"the suite has {suite.labels}",
                     where=suite.source,
                     fix="use a model of the suite's task, or map its labels onto the suite's")
         total = suite.check_limit(self.sample, self.max_cases)

@@ -63,6 +63,22 @@ class ContrastItem(BaseModel):
     """Gold label of the substituted texts (default: the test's ``contrast_label``)."""
 
 
+class RunTexts(BaseModel):
+    """Base texts drawn from a run directory's generated corpus (``corpus/shard-*.jsonl``)."""
+
+    model_config = _STRICT
+
+    run: str = Field(min_length=1)
+    """The run directory (``--run`` of ``synthcheck generate``/``discover``); a relative path
+    is relative to the suite file's folder, like every path in a suite."""
+    limit: int | None = Field(None, ge=1)
+    """Draw this many texts (a seeded sample, kept in corpus order); ``None``: every text.
+    Only texts the test applies to are drawn: with ``words``/``pattern`` and no ``add``,
+    texts that mention the attribute."""
+    seed: int | None = None
+    """Seed of the draw (default: the suite's ``seed``)."""
+
+
 class _TestBase(BaseModel):
     model_config = _STRICT
 
@@ -156,9 +172,13 @@ class GroupTest(_TestBase):
 
     type: Literal["group"]
     texts: list[str] = Field(default_factory=list)
-    """Base texts (or use ``texts_file``)."""
+    """Base texts (and/or ``texts_file``, ``texts_from_run``; all given sources are used)."""
     texts_file: str | None = None
-    """A ``.txt`` (one per line), ``.jsonl`` or ``.csv`` file (``text`` field/column)."""
+    """A ``.txt`` (one per line), ``.jsonl`` or ``.csv`` file (``text`` field/column),
+    relative to the suite file's folder."""
+    texts_from_run: RunTexts | None = None
+    """Base texts from a run's generated corpus: a run directory (``texts_from_run: runs/demo``,
+    every corpus text) or ``{run: runs/demo, limit: 200, seed: 1}`` (a seeded sample)."""
     attribute: str = "group"
     """The attribute that varies (gender, age, ethnicity)."""
     words: dict[str, list[str]] | None = None
@@ -173,6 +193,12 @@ class GroupTest(_TestBase):
     without ``add`` such texts are skipped."""
     at: Literal["start", "end"] = "start"
     """Where ``add`` goes."""
+
+    @field_validator("texts_from_run", mode="before")
+    @classmethod
+    def _run_shorthand(cls, value: Any) -> Any:
+        # `texts_from_run: runs/demo` is shorthand for `{run: runs/demo}`.
+        return {"run": value} if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _one_mode(self) -> GroupTest:
@@ -220,7 +246,9 @@ class SuiteSpec(BaseModel):
     description: str = ""
     """What the suite covers."""
     labels: list[str] = Field(min_length=2)
-    """The task's label names; every gold label must be one of them."""
+    """The task's label names; every gold label must be one of them. ``synthcheck verify
+    --config C`` and ``discover`` also check that they are the run config's ``task.labels``
+    (in any order)."""
     lexicons: dict[str, list[str] | LexiconFile] = Field(default_factory=dict)
     """Suite lexicons (they override built-in ones of the same name)."""
     lexicon_files: list[str] = Field(default_factory=list)
@@ -228,7 +256,8 @@ class SuiteSpec(BaseModel):
     builtin_lexicons: bool = True
     """Make the built-in lexicons (configs/lexicons) available."""
     slots: dict[str, list[str]] = Field(default_factory=dict)
-    """Slot aliases: a name -> the lexicons whose union it draws from (``ADJ: [POS_ADJ, NEG_ADJ]``)."""
+    """Slot aliases: a name -> the lexicons whose union it draws from
+    (``ADJ: [POS_ADJ, NEG_ADJ]``)."""
     max_cases: int = Field(100_000, ge=1)
     """Refuse exhaustive expansion above this many cases (use sampling instead)."""
     seed: int = 0

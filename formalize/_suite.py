@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,19 @@ import yaml
 from pydantic import ValidationError
 
 from formalize._expand import Case, CompiledTemplate, Deduper, TemplateSource, case_rng, slugify
-from formalize._groups import GroupVariantMaker, iter_contrasts, read_texts_file
-from formalize._lexicons import LexiconSet, builtin_lexicons, read_lexicon_file, read_lexicon_yaml
+from formalize._groups import (
+    GroupVariantMaker,
+    iter_contrasts,
+    read_run_texts,
+    read_texts_file,
+)
+from formalize._lexicons import (
+    LexiconSet,
+    _clean,
+    builtin_lexicons,
+    read_lexicon_file,
+    read_lexicon_yaml,
+)
 from formalize._perturb import Perturbation, make_perturbation
 from formalize._spec import (
     ContrastTest,
@@ -182,26 +194,14 @@ class Suite:
                 or any problem with templates, lexicons or labels.
         """
         path = Path(path)
-        try:
-            data, node = load_yaml(path)
-        except ConfigError as exc:
-            what = exc.what.replace("config file", "suite file")
-            raise TemplateError(what, where=exc.where, fix=exc.fix) from None
+        data, node = _read_yaml(path)
         return cls.from_dict(data, source=str(path), base_dir=path.parent, node=node)
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "<suite>", base_dir: str | Path = ".",
                   node: yaml.Node | None = None) -> Suite:
         """Check a suite given as a dict (the YAML's content)."""
-        if not isinstance(data, dict):
-            raise TemplateError("a suite must be a YAML mapping", where=source,
-                                fix="write name:, labels: and tests: at the top level")
-        try:
-            spec = SuiteSpec.model_validate(data)
-        except ValidationError as exc:
-            err = _to_config_error(exc, source, node)
-            raise TemplateError(err.what, where=err.where, fix=err.fix) from None
-        return cls(spec, source=source, base_dir=base_dir, node=node)
+        return cls(_validate(data, source, node), source=source, base_dir=base_dir, node=node)
 
     @property
     def name(self) -> str:
@@ -224,14 +224,20 @@ class Suite:
     def _build_lexicons(self, extra: Mapping[str, list[str]]) -> LexiconSet:
         spec = self.spec
         merged: dict[str, Any] = dict(builtin_lexicons()) if spec.builtin_lexicons else {}
-        for rel in spec.lexicon_files:
-            merged.update(read_lexicon_yaml(self.base_dir / rel))
+        for k, rel in enumerate(spec.lexicon_files):
+            try:
+                merged.update(read_lexicon_yaml(self.base_dir / rel))
+            except TemplateError as exc:
+                raise self._lexicon_error(exc, "lexicon_files", k) from None
         for name, entry in spec.lexicons.items():
-            if isinstance(entry, list):
-                merged[name] = entry
-            else:
-                merged[name] = read_lexicon_file(self.base_dir / entry.file, name=name,
-                                                 column=entry.column, key=entry.key)
+            try:
+                if isinstance(entry, list):
+                    merged[name] = _clean(entry, name, self.source)
+                else:
+                    merged[name] = read_lexicon_file(self.base_dir / entry.file, name=name,
+                                                     column=entry.column, key=entry.key)
+            except TemplateError as exc:
+                raise self._lexicon_error(exc, "lexicons", name) from None
         merged.update(extra)
         for name in list(spec.lexicons) + list(spec.slots):
             if name[-1:].isdigit():
@@ -239,6 +245,37 @@ class Suite:
                     f"lexicon name {name!r} ends with a digit", where=self._where("lexicons", name),
                     fix="rename it: a trailing digit marks another draw ({NOUN1} draws from NOUN)")
         return LexiconSet(merged, spec.slots, where=self.source)
+
+    def _lexicon_error(self, exc: TemplateError, section: str, key: int | str
+                       ) -> TemplateError:
+        """Re-raise a lexicon problem naming the suite entry (and line) that defines it, the
+        file it read, and the first test that uses the lexicon."""
+        line = node_line(self._node, (section, key)) if self._node is not None else None
+        where = f"{self.source}, {section}.{key}" + (f", line {line}" if line else "")
+        if exc.where and exc.where != self.source:
+            where += f": {exc.where}"
+        what = exc.what
+        user = self._first_user(str(key)) if section == "lexicons" else None
+        if user is not None:
+            what += f" (used by test {user!r})"
+        return TemplateError(what, where=where, fix=exc.fix)
+
+    def _first_user(self, lexicon: str) -> str | None:
+        """Name of the first test that draws from ``lexicon`` (directly or via a slot alias)."""
+        via = {lexicon} | {a for a, names in self.spec.slots.items() if lexicon in names}
+        for spec in self.spec.tests:
+            for text in getattr(spec, "templates", []):
+                try:
+                    nodes = parse_template(text)
+                except TemplateError:
+                    continue
+                if any(isinstance(n, Slot) and n.lexicon in via for n in nodes):
+                    return spec.name
+            if any(p.get("lexicon") in via for p in getattr(spec, "perturb", [])):
+                return spec.name
+            if any(it.lexicon in via for it in getattr(spec, "items", [])):
+                return spec.name
+        return None
 
     # -- compilation ------------------------------------------------------------------
     def _compile(self, i: int, spec: Any) -> CompiledTest:
@@ -264,17 +301,31 @@ class Suite:
                 raise TemplateError("test has no base texts", where=self._where(
                     "tests", i, test=spec.name), fix="add 'templates' or 'texts'")
         elif isinstance(spec, GroupTest):
+            test.group_maker = GroupVariantMaker(
+                words=spec.words, pattern=spec.pattern, values=spec.values, add=spec.add,
+                at=spec.at, where=self._where("tests", i, "pattern", test=spec.name))
             texts = list(spec.texts)
             if spec.texts_file:
                 texts += read_texts_file(self.base_dir / spec.texts_file,
                                          self._where("tests", i, "texts_file", test=spec.name))
+            if spec.texts_from_run is not None:
+                src = spec.texts_from_run
+                seed = self.spec.seed if src.seed is None else src.seed
+                from_run = read_run_texts(
+                    src.run, self._where("tests", i, "texts_from_run", test=spec.name),
+                    base_dir=self.base_dir, limit=src.limit, seed=f"{seed}|{spec.name}",
+                    keep=test.group_maker.applies)
+                if not from_run:
+                    raise TemplateError(
+                        "no corpus text of the run mentions the attribute",
+                        where=self._where("tests", i, "texts_from_run", test=spec.name),
+                        fix="check 'words'/'pattern', or set 'add' to insert a mention")
+                texts += from_run
             if not texts:
                 raise TemplateError("test group has no base texts", where=self._where(
-                    "tests", i, test=spec.name), fix="add 'texts' or 'texts_file'")
+                    "tests", i, test=spec.name),
+                    fix="add 'texts', 'texts_file' or 'texts_from_run'")
             test.base_texts = tuple(texts)
-            test.group_maker = GroupVariantMaker(
-                words=spec.words, pattern=spec.pattern, values=spec.values, add=spec.add,
-                at=spec.at, where=self._where("tests", i, "pattern", test=spec.name))
         else:
             self._check_contrast(i, spec, test)
         return test
@@ -325,7 +376,8 @@ class Suite:
             for tpl in test.source.templates:
                 if label.by not in tpl.keys:
                     raise TemplateError(
-                        f"the label depends on slot {label.by!r}, which template {tpl.text!r} lacks",
+                        f"the label depends on slot {label.by!r}, which template "
+                        f"{tpl.text!r} lacks",
                         where=self._where("tests", i, "label", test=spec.name),
                         fix=f"use {{{label.by}}} in every template, or a fixed label")
                 sources = {s for _, s in tpl.domains[tpl.keys.index(label.by)]}
@@ -415,6 +467,114 @@ class Suite:
     def to_dict(self) -> dict[str, Any]:
         """Return the suite as plain data (what a suite YAML holds), defaults left out."""
         return self.spec.model_dump(mode="json", exclude_defaults=True)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """Return what the suite's cases depend on, for output hashes: the suite data plus
+        digests of what it reads from files (lexicons, ``texts_file``, ``texts_from_run``),
+        so a changed lexicon file or a regenerated corpus changes the hash."""
+        def digest(values: Any) -> str:
+            return hashlib.sha256("\n".join(values).encode("utf-8")).hexdigest()[:16]
+
+        return {"suite": self.to_dict(),
+                "lexicons": {n: digest(self.lexicons.values(n)) for n in self.lexicons.names()},
+                "base_texts": {t.name: digest(t.base_texts) for t in self.tests if t.base_texts}}
+
+    def check_labels(self, task_labels: Sequence[str], *, task_source: str = "the task") -> None:
+        """Refuse a suite whose labels are not the task's (the same names, in any order).
+
+        Call it before scoring: the task models are loaded over the task's labels.
+
+        Args:
+            task_labels: the run config's ``task.labels``.
+            task_source: where they come from, for the message (e.g. ``config C, task.labels``).
+
+        Raises:
+            TemplateError: a gold label (or a suite label) is not one of the task's labels
+                (naming the test and line that uses it), or the suite lacks a task label.
+        """
+        task = list(task_labels)
+        listed = ", ".join(task)
+        extra = [lab for lab in self.spec.labels if lab not in task]
+        missing = [lab for lab in task if lab not in self.spec.labels]
+        if extra:
+            for i, fld, lab, test in self._label_uses():
+                if lab in extra:
+                    raise TemplateError(
+                        f"label {lab!r} is not one of the task's labels ({listed}) from "
+                        f"{task_source}", where=self._where("tests", i, *fld, test=test),
+                        fix=did_you_mean(lab, task) + "; or run the suite with a config of "
+                        "its own task")
+            raise TemplateError(
+                f"the suite's label {extra[0]!r} is not one of the task's labels ({listed}) "
+                f"from {task_source}", where=self._labels_where(),
+                fix=f"write labels: [{listed}] in the suite")
+        if missing:
+            raise TemplateError(
+                f"the suite lacks the task's label {missing[0]!r} (task labels: {listed}, "
+                f"from {task_source})", where=self._labels_where(),
+                fix=f"write labels: [{listed}] in the suite (the models score every label)")
+
+    def _labels_where(self) -> str:
+        line = node_line(self._node, ("labels",)) if self._node is not None else None
+        return f"{self.source}, labels" + (f", line {line}" if line else "")
+
+    def _label_uses(self) -> Iterator[tuple[int, tuple[int | str, ...], str, str]]:
+        """Yield (test index, field path, gold label, test name) for every gold label."""
+        for i, spec in enumerate(self.spec.tests):
+            if isinstance(spec, MFTTest | DIRTest):
+                if isinstance(spec.label, LabelRule):
+                    for source, lab in spec.label.map.items():
+                        yield i, ("label", "map", source), lab, spec.name
+                elif spec.label is not None:
+                    yield i, ("label",), spec.label, spec.name
+            if isinstance(spec, MFTTest):
+                for k, case in enumerate(spec.cases):
+                    if case.label is not None:
+                        yield i, ("cases", k, "label"), case.label, spec.name
+            if isinstance(spec, ContrastTest):
+                for fld in ("label", "contrast_label"):
+                    if getattr(spec, fld) is not None:
+                        yield i, (fld,), getattr(spec, fld), spec.name
+                for k, item in enumerate(spec.items):
+                    for fld in ("label", "contrast_label"):
+                        if getattr(item, fld) is not None:
+                            yield i, ("items", k, fld), getattr(item, fld), spec.name
+
+
+def _read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
+    try:
+        return load_yaml(path)
+    except ConfigError as exc:
+        what = exc.what.replace("config file", "suite file")
+        raise TemplateError(what, where=exc.where, fix=exc.fix) from None
+
+
+def _validate(data: Any, source: str, node: yaml.Node | None) -> SuiteSpec:
+    if not isinstance(data, dict):
+        raise TemplateError("a suite must be a YAML mapping", where=source,
+                            fix="write name:, labels: and tests: at the top level")
+    try:
+        return SuiteSpec.model_validate(data)
+    except ValidationError as exc:
+        err = _to_config_error(exc, source, node)
+        raise TemplateError(err.what, where=err.where, fix=err.fix) from None
+
+
+def check_suite_labels(path: str | Path, task_labels: Sequence[str], *,
+                       task_source: str = "the task") -> None:
+    """Check a suite file's labels against the task's (see :meth:`Suite.check_labels`)
+    without reading its lexicons, texts files or run corpora: cheap enough for the start of
+    a pipeline, before anything is generated or scored (the suite may read a corpus that the
+    pipeline has yet to write).
+
+    Raises:
+        TemplateError: malformed YAML, a schema error, or labels that are not the task's.
+    """
+    path = Path(path)
+    data, node = _read_yaml(path)
+    bare = Suite.__new__(Suite)  # the spec and its YAML lines are all check_labels reads
+    bare.spec, bare.source, bare._node = _validate(data, str(path), node), str(path), node
+    bare.check_labels(task_labels, task_source=task_source)
 
 
 def load_suite(path: str | Path) -> Suite:

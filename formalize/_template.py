@@ -120,7 +120,8 @@ def tokenize(template: str, where: str = "template") -> list[Token]:
         elif ch == "{":
             raise TemplateError(
                 f"unclosed '{{' at column {open_col} in {template!r} (a new '{{' at column {col})",
-                where=where, fix="close the placeholder with '}', or write '{{' for a literal brace",
+                where=where,
+                fix="close the placeholder with '}', or write '{{' for a literal brace",
             )
         else:
             j = i

@@ -10,6 +10,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--suite", required=True, help="suite YAML")
     p.add_argument("--sample", type=int, default=None, help="count with this sample per test")
     p.add_argument("--max-cases", type=int, default=None, help="case limit (default: the suite's)")
+    p.add_argument("--config", "-c", default=None, metavar="C",
+                   help="also check that the suite's labels are this run config's task.labels")
     p.set_defaults(func=run)
 
 
@@ -17,6 +19,11 @@ def run(args: argparse.Namespace) -> int:
     from formalize import load_suite
 
     suite = load_suite(args.suite)
+    if args.config is not None:
+        from synthcheck._config import load_run_config
+
+        cfg = load_run_config(args.config)
+        suite.check_labels(cfg.task.labels, task_source=f"config {args.config}, task.labels")
     counts = suite.counts(args.sample)
     width = max(len(n) for n in counts)
     print(f"suite {suite.name!r}: {len(suite.tests)} tests, labels {', '.join(suite.labels)}")

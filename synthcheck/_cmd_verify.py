@@ -4,52 +4,77 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("verify", help="run a test suite against task models, side by side")
-    p.add_argument("--suite", required=True, help="suite YAML (e.g. configs/suites/sentiment.yaml)")
-    p.add_argument("--model", action="append", required=True, metavar="SPEC",
+    p = sub.add_parser(
+        "verify", help="run a test suite against task models, side by side",
+        description="Expand a suite, score it with every task model and write verify/<suite>/ "
+                    "under the run directory. The suite, its labels against the config's task, the "
+                    "case limit and a --recall file are checked before any model is loaded; "
+                    "nothing is written until every case is scored.")
+    p.add_argument("--suite", default=None,
+                   help="suite YAML (e.g. configs/suites/sentiment.yaml; default: the "
+                        "config's suite)")
+    p.add_argument("--model", action="append", default=None, metavar="SPEC",
                    help="task model spec (repeat for several): demo:sentiment, sklearn:PATH, "
-                        "python:MOD:FN, hf:PATH, fewshot:packaged:smollm2-135m-instruct")
+                        "python:MOD:FN, hf:PATH, fewshot:packaged:smollm2-135m-instruct "
+                        "(default: the config's task_models)")
+    p.add_argument("--config", "-c", default=None, metavar="C",
+                   help="run config: the suite's labels must be its task.labels; supplies "
+                        "the task models, the suite and the held-out data when not given")
+    p.add_argument("-P", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override one field of --config, e.g. -P evaluation.size=200")
     p.add_argument("--run", required=True, help="run directory; writes verify/<suite>/")
     p.add_argument("--sample", type=int, default=None, help="fills drawn per templated test")
     p.add_argument("--seed", type=int, default=None, help="seed (default: the suite's)")
     p.add_argument("--max-cases", type=int, default=None, help="case limit (default: the suite's)")
     p.add_argument("--batch-size", type=int, default=64, help="texts per model call")
-    p.add_argument("--recall", default=None, metavar="JSON",
-                   help="held-out recall per model and class: {model spec: {label: recall}}")
+    held = p.add_mutually_exclusive_group()
+    held.add_argument("--heldout", nargs="?", const="", default=None, metavar="DATA",
+                      help="measure each model's held-out per-class recall and show it beside "
+                           "its results: on DATA (a labeled .jsonl/.csv with text,label), or "
+                           "without DATA on the config's evaluation.data (default: the "
+                           "packaged Rotten Tomatoes held-out split, 500 sentences)")
+    held.add_argument("--recall", default=None, metavar="JSON",
+                      help="held-out recall already measured: a run's eval.json (discover) or "
+                           "evaluation.json (synthcheck evaluate), a run directory holding one, "
+                           "or {model: {label: recall}}")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from formalize import TemplateRunner, load_suite
-    from synth import ConfigError, DataError, config_hash
+    from synth import ConfigError, config_hash
 
     if args.sample is not None and args.sample < 1:
         raise ConfigError(f"--sample must be a positive integer, got {args.sample}",
                           where="--sample", fix="pass N >= 1, or leave it out for all fills")
-    suite = load_suite(args.suite)
+    cfg = _config(args)
+    suite_path = args.suite or (cfg.suite if cfg is not None else None)
+    if suite_path is None:
+        raise ConfigError("no suite to verify", where="--suite",
+                          fix="pass --suite S, or a --config whose 'suite:' names one")
+    suite = load_suite(suite_path)
+    if cfg is not None:
+        suite.check_labels(cfg.task.labels, task_source=f"config {args.config}, task.labels")
     # Refuse an oversized expansion before loading any model.
     total = suite.check_limit(args.sample, args.max_cases)
-    recall = None
-    if args.recall:
-        path = Path(args.recall)
-        try:
-            recall = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise DataError(f"cannot read held-out recall: {exc}", where=str(path),
-                            fix="give a JSON file {model: {label: recall}}") from None
-    load_task_scorer = _loader()
-    # Labels come from the suite; each model is named by its spec in every output.
-    scorers = {spec: load_task_scorer(spec, suite.labels, name=spec) for spec in args.model}
+    specs = _model_specs(args, cfg)
+    recall = read_recall(args.recall, list(specs), suite.labels, cfg) if args.recall else None
+    scorers = _load_scorers(args, cfg, specs, suite.labels)
+    if args.heldout is not None:
+        recall = heldout_recall(cfg, scorers, suite.labels, args.heldout or None)
     runner = TemplateRunner(sample=args.sample, seed=args.seed, batch_size=args.batch_size,
                             max_cases=args.max_cases, keep_cases=False, heldout_recall=recall)
     out = Path(args.run) / "verify" / suite.name
     print(f"verify: suite {suite.name!r}, up to {total:,} cases, {len(scorers)} model(s)")
     result = runner.run(suite, scorers, cases_path=out / "cases.jsonl")
-    chash = config_hash({"suite": suite.to_dict(), "models": args.model, "sample": args.sample,
+    chash = config_hash({"suite": suite.fingerprint(), "models": specs, "sample": args.sample,
                          "seed": result.meta["seed"]})
     paths = result.write(out, chash)
     print(result.format_table())
@@ -58,6 +83,126 @@ def run(args: argparse.Namespace) -> int:
     for path in paths:
         print(f"wrote {path}")
     return 0
+
+
+def _config(args: argparse.Namespace) -> Any:
+    from synth import ConfigError
+
+    if args.config is None:
+        if args.overrides:
+            raise ConfigError("-P overrides need a --config", where="-P",
+                              fix="pass --config C, or leave out -P")
+        return None
+    from synthcheck._config import load_run_config
+
+    return load_run_config(args.config, args.overrides)
+
+
+def _model_specs(args: argparse.Namespace, cfg: Any) -> dict[str, str]:
+    """Model name -> spec: ``--model`` specs are named by themselves, the config's task
+    models by their names."""
+    from synth import ConfigError
+
+    if args.model:
+        return {spec: spec for spec in args.model}
+    if cfg is None:
+        raise ConfigError("no task model to verify", where="--model",
+                          fix="pass --model SPEC (repeat for several), or --config C to use "
+                              "its task_models")
+    return {t.name: t.spec for t in cfg.task_models}
+
+
+def _load_scorers(args: argparse.Namespace, cfg: Any, specs: Mapping[str, str],
+                  labels: list[str]) -> dict[str, Any]:
+    load_task_scorer = _loader()
+    if cfg is not None and not args.model:
+        from discovery._stages import build_task_scorers
+
+        return build_task_scorers(cfg)
+    reference = cfg.reference if cfg is not None else None
+    # Labels come from the suite; each model is named by its spec in every output.
+    return {name: load_task_scorer(spec, labels, name=name, reference=reference)
+            for name, spec in specs.items()}
+
+
+def heldout_recall(cfg: Any, scorers: Mapping[str, Any], labels: Sequence[str],
+                   data: str | None) -> dict[str, dict[str, float]]:
+    """Each model's per-class recall on held-out labeled data, measured with discovery's
+    ``evaluate`` (the reference is not evaluated): ``data`` or the config's evaluation set."""
+    from discovery import EvaluationConfig, evaluate, format_reports
+
+    ev = cfg.evaluation if cfg is not None else EvaluationConfig.model_validate({})
+    task_labels = list(cfg.task.labels) if cfg is not None else list(labels)
+    view = SimpleNamespace(task=SimpleNamespace(labels=task_labels),
+                           evaluation=ev.model_copy(update={"include_reference": False}))
+    size = f", at most {ev.size} examples" if ev.size else ""
+    print(f"held-out evaluation on {data or ev.data}{size}")
+    reports = evaluate(view, data, scorers=scorers, progress=True)
+    print(format_reports(reports, task_labels))
+    return {name: {lab: c["recall"] for lab, c in rep["per_class"].items()}
+            for name, rep in reports.items()}
+
+
+def read_recall(path_arg: str, models: Sequence[str], labels: Sequence[str],
+                cfg: Any = None) -> dict[str, dict[str, float]]:
+    """Read held-out recall for the models being verified.
+
+    Accepts ``{model: {label: recall}}``, or what ``discover`` (``eval.json``) and
+    ``synthcheck evaluate --run`` (``evaluation.json``) write (``{"reports": {model:
+    {"per_class": {label: {"recall": r}}}}}``), or a run directory holding one of those.
+    Reports are named by the config's task-model names; with ``cfg`` they are also matched
+    to ``--model`` specs through its ``task_models``. Models that are not being verified
+    (the reference) are left out.
+
+    Raises:
+        DataError: unreadable file, wrong shape, an unknown label, or no model in common.
+    """
+    from synth import DataError
+
+    path = Path(path_arg)
+    if path.is_dir():
+        found = [path / n for n in ("eval.json", "evaluation.json") if (path / n).is_file()]
+        if not found:
+            raise DataError("no eval.json or evaluation.json in the run directory",
+                            where=str(path), fix="run synthcheck evaluate --run DIR (or "
+                                                 "discover), or use --heldout")
+        path = found[0]
+    shape = ("a JSON file {model: {label: recall}}, or the eval.json / evaluation.json "
+             "a run wrote")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DataError(f"cannot read held-out recall: {exc}", where=str(path),
+                        fix=f"give {shape}") from None
+    if isinstance(data, dict) and isinstance(data.get("reports"), dict):
+        try:
+            data = {name: {lab: c["recall"] for lab, c in rep["per_class"].items()}
+                    for name, rep in data["reports"].items()}
+        except (KeyError, TypeError, AttributeError):
+            raise DataError("an evaluation report has no per_class recall", where=str(path),
+                            fix=f"give {shape}") from None
+    if not isinstance(data, dict) or not all(
+            isinstance(per, dict) and all(isinstance(r, int | float) for r in per.values())
+            for per in data.values()):
+        raise DataError("held-out recall has the wrong shape", where=str(path), fix=f"give {shape}")
+    if cfg is not None:  # config names -> the specs that --model passed
+        for t in cfg.task_models:
+            if t.name in data and t.spec in models and t.spec not in data:
+                data[t.spec] = data[t.name]
+    recall = {m: {lab: float(r) for lab, r in data[m].items()} for m in models if m in data}
+    if not recall:
+        named = ", ".join(sorted(data)) or "none"
+        raise DataError(f"held-out recall names no model being verified (it has: {named}; "
+                        f"verifying: {', '.join(models)})", where=str(path),
+                        fix="key it by the --model specs, or pass the --config that named the "
+                            "models (its task_models' names)")
+    for m, per in recall.items():
+        unknown = [lab for lab in per if lab not in labels]
+        if unknown:
+            raise DataError(f"held-out recall of {m!r} has label {unknown[0]!r}, not one of "
+                            f"the suite's ({', '.join(labels)})", where=str(path),
+                            fix="measure recall on the suite's task")
+    return recall
 
 
 def _loader():  # type: ignore[no-untyped-def]

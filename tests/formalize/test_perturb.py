@@ -34,7 +34,8 @@ def test_every_perturbation_is_seeded_and_deterministic(spec):
 def test_typo_kinds():
     rng = random.Random(0)
     swap = make({"name": "typo", "kind": "swap", "word": "longest"})("say wonderful", rng)
-    assert swap.startswith("say ") and sorted(swap[4:]) == sorted("wonderful") and swap != "say wonderful"
+    assert swap.startswith("say ") and sorted(swap[4:]) == sorted("wonderful")
+    assert swap != "say wonderful"
     delete = make({"name": "typo", "kind": "delete"})("wonderful", rng)
     assert len(delete) == 8
     insert = make({"name": "typo", "kind": "insert", "n": 3})("wonderful", rng)
@@ -83,3 +84,34 @@ def test_registry_and_bad_parameters():
         make({"name": "nonsense", "chars": "abc"})
     with pytest.raises(TemplateError, match="takes no 'lexicon'"):
         make({"name": "typo", "lexicon": "REVISION"})
+
+
+def test_suite_expansion_of_inv_and_dir_tests_is_seeded():
+    from formalize import Suite
+    from tests.formalize.conftest import suite_dict
+
+    data = suite_dict(
+        {"name": "typos", "type": "inv", "template": "This {NOUN} is {POS_ADJ}.", "sample": 40,
+         "perturb": ["typo", {"name": "nonsense", "length": 5}], "variants": 2},
+        {"name": "revised", "type": "dir", "template": "I loved this {NOUN}.", "label": "negative",
+         "direction": "up", "perturb": ["revision", {"name": "typo", "kind": "swap"}]})
+
+    def expand(seed):
+        return [c.to_record() for c in Suite.from_dict({**data, "seed": seed}).cases()]
+
+    first = expand(5)
+    assert first == expand(5)  # identical cases: ids, texts, originals, fills, perturbations
+    assert {r["test"] for r in first} == {"typos", "revised"} and len(first) > 200
+    other = expand(6)
+    for test in ("typos", "revised"):
+        a = [r["text"] for r in first if r["test"] == test]
+        b = [r["text"] for r in other if r["test"] == test]
+        assert a != b
+        if test == "revised":  # no sampling: the same bases, perturbed differently
+            same_base = {r["orig_text"] for r in first if r["test"] == test}
+            assert len(same_base) == 83
+            assert same_base == {r["orig_text"] for r in other if r["test"] == test}
+            assert set(a) != set(b)
+    # A seed passed to cases() overrides the suite's, to the same effect.
+    suite = Suite.from_dict({**data, "seed": 5})
+    assert [c.to_record() for c in suite.cases(seed=6)] == other

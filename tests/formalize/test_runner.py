@@ -15,7 +15,8 @@ from tests.formalize.conftest import KeywordScorer, LengthScorer, suite_dict
 def test_mft_pass_fail_and_fill_breakdown(keyword):
     suite = Suite.from_dict(suite_dict(
         {"name": "adj", "capability": "Vocab", "type": "mft", "template": "This {NOUN} is {ADJ}.",
-         "label": "positive"}, lexicons={"ADJ": ["good", "great", "fine"], "NOUN": ["film", "book"]}))
+         "label": "positive"},
+        lexicons={"ADJ": ["good", "great", "fine"], "NOUN": ["film", "book"]}))
     result = TemplateRunner().run(suite, [keyword])
     row = result.summary.query("level == 'test'").iloc[0]
     assert (row.n, row.failures) == (6, 2) and row.fail_rate == pytest.approx(1 / 3)
@@ -51,7 +52,8 @@ def test_inv_tolerance_forgives_small_flips():
     loose = TemplateRunner().run(Suite.from_dict(data), [LengthScorer()])
     assert list(loose.cases.passed) == [True]
     data["tests"][0]["tolerance"] = 0.05
-    assert list(TemplateRunner().run(Suite.from_dict(data), [LengthScorer()]).cases.passed) == [False]
+    tight = TemplateRunner().run(Suite.from_dict(data), [LengthScorer()])
+    assert list(tight.cases.passed) == [False]
 
 
 @pytest.mark.parametrize("direction,min_delta,expected", [
@@ -159,8 +161,8 @@ def test_each_unique_text_is_scored_once_per_model_in_batches():
 
 
 def test_model_labels_must_match_the_suite(keyword):
-    suite = Suite.from_dict({"name": "s", "labels": ["ham", "spam"],
-                             "tests": [{"name": "t", "type": "mft", "texts": ["x"], "label": "ham"}]})
+    suite = Suite.from_dict({"name": "s", "labels": ["ham", "spam"], "tests": [
+        {"name": "t", "type": "mft", "texts": ["x"], "label": "ham"}]})
     with pytest.raises(DataError, match=r"model 'keyword' has labels \['negative', 'positive'\], "
                        r"the suite has \['ham', 'spam'\]"):
         TemplateRunner().run(suite, [keyword])

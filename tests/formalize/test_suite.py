@@ -220,3 +220,161 @@ def test_mft_without_label_and_duplicate_names():
         Suite.from_dict(suite_dict({"name": "t", "type": "mft", "template": "x"}))
     with pytest.raises(TemplateError, match="duplicate test name 't'"):
         Suite.from_dict(suite_dict(mft("x"), mft("y")))
+
+
+# -- test groups from a run's corpus ---------------------------------------------------------
+def write_corpus(run_dir: Path, shards: list[list[str]]) -> None:
+    """A run directory as `synthcheck generate` leaves it: corpus/shard-*.jsonl records."""
+    import json
+
+    k = 0
+    for s, texts in enumerate(shards):
+        lines = []
+        for text in texts:
+            lines.append(json.dumps({"id": f"q{k:08d}", "text": text, "query": text[:10],
+                                     "raw": text, "shard": s, "seed": k}))
+            k += 1
+        (run_dir / "corpus").mkdir(parents=True, exist_ok=True)
+        (run_dir / "corpus" / f"shard-{s:05d}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def group(**kw):
+    return {"name": "gender", "type": "group", "words": {"male": ["he", "man"],
+                                                         "female": ["she", "woman"]}, **kw}
+
+
+def test_group_texts_from_a_run_corpus(tmp_path):
+    write_corpus(tmp_path / "runs" / "demo", [
+        ["He loved the movie.", "The plot was thin.", "She found it dull."],
+        ["He loved the movie.", "A man walked out early."]])  # a duplicate across shards
+    suite = Suite.from_dict(suite_dict(group(texts_from_run="runs/demo")), base_dir=tmp_path)
+    test = suite.test("gender")
+    # Corpus order, the cross-shard duplicate dropped, the text without a mention left out.
+    assert test.base_texts == ("He loved the movie.", "She found it dull.",
+                               "A man walked out early.")
+    texts = {(c.base_id, c.group): c.text for c in suite.cases()}
+    assert texts[("gender:2", "female")] == "A woman walked out early."
+    assert texts[("gender:1", "male")] == "He found it dull."
+    assert suite.counts() == {"gender": 6}
+    # With `add`, every text applies (a mention is inserted where there is none).
+    added = Suite.from_dict(suite_dict(group(texts_from_run={"run": "runs/demo"},
+                                             add="As a {mention}:")), base_dir=tmp_path)
+    assert "The plot was thin." in added.test("gender").base_texts
+    # Combined with inline texts: both are used.
+    both = Suite.from_dict(suite_dict(group(texts=["She smiled."], texts_from_run="runs/demo")),
+                           base_dir=tmp_path)
+    assert both.test("gender").base_texts[0] == "She smiled." and \
+        len(both.test("gender").base_texts) == 4
+
+
+def test_group_texts_from_run_limit_is_a_seeded_sample_in_corpus_order(tmp_path):
+    corpus = [f"He rated film {i} highly." for i in range(40)] + ["No mention here."] * 1
+    write_corpus(tmp_path / "run", [corpus[:20], corpus[20:]])
+
+    def base(**src):
+        suite = Suite.from_dict(suite_dict(group(texts_from_run={"run": "run", **src})),
+                                base_dir=tmp_path)
+        return suite.test("gender").base_texts
+
+    a, b = base(limit=5), base(limit=5)
+    assert a == b and len(a) == 5 and len(set(a)) == 5
+    assert list(a) == sorted(a, key=corpus.index)  # kept in corpus order
+    assert set(a) <= set(corpus[:40])
+    assert base(limit=5, seed=1) != a  # another seed, another draw
+    assert len(base(limit=100)) == 40  # a limit above the corpus keeps every applicable text
+    # The suite's seed is the default seed of the draw.
+    seeded = Suite.from_dict(suite_dict(group(texts_from_run={"run": "run", "limit": 5}),
+                                        seed=1), base_dir=tmp_path)
+    assert seeded.test("gender").base_texts == base(limit=5, seed=1)
+
+
+def test_group_texts_from_run_errors(tmp_path, monkeypatch):
+    with pytest.raises(TemplateError, match=r"no corpus in the run directory .*test 'gender', "
+                       r"texts_from_run.*relative to the suite file's folder"):
+        Suite.from_dict(suite_dict(group(texts_from_run="nowhere")), base_dir=tmp_path)
+    # A run under the current directory, written as if the path were relative to it: the
+    # message says what to write instead.
+    write_corpus(tmp_path / "runs" / "demo", [["He liked it."]])
+    (tmp_path / "configs" / "suites").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TemplateError, match=r"write '\.\./\.\./runs/demo'"):
+        Suite.from_dict(suite_dict(group(texts_from_run="runs/demo")),
+                        base_dir=tmp_path / "configs" / "suites")
+    write_corpus(tmp_path / "plain", [["The plot was thin."]])
+    with pytest.raises(TemplateError, match="no corpus text of the run mentions the attribute"):
+        Suite.from_dict(suite_dict(group(texts_from_run="plain")), base_dir=tmp_path)
+    (tmp_path / "bad" / "corpus").mkdir(parents=True)
+    (tmp_path / "bad" / "corpus" / "shard-00000.jsonl").write_text('{"id": "a"}\n')
+    with pytest.raises(TemplateError, match="a corpus record has no 'text' field"):
+        Suite.from_dict(suite_dict(group(texts_from_run="bad")), base_dir=tmp_path)
+    with pytest.raises(TemplateError, match=r"unknown field .*texts_from_run.limt"):
+        Suite.from_dict(suite_dict(group(texts_from_run={"run": "x", "limt": 3})))
+
+
+def test_fingerprint_follows_the_corpus(tmp_path):
+    write_corpus(tmp_path / "run", [["He liked it."]])
+    data = suite_dict(group(texts_from_run="run"))
+    first = Suite.from_dict(data, base_dir=tmp_path).fingerprint()
+    assert Suite.from_dict(data, base_dir=tmp_path).fingerprint() == first
+    write_corpus(tmp_path / "run", [["He liked it.", "She did not."]])
+    again = Suite.from_dict(data, base_dir=tmp_path).fingerprint()
+    assert again["suite"] == first["suite"] and again != first
+
+
+# -- the suite's labels against the task's ----------------------------------------------------
+def test_check_labels_against_the_task(tmp_path):
+    path = write(tmp_path, """\
+        name: s
+        labels: [negative, positive, mixed]
+        tests:
+          - {name: adj, type: mft, template: "This {NOUN} is {POS_ADJ}.", label: positive}
+          - name: hedged
+            type: mft
+            cases:
+              - {text: "It was fine, I guess.", label: mixed}
+            label: positive
+        """)
+    suite = load_suite(path)
+    suite.check_labels(["mixed", "positive", "negative"])  # any order
+    with pytest.raises(TemplateError, match=r"label 'mixed' is not one of the task's labels "
+                       r"\(negative, positive\) from config c.yaml, task.labels .*suite.yaml, "
+                       r"test 'hedged', cases.0.label, line 8"):
+        suite.check_labels(["negative", "positive"], task_source="config c.yaml, task.labels")
+    with pytest.raises(TemplateError, match=r"the suite lacks the task's label 'neutral'.*"
+                       r"suite.yaml, labels, line 2\): write labels: \[negative, positive, "
+                       r"mixed, neutral\]"):
+        suite.check_labels(["negative", "positive", "mixed", "neutral"])
+    unused = Suite.from_dict(suite_dict(mft("x"), labels=["negative", "positive", "other"]))
+    with pytest.raises(TemplateError, match="the suite's label 'other' is not one of the task's"):
+        unused.check_labels(["negative", "positive"])
+    rule = Suite.from_dict(suite_dict(
+        mft("{ADJ}", {"by": "ADJ", "map": {"POS_ADJ": "good", "NEG_ADJ": "bad"}}),
+        labels=["bad", "good"], slots={"ADJ": ["POS_ADJ", "NEG_ADJ"]}))
+    with pytest.raises(TemplateError, match=r"label 'good' .*label.map.POS_ADJ"):
+        rule.check_labels(["negative", "positive"])
+
+
+def test_check_suite_labels_reads_only_the_file(tmp_path):
+    from formalize import check_suite_labels
+
+    # The corpus this suite reads does not exist yet (a pipeline would write it later):
+    # loading fails, the label check alone does not.
+    path = write(tmp_path, """\
+        name: s
+        labels: [negative, positive]
+        tests:
+          - type: group
+            name: gender
+            texts_from_run: ../runs/later
+            words: {male: [he], female: [she]}
+        """)
+    with pytest.raises(TemplateError, match="no corpus in the run directory"):
+        load_suite(path)
+    check_suite_labels(path, ["positive", "negative"])
+    with pytest.raises(TemplateError, match=r"the suite lacks the task's label 'neutral' .*"
+                       r"from the run config's task.labels\) .*suite.yaml, labels, line 2"):
+        check_suite_labels(path, ["negative", "neutral", "positive"],
+                           task_source="the run config's task.labels")
+    (tmp_path / "broken.yaml").write_text("name: s\nlabels: [a, b\n")
+    with pytest.raises(TemplateError, match=r"malformed YAML.*broken.yaml, line"):
+        check_suite_labels(tmp_path / "broken.yaml", ["a", "b"])
