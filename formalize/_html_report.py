@@ -18,7 +18,10 @@ from typing import Any
 
 from formalize import _report_figures as figs
 from formalize._report_data import RunData, read_summary_json
-from synth import git_commit, package_version, write_text_atomic
+from synth import DataError, git_commit, package_version, write_text_atomic
+
+# Bump when the report's content or layout changes: `discover` then rewrites a current report.
+REPORT_FORMAT = 2
 
 # mining.statistic -> (ngrams.jsonl column, smaller is better)
 _STAT_COLUMN = {"z": ("z", False), "log_odds": ("log_odds", False),
@@ -90,12 +93,19 @@ def build_report(run_dir: str | Path, *, top_ngrams: int = 20, top_fills: int = 
 
     Raises:
         RunDirError: the directory has no (readable) manifest.json.
-        DataError: an input file is malformed (names the file and line).
+        DataError: an input file is malformed (names the file and line), or the run holds
+            nothing to report (no corpus, scores, hard subset, n-grams, evaluation, review
+            or verify outputs).
     """
     run = RunData(Path(run_dir))
-    sections = [_provenance(run), _divergence(run), _scatter(run), _ngrams(run, top_ngrams),
-                _hard(run, top_hard), _review(run)]
+    sections = [_provenance(run), _overview(run), _divergence(run), _scatter(run),
+                _ngrams(run, top_ngrams), _hard(run, top_hard), _review(run)]
     sections += _verify(run, top_fills)
+    if all(s.skipped for s in sections[1:]):
+        raise DataError(
+            "nothing to report: the run has no corpus, scores, hard.jsonl, ngrams.jsonl, "
+            "eval.json, review decisions or verify outputs", where=str(run.path),
+            fix="run `synthcheck discover` (or its stages) with this --run first")
     return Report(run, sections, datetime.now(UTC).isoformat(timespec="seconds"))
 
 
@@ -175,6 +185,62 @@ def _provenance(run: RunData) -> ReportSection:
                          markdown=_md_table(["field", "value"], rows))
 
 
+def _overview(run: RunData) -> ReportSection:
+    """The key numbers of the run, and the held-out evaluation when there is one."""
+    import numpy as np
+
+    sec = ReportSection("overview", "Overview")
+    rows: list[tuple[str, Any]] = []
+    size = run.corpus_size()
+    if size is not None:
+        rows.append(("corpus sentences", size))
+    scores = run.scores()
+    if scores is not None and len(scores.ids):
+        agree = float(np.mean(np.nanargmax(scores.task, 1) == np.nanargmax(scores.reference, 1)))
+        rows.append(("scored sentences", f"{len(scores.ids):,} (task model "
+                                         f"{scores.task_name!r} and the reference)"))
+        rows.append(("top-label agreement, task model vs reference", f"{100 * agree:.1f}%"))
+    hard = run.hard()
+    if hard is not None:
+        div = [float(r["divergence"]) for r in hard if "divergence" in r]
+        flips = sum(1 for r in hard if r.get("task_label") != r.get("reference_label"))
+        rows.append(("hard subset", f"{len(hard):,} sentences"
+                     + (f", divergence >= {min(div):.3f}" if div else "")
+                     + f"; labels differ on {flips:,}"))
+    ngrams = run.ngrams()
+    if ngrams is not None:
+        rows.append(("n-grams mined", len(ngrams)))
+        if ngrams:
+            rows.append(("top n-grams", ", ".join(str(r.get("ngram")) for r in ngrams[:5])))
+    for d in run.verify_dirs():
+        data = read_summary_json(d / "summary.json")
+        suite = str(data.get("suite") or d.name)
+        n: dict[str, int] = {}
+        fails: dict[str, int] = {}
+        for r in data.get("summary") or []:
+            if r.get("level") == "test" and r.get("n"):
+                n[r["model"]] = n.get(r["model"], 0) + int(r["n"])
+                fails[r["model"]] = fails.get(r["model"], 0) + int(r.get("failures") or 0)
+        for model, total in n.items():
+            rows.append((f"suite {suite}: accuracy of {model}",
+                         f"{1 - fails[model] / total:.3f} ({total - fails[model]:,}/{total:,} "
+                         f"cases)"))
+    reports = run.evaluation()
+    if not rows and not reports:
+        sec.skipped = "no corpus, scores, hard subset, n-grams, evaluation or verify outputs"
+        return sec
+    sec.html = _html_table(["quantity", "value"], rows) if rows else ""
+    sec.markdown = _md_table(["quantity", "value"], rows) if rows else ""
+    if reports:
+        header = ["model", "accuracy", "macro-F1", "n"]
+        erows = [[name, _num(rep.get("accuracy")), _num(rep.get("macro_f1")), rep.get("n")]
+                 for name, rep in reports.items() if isinstance(rep, dict)]
+        sec.html += ("<h3>Held-out evaluation</h3>"
+                     + _html_table(header, erows, shade=(1, 2)))
+        sec.markdown += "\nHeld-out evaluation:\n\n" + _md_table(header, erows)
+    return sec
+
+
 def _metric(run: RunData) -> str:
     return str(run.section("ranking").get("metric") or "abs_top")
 
@@ -198,9 +264,13 @@ def _divergence(run: RunData) -> ReportSection:
         sec.skipped = "no scores (scores/task-*.jsonl, scores/reference.jsonl) and no hard.jsonl"
         return sec
     sec.figures = ["fig-divergence"]
-    cap = (f"Divergence ({metric}) of {n:,} sentences"
-           + (f"; the hard subset ({len(hard_div):,}) lies right of {threshold:.3f}."
-              if threshold is not None and scores is not None else "."))
+    if scores is None:
+        cap = (f"Divergence ({metric}) of the {n:,} hard-subset sentences only (no scores in "
+               f"scores/, so the rest of the corpus is not shown).")
+    else:
+        cap = (f"Divergence ({metric}) of {n:,} sentences"
+               + (f"; the hard subset ({len(hard_div):,}) lies right of {threshold:.3f}."
+                  if threshold is not None else "."))
     sec.html = _img(png, "fig-divergence", "divergence histogram", cap)
     sec.markdown = cap + "\n"
     return sec
@@ -225,9 +295,11 @@ def _scatter(run: RunData) -> ReportSection:
         x, y, label = scores.task[rows, top], scores.reference[rows, top], "task's top label"
     png = figs.probability_scatter(x, y, mask, label=label, task_name=scores.task_name)
     agree = float(np.mean(np.nanargmax(scores.task, 1) == np.nanargmax(scores.reference, 1)))
+    shown = ("hard subset in red" if mask.any() else
+             "no hard subset highlighted (no hard.jsonl)" if run.hard() is None else
+             "no hard-subset sentence among them")
     cap = (f"p({label}) from task model {scores.task_name!r} against the reference, "
-           f"{len(scores.ids):,} sentences; hard subset in red. Top labels agree on "
-           f"{100 * agree:.1f}%.")
+           f"{len(scores.ids):,} sentences; {shown}. Top labels agree on {100 * agree:.1f}%.")
     sec.figures = ["fig-scatter"]
     sec.html = _img(png, "fig-scatter", "task vs reference probability scatter", cap)
     sec.markdown = cap + "\n"
@@ -320,8 +392,9 @@ def _verify_suite(d: Path, top_fills: int) -> list[ReportSection]:
     models = list(data.get("models") or dict.fromkeys(r["model"] for r in summary))
     acc = {(r["key"], r["model"]): 1 - float(r["fail_rate"]) for r in summary
            if r.get("fail_rate") is not None}
-    names = [t for t, info in tests.items() if info.get("type") != "group"] or \
-        list(dict.fromkeys(r["key"] for r in summary))
+    # Suite order: that of the summary rows (summary.json stores ``tests`` with sorted keys).
+    names = list(dict.fromkeys([r["key"] for r in summary]
+                               + [t for t, info in tests.items() if info.get("type") != "group"]))
     sections = []
     sec = ReportSection(f"verify-{slug}", f"Suite {suite}: accuracy per template")
     if acc:

@@ -98,6 +98,44 @@ class RunData:
         return self._cached("ngrams",
                             lambda: list(iter_jsonl(path)) if path.is_file() else None)
 
+    def corpus_size(self) -> int | None:
+        """Sentences in the corpus (from ``corpus/stats.json``, else counted), or None
+        without a corpus."""
+        def count() -> int | None:
+            stats = self.path / "corpus" / "stats.json"
+            if stats.is_file():
+                try:
+                    kept = json.loads(stats.read_text(encoding="utf-8")).get("kept")
+                except (json.JSONDecodeError, AttributeError):
+                    kept = None
+                if isinstance(kept, int):
+                    return kept
+            if not any((self.path / "corpus").glob("shard-*.jsonl")):
+                return None
+            return len(self.corpus_texts())
+
+        return self._cached("corpus_size", count)
+
+    def evaluation(self) -> dict[str, dict[str, Any]] | None:
+        """Held-out evaluation per model (``eval.json``'s reports), or None without it.
+
+        Raises:
+            DataError: eval.json is not valid JSON or has no ``reports`` object.
+        """
+        path = self.path / "eval.json"
+
+        def read() -> dict[str, dict[str, Any]] | None:
+            if not path.is_file():
+                return None
+            data = read_summary_json(path, fix="rerun `synthcheck evaluate` (or `discover`)")
+            reports = data.get("reports")
+            if not isinstance(reports, dict):
+                raise DataError("eval.json has no 'reports' object", where=str(path),
+                                fix="rerun `synthcheck evaluate` (or `discover`)")
+            return reports
+
+        return self._cached("evaluation", read)
+
     def corpus_texts(self) -> dict[str, str]:
         """Corpus id -> text (``{}`` without a corpus)."""
         return self._cached("corpus", lambda: {str(r["id"]): str(r["text"])
@@ -142,19 +180,18 @@ def _read_probs(path: Path) -> dict[str, dict[str, float]]:
     return out
 
 
-def read_summary_json(path: Path) -> dict[str, Any]:
-    """Read a verify ``summary.json``.
+def read_summary_json(path: Path, *, fix: str = "rerun `synthcheck verify`") -> dict[str, Any]:
+    """Read a JSON object file (a verify ``summary.json``, ``eval.json``).
 
     Raises:
-        DataError: the file is not valid JSON.
+        DataError: the file is not valid JSON or not an object.
     """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise DataError(f"summary.json is not valid JSON: {exc.msg}", where=str(path),
-                        fix="rerun `synthcheck verify`") from None
+        raise DataError(f"{path.name} is not valid JSON: {exc.msg}", where=str(path),
+                        fix=fix) from None
     if not isinstance(data, dict):
-        raise DataError("summary.json is not a JSON object", where=str(path),
-                        fix="rerun `synthcheck verify`")
+        raise DataError(f"{path.name} is not a JSON object", where=str(path), fix=fix)
     return data
 

@@ -78,8 +78,9 @@ def probability_scatter(task: Sequence[float], reference: Sequence[float],
     ax.plot([0, 1], [0, 1], color="#999999", linewidth=1, linestyle=":")
     ax.scatter(x[~mask], y[~mask], s=14, color=OTHER_COLOR, alpha=0.6, linewidths=0,
                label=f"corpus ({int((~mask).sum()):,})")
-    ax.scatter(x[mask], y[mask], s=22, color=HARD_COLOR, alpha=0.9, linewidths=0,
-               label=f"hard subset ({int(mask.sum()):,})")
+    if mask.any():
+        ax.scatter(x[mask], y[mask], s=22, color=HARD_COLOR, alpha=0.9, linewidths=0,
+                   label=f"hard subset ({int(mask.sum()):,})")
     ax.set_xlim(-0.02, 1.02)
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel(f"task model {task_name}: p({label})")

@@ -31,7 +31,36 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _probs(p: dict[str, float]) -> str:
-    return " ".join(f"{k[:3]}={v:.2f}" for k, v in p.items())
+    """``neg=0.12 pos=0.88``: labels cut to 3 characters unless that makes two alike."""
+    short = {k: k[:3] for k in p}
+    if len(set(short.values())) < len(short):
+        short = {k: k for k in p}
+    return " ".join(f"{short[k]}={v:.2f}" for k, v in p.items())
+
+
+def _stored_result(data: dict[str, Any]) -> Any:
+    """A VerifyResult rebuilt from a verify ``summary.json`` (when verify was skipped as
+    current), so the printed table is the same as when it ran."""
+    import pandas as pd
+
+    from formalize import VerifyResult
+
+    def frame(key: str, columns: list[str]) -> pd.DataFrame:
+        return pd.DataFrame(data.get(key) or [], columns=columns)
+
+    # summary.json stores ``tests`` with sorted keys; its summary rows keep the suite order.
+    tests = dict(data.get("tests") or {})
+    order = [r.get("key") for r in data.get("summary") or [] if r.get("level") == "test"]
+    tests = {k: tests[k] for k in [*dict.fromkeys(order), *tests] if k in tests}
+    return VerifyResult(
+        suite=str(data.get("suite")), labels=list(data.get("labels") or []),
+        models=list(data.get("models") or []), tests=tests,
+        summary=frame("summary", ["level", "key", "model", "n", "failures", "fail_rate"]),
+        fills=frame("fills", []),
+        groups=frame("groups", ["test", "model", "group", "label", "n", "mean_prob",
+                                "deviation"]),
+        examples=frame("examples", []), recall=frame("recall", ["model", "label", "recall"]),
+        cases=None, meta={"cases": data.get("cases", 0)})
 
 
 def format_summary(cfg: Any, run_dir: Path, info: dict[str, Any], *, hardest: int = 10,
@@ -44,7 +73,12 @@ def format_summary(cfg: Any, run_dir: Path, info: dict[str, Any], *, hardest: in
     reports = info.get("evaluate") or {}
     if reports:
         lines.append("held-out accuracy:")
-        for name, rep in reports.items():
+        configured = [t.name for t in getattr(cfg, "task_models", [])]
+        order = ([n for n in configured if n in reports]
+                 + sorted(n for n in reports if n not in configured and n != "reference")
+                 + (["reference"] if "reference" in reports else []))
+        for name in order:
+            rep = reports[name]
             lines.append(f"  {name:<12} acc {rep['accuracy']:.3f}  macro-F1 {rep['macro_f1']:.3f}"
                          f"  (n={rep['n']})")
     corpus = info.get("corpus") or {}
@@ -77,15 +111,10 @@ def format_summary(cfg: Any, run_dir: Path, info: dict[str, Any], *, hardest: in
                          f"{'' if dis is None else f'{dis:.2f}':>10}")
     verify = info.get("verify")
     if verify is not None:
-        if hasattr(verify, "format_table"):
-            table = verify.format_table()
-        else:  # skipped as current: show the stored side-by-side table
-            import pandas as pd
-
-            csv = next((run_dir / "verify").glob("*/summary.csv"), None)
-            table = pd.read_csv(csv).to_string(index=False) if csv else "(see verify/)"
+        if not hasattr(verify, "format_table"):  # skipped as current: its summary.json
+            verify = _stored_result(verify)
         lines.append("per-template results:")
-        lines.append(table)
+        lines.append(verify.format_table())
     report = info.get("report")
     if report:
         lines.append(f"report: {report}")

@@ -10,7 +10,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser("report", help="write report.html and summary.md for a run",
                        description="Write RUN/report.html (figures embedded, no external files) "
                                    "and RUN/summary.md. Sections whose inputs are missing are "
-                                   "skipped with a note.")
+                                   "skipped with a note; a run with nothing to report is an "
+                                   "error (exit status 2) that leaves existing files alone.")
     p.add_argument("--run", required=True, type=Path, metavar="DIR", help="run directory")
     p.add_argument("--out", type=Path, default=None,
                    help="where to write the HTML (default: RUN/report.html; summary.md beside it)")

@@ -3,7 +3,9 @@
 Every stage records a hash of what changes its outputs (its config section plus its
 upstream stage's hash) in the run manifest, and is skipped when its outputs are complete
 and current. A rerun after a crash, or after editing only the suite, redoes only what
-changed; the generation stage itself resumes shard by shard.
+changed; the generation stage itself resumes shard by shard. The report's hash covers the
+other stages' hashes, the report format version, the review decisions and the verified
+suites' summaries.
 """
 
 from __future__ import annotations
@@ -146,10 +148,40 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
     else:
         result.stages["verify"] = "no suite in the config"
 
-    def report() -> tuple[bool, Any]:
-        from formalize import write_report
-
-        return True, write_report(run.path)
-
-    result.info["report"] = timed("report", report)
+    result.info["report"] = timed("report", lambda: report_stage(run))
     return result
+
+
+def report_stage_hash(run: RunDir) -> str:
+    """Hash of what the report shows: the upstream stages' hashes, the report code's format
+    version, and the files that other commands add to a run (review decisions, the summaries
+    of every verified suite)."""
+    import hashlib
+
+    from formalize._html_report import REPORT_FORMAT
+
+    def digest(path: Path) -> str | None:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
+
+    hashes = run.read_manifest().get("stage_hashes", {})
+    return config_hash({
+        "format": REPORT_FORMAT,
+        "stages": {s: hashes.get(s) for s in STAGES if s != "report"},
+        "decisions": digest(run.path / "review" / "decisions.jsonl"),
+        "verify": {p.parent.name: digest(p)
+                   for p in sorted((run.path / "verify").glob("*/summary.json"))},
+    })
+
+
+def report_stage(run: RunDir) -> tuple[bool, Path]:
+    """Write report.html and summary.md unless both exist and are current."""
+    from formalize import write_report
+
+    rhash = report_stage_hash(run)
+    html = run.path / "report.html"
+    if (_stage_done(run, "report", rhash) and html.is_file()
+            and (run.path / "summary.md").is_file()):
+        return False, html
+    path = write_report(run.path)
+    _mark(run, "report", rhash, path=str(path.relative_to(run.path)))
+    return True, path

@@ -10,6 +10,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -21,9 +22,11 @@ sys.path.insert(0, str(HERE.parent / "synth"))
 from conftest import build_tiny_llama  # noqa: E402
 from fakes import FakeBackend  # noqa: E402
 
+from formalize import ReviewLog  # noqa: E402
 from synth import RunDirError  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
-from synthcheck._pipeline import discover  # noqa: E402
+from synthcheck._pipeline import STAGES, discover  # noqa: E402
+from synthcheck.cli import main  # noqa: E402
 
 SUITE = {
     "name": "mini", "labels": ["negative", "positive"], "seed": 0,
@@ -81,15 +84,53 @@ def outputs(run: Path) -> dict[str, bytes]:
     return {n: (run / n).read_bytes() for n in names}
 
 
-def test_rerun_skips_current_stages(cfg_path: Path, tmp_path: Path) -> None:
+def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under ``root``: its bytes and modification time."""
+    return {str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def ran(result: Any) -> set[str]:
+    return {k for k, v in result.stages.items() if v == "ran"}
+
+
+def test_rerun_skips_current_stages(cfg_path: Path, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = load_run_config(cfg_path)
-    first = discover(cfg, tmp_path / "r", progress=False, log=lambda s: None)
-    assert all(v == "ran" for v in first.stages.values()), first.stages
-    assert (tmp_path / "r" / "report.html").is_file()
-    before = outputs(tmp_path / "r")
-    again = discover(cfg, tmp_path / "r", progress=False, log=lambda s: None)
-    assert {k for k, v in again.stages.items() if v == "ran"} == {"report"}
-    assert outputs(tmp_path / "r") == before
+    run = tmp_path / "r"
+    first = discover(cfg, run, progress=False, log=lambda s: None)
+    assert first.stages == dict.fromkeys(STAGES, "ran")
+    assert first.info["report"] == run / "report.html"
+    assert (run / "summary.md").is_file()
+    before = snapshot(run)
+    again = discover(cfg, run, progress=False, log=lambda s: None)
+    assert again.stages == dict.fromkeys(STAGES, "skipped (current)")
+    assert again.info["report"] == run / "report.html"
+    after = snapshot(run)
+    # Not a byte nor a timestamp changed; the manifest is rewritten with the same bytes.
+    assert {k: v[0] for k, v in after.items()} == {k: v[0] for k, v in before.items()}
+    assert {k for k in before if after[k][1] != before[k][1]} <= {"manifest.json"}
+
+    # What only the report reads: a review decision, a lost report.html, a new report format.
+    ReviewLog(run).tag(hardest_id(run), "task-model error", hypothesis="negation")
+    assert ran(discover(cfg, run, progress=False, log=lambda s: None)) == {"report"}
+    assert "| task-model error | 1 |" in (run / "summary.md").read_text()
+    assert ran(discover(cfg, run, progress=False, log=lambda s: None)) == set()
+    (run / "report.html").unlink()
+    assert ran(discover(cfg, run, progress=False, log=lambda s: None)) == {"report"}
+    assert (run / "report.html").is_file()
+    import formalize._html_report as html_report
+
+    monkeypatch.setattr(html_report, "REPORT_FORMAT", html_report.REPORT_FORMAT + 1)
+    assert ran(discover(cfg, run, progress=False, log=lambda s: None)) == {"report"}
+    own = ("report.html", "summary.md", "manifest.json")
+    assert {k: v for k, v in snapshot(run).items() if k not in own and k in before} == \
+        {k: v for k, v in before.items() if k not in own}
+
+
+def hardest_id(run: Path) -> str:
+    """The id of the run's hardest sentence."""
+    return str(json.loads((run / "hard.jsonl").read_text().splitlines()[0])["id"])
 
 
 def test_suite_edit_reruns_only_verify_and_report(cfg_path: Path, tmp_path: Path) -> None:
@@ -99,9 +140,20 @@ def test_suite_edit_reruns_only_verify_and_report(cfg_path: Path, tmp_path: Path
     suite["tests"].append({"name": "negated", "capability": "Negation", "type": "mft",
                            "template": "This {NOUN} is not {POS_ADJ}.", "label": "negative"})
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    before = snapshot(tmp_path / "r")
     again = discover(cfg, tmp_path / "r", progress=False, log=lambda s: None)
-    assert {k for k, v in again.stages.items() if v == "ran"} == {"verify", "report"}
+    assert again.stages == {**dict.fromkeys(STAGES, "skipped (current)"),
+                            "verify": "ran", "report": "ran"}
     assert "negated" in (tmp_path / "r" / "verify" / "mini" / "summary.csv").read_text()
+    assert "negated" in (tmp_path / "r" / "summary.md").read_text()
+    after = snapshot(tmp_path / "r")
+    changed = {k for k in before if after.get(k) != before[k]}
+    assert changed == {"manifest.json", "report.html", "summary.md",
+                       *(f"verify/mini/{n}" for n in ("cases.jsonl", "examples.jsonl", "fills.csv",
+                                                      "groups.csv", "summary.csv",
+                                                      "summary.json"))}
+    third = discover(cfg, tmp_path / "r", progress=False, log=lambda s: None)
+    assert third.stages == dict.fromkeys(STAGES, "skipped (current)")
 
 
 def test_run_dir_of_another_config_is_refused(cfg_path: Path, tmp_path: Path) -> None:
@@ -149,3 +201,91 @@ def test_kill_during_scoring_then_rerun(cfg_path: Path, tmp_path: Path) -> None:
     assert {p.name: p.stat().st_mtime_ns
             for p in (tmp_path / "killed" / "corpus").iterdir()} == corpus
     assert outputs(tmp_path / "killed") == outputs(tmp_path / "full")
+
+
+# -- the command line ------------------------------------------------------------------------
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_cli_prints_the_summary(cfg_path: Path, tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "r"
+    assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q"]) == 0
+    out = capsys.readouterr().out
+    log, summary = out.split("\n\n== synthcheck discover: ", 1)
+    assert [line.split("]")[0] + "]" for line in log.splitlines()] == \
+        [f"[{s}]" for s in STAGES for _ in range(2)]
+    assert "[report] ran in " in log
+    lines = summary.splitlines()
+    assert lines[0] == f"mini ({run}) =="
+
+    def at(line: str) -> int:
+        assert line in lines, (line, summary)
+        return lines.index(line)
+
+    # Held-out accuracy of the task model and the reference, as evaluated.
+    reports = json.loads((run / "eval.json").read_text())["reports"]
+    acc = [at(f"  {name:<12} acc {rep['accuracy']:.3f}  macro-F1 {rep['macro_f1']:.3f}  "
+              f"(n={rep['n']})") for name, rep in (("toy", reports["toy"]),
+                                                   ("reference", reports["reference"]))]
+    assert at("held-out accuracy:") < acc[0] < acc[1]
+    # Corpus size: what the corpus shards hold.
+    kept = sum(len(read_jsonl(p)) for p in sorted((run / "corpus").glob("shard-*.jsonl")))
+    assert kept == 24
+    corpus = at(f"corpus: {kept} sentences from 24 prompts (dropped: none)")
+    # The 10 hardest sentences, with both models' probabilities from the score files.
+    hard = read_jsonl(run / "hard.jsonl")
+    task = {r["id"]: r["probs"] for r in read_jsonl(run / "scores" / "task-toy.jsonl")}
+    ref = {r["id"]: r["probs"] for r in read_jsonl(run / "scores" / "reference.jsonl")}
+    head = at(f"hard subset: {len(hard)} sentences; the 10 hardest:")
+    rows = []
+    for rec in hard[:10]:
+        t, r = task[rec["id"]], ref[rec["id"]]
+        rows.append(at(f"  {rec['rank']:>3}. div {rec['divergence']:.2f}  task [neg="
+                       f"{t['negative']:.2f} pos={t['positive']:.2f}]  ref [neg="
+                       f"{r['negative']:.2f} pos={r['positive']:.2f}]"))
+        assert lines[rows[-1] + 1] == f"       {rec['text']}"
+    assert corpus < head < rows[0] and rows == sorted(rows) and len(hard) > 10
+    assert f"div {hard[10]['divergence']:.2f}" not in "\n".join(lines[rows[-1] + 2:])
+    # The top n-grams with their statistics.
+    ngrams = read_jsonl(run / "ngrams.jsonl")
+    top = at(f"top {min(15, len(ngrams))} n-grams (hard vs corpus, by z):")
+    for i, g in enumerate(ngrams[:15]):
+        row = lines[top + 2 + i]
+        assert row.startswith(f"  {g['ngram'][:27]:<28}{g['hard_count']:>6}{g['corpus_count']:>8}"
+                              f"{g['log_odds']:>10.2f}{g['z']:>7.2f}"), row
+    # The per-template table, with the fail rates the suite measured.
+    verify = json.loads((run / "verify" / "mini" / "summary.json").read_text())
+    table = at("per-template results:")
+    assert lines[table + 1].startswith(f"suite mini: {verify['cases']} cases")
+    for r in verify["summary"]:
+        if r["level"] == "test":
+            assert any(line.startswith(r["key"]) and f"{100 * r['fail_rate']:5.1f}%" in line
+                       for line in lines[table:]), r
+    # The report's path, last.
+    assert lines[-1] == f"report: {run / 'report.html'}"
+    assert (run / "report.html").is_file() and top < table < len(lines) - 1
+
+    # A rerun skips every stage and prints the same summary (the stored verify table).
+    assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q"]) == 0
+    log2, summary2 = capsys.readouterr().out.split("\n\n== synthcheck discover: ", 1)
+    assert all(f"[{s}] skipped (current)" in log2 for s in STAGES)
+    assert summary2 == summary
+
+
+def test_cli_run_dir_of_another_config_is_refused(cfg_path: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "r"
+    assert main(["discover", "-c", str(cfg_path), "--run", str(run), "-q"]) == 0
+    capsys.readouterr()
+    before = snapshot(run)
+    code = main(["discover", "-c", str(cfg_path), "-P", "generator.sampling.seed=7",
+                 "--run", str(run), "-q"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert err.startswith("error: run directory belongs to another config (generation hash ")
+    assert err.endswith(f"({run}): use a new --run directory, or restore the config it was "
+                        "made with\n")
+    assert "Traceback" not in err and "== synthcheck discover" not in out
+    assert snapshot(run) == before  # every file: same bytes, same modification time
