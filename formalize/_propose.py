@@ -269,23 +269,54 @@ def draft_suite(tests: Sequence[Mapping[str, Any]], labels: Sequence[str], *,
 
 
 def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
-    """Load the task models a run's config names (``task_models``), by name.
+    """Load the task models a run's config names (``task_models``), by name, the way
+    ``discover`` loads them: each entry's settings (label map, batch size, ...) apply, and a
+    ``fewshot:`` task model uses the run config's ``reference`` prompt, shots, label words and
+    calibration.
 
     Raises:
-        RunDirError: no manifest; ConfigError: the run config names no task models.
+        RunDirError: no manifest; ConfigError: the run config names no task models, two with
+            one name, or a ``task_models``, ``reference`` or ``evaluation`` entry that does not
+            validate.
     """
-    from discovery import load_task_scorer
+    from types import SimpleNamespace
+
+    from pydantic import ValidationError
+
+    from discovery import EvaluationConfig, ReferenceConfig, TaskModelConfig
+    from discovery._stages import build_task_scorers
     from formalize._report_data import RunData
     from synth import ConfigError
 
     run = RunData(Path(run_dir))
-    models = [t for t in run.config.get("task_models") or [] if isinstance(t, dict)]
-    if not models:
-        raise ConfigError("the run's config names no task models", where=str(run.path),
+    where = str(run.path / "manifest.json")
+
+    def validate(model: Any, data: Any, field: str) -> Any:
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(x) for x in (field, *first["loc"]))
+            raise ConfigError(f"the run's config has an invalid {loc}: {first['msg']}",
+                              where=where, fix="fix the run config and rerun, or pass scorers "
+                                               "yourself") from None
+
+    entries = run.config.get("task_models") or []
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError("the run's config names no task models", where=where,
                           fix="pass scorers yourself, or add task_models to the run config")
-    return {str(t.get("name") or t["spec"]): load_task_scorer(
-        str(t["spec"]), run.labels, label_map=t.get("label_map"), name=str(t.get("name")),
-        trusted_types=t.get("trusted_types") or ()) for t in models}
+    cfg = SimpleNamespace(
+        task=SimpleNamespace(labels=run.labels),
+        task_models=[validate(TaskModelConfig, t, f"task_models[{i}]")
+                     for i, t in enumerate(entries)],
+        reference=validate(ReferenceConfig, run.section("reference"), "reference"),
+        evaluation=validate(EvaluationConfig, run.section("evaluation"), "evaluation"))
+    try:
+        return build_task_scorers(cfg)
+    except ConfigError as exc:
+        if exc.where == "task_models":  # a check of the config as a whole (unique names)
+            raise ConfigError(exc.what, where=where, fix=exc.fix) from None
+        raise
 
 
 def run_draft(draft: TemplateDraft | str, scorers: Mapping[str, Any], labels: Sequence[str], *,

@@ -19,11 +19,33 @@ from pathlib import Path
 from typing import Any
 
 from formalize._report_data import RunData
-from synth import DataError, append_jsonl, did_you_mean, provenance
+from synth import DataError, RunDirError, append_jsonl, did_you_mean, provenance
 
 #: The tags an annotator gives a hard sentence.
 TAGS = ("task-model error", "reference error", "ambiguous", "not a pattern")
 DECISIONS = Path("review") / "decisions.jsonl"
+#: The environment variable the notebooks read their run directory from.
+RUN_ENV = "SYNTHCHECK_RUN"
+#: The run directory the notebooks open when neither ``RUN`` nor ``$SYNTHCHECK_RUN`` is set.
+DEFAULT_RUN = "runs/demo"
+
+
+def _resolve_run_dir(run_dir: str | Path | None) -> tuple[Path, str]:
+    """The run directory a notebook means, and where it was looked for (for errors).
+
+    ``run_dir``, else ``$SYNTHCHECK_RUN``, else ``runs/demo``. A relative path is looked up in
+    the working directory, then in its parent (a notebook's kernel starts in ``notebooks/``,
+    the runs live next to it)."""
+    if run_dir is None or not str(run_dir).strip():
+        run_dir = os.environ.get(RUN_ENV, "").strip() or DEFAULT_RUN
+    path = Path(run_dir).expanduser()
+    if path.is_absolute():
+        return path, str(path)
+    cwd = Path.cwd()
+    for base in (cwd, cwd.parent):
+        if (base / path / "manifest.json").is_file():
+            return base / path, str(base / path)
+    return cwd / path, f"{path}, looked up in {cwd} and {cwd.parent}"
 
 
 class ReviewLogWarning(UserWarning):
@@ -239,14 +261,25 @@ class ReviewSession:
 
     Args:
         run_dir: a run directory with a hard subset (``hard.jsonl``); n-grams are optional.
+            ``None`` takes ``$SYNTHCHECK_RUN``, else ``runs/demo``; a relative path is looked
+            up in the working directory, then in its parent. ``session.run.path`` is the
+            directory it opened.
         annotator: recorded with each decision.
 
     Raises:
         RunDirError: the run directory has no manifest.
     """
 
-    def __init__(self, run_dir: str | Path, *, annotator: str | None = None) -> None:
-        self.run = RunData(Path(run_dir))
+    def __init__(self, run_dir: str | Path | None = None, *,
+                 annotator: str | None = None) -> None:
+        path, where = _resolve_run_dir(run_dir)
+        try:
+            self.run = RunData(path)
+        except RunDirError as exc:
+            how = ("set RUN in the notebook's first cell or start Jupyter with "
+                   f"{RUN_ENV}=<run directory>; " if run_dir is None or not str(run_dir).strip()
+                   else "")
+            raise RunDirError(exc.what, where=where, fix=how + (exc.fix or "")) from None
         self.log = ReviewLog(self.run.path, annotator=annotator)
         self.labels = self.run.labels
         self._hard = {str(r["id"]): r for r in self.run.hard() or []}
@@ -317,11 +350,12 @@ class ReviewSession:
         return self.log.tag(id, tag, note=note, hypothesis=hypothesis, annotator=annotator)
 
     def decisions(self) -> Any:
-        """The current decision per sentence id, as a DataFrame (restored from the log)."""
+        """The current decision per sentence id, as a DataFrame (restored from the log; a
+        missing hypothesis, note or annotator shows as an empty string)."""
         import pandas as pd
 
         cols = ["id", "tag", "hypothesis", "note", "annotator", "time", "text"]
-        rows = [{**{k: d.get(k) for k in cols}, "text": self._hard.get(i, {}).get("text")}
+        rows = [{**{k: d.get(k) or "" for k in cols}, "text": self._hard.get(i, {}).get("text")}
                 for i, d in self.log.load().items()]
         return pd.DataFrame(rows, columns=cols)
 

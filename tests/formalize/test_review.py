@@ -4,6 +4,7 @@ session behind notebooks/review.ipynb, including its ipywidgets UI and the fallb
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -193,3 +194,43 @@ def test_widget_falls_back_without_ipywidgets(run: Path, monkeypatch: pytest.Mon
 
 def test_tags_are_the_four_documented_ones() -> None:
     assert REVIEW_TAGS == ("task-model error", "reference error", "ambiguous", "not a pattern")
+
+
+def test_session_run_dir_from_env_and_from_the_notebooks_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_run(tmp_path / "runs" / "demo")
+    make_run(tmp_path / "runs" / "other")
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")  # where Jupyter starts a notebook's kernel
+    monkeypatch.delenv("SYNTHCHECK_RUN", raising=False)
+    assert ReviewSession().run.path == tmp_path / "runs" / "demo"  # the default, one level up
+    monkeypatch.setenv("SYNTHCHECK_RUN", "runs/other")
+    assert ReviewSession().run.path == tmp_path / "runs" / "other"
+    assert ReviewSession(None).run.path == tmp_path / "runs" / "other"
+    monkeypatch.chdir(tmp_path)
+    assert ReviewSession("runs/demo").run.path == tmp_path / "runs" / "demo"  # RUN wins
+    assert ReviewSession(tmp_path / "runs" / "demo").run.path == tmp_path / "runs" / "demo"
+
+
+def test_session_without_a_run_says_how_to_choose_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")
+    monkeypatch.setenv("SYNTHCHECK_RUN", "runs/missing")
+    looked = re.escape(f"(runs/missing, looked up in {tmp_path / 'notebooks'} and {tmp_path})")
+    with pytest.raises(RunDirError, match=r"no manifest\.json in the run directory " + looked
+                       + r": set RUN in the notebook's first cell or start Jupyter with "
+                         r"SYNTHCHECK_RUN=<run directory>; run `synthcheck generate`"):
+        ReviewSession()
+    with pytest.raises(RunDirError, match=r"no manifest\.json in the run directory " + looked
+                       + r": run `synthcheck generate`"):
+        ReviewSession("runs/missing")  # RUN was set: no hint about choosing one
+
+
+def test_decisions_show_missing_fields_as_empty(run: Path) -> None:
+    session = ReviewSession(run)
+    session.tag("h4", "ambiguous")
+    row = session.decisions().iloc[0]
+    assert (row["id"], row["tag"], row["hypothesis"], row["note"], row["annotator"]) == (
+        "h4", "ambiguous", "", "", "")
+    assert row["text"] == "The plot was fine but forgettable."
