@@ -75,8 +75,9 @@ def verify_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, An
 
     assert cfg.suite is not None  # checked by the caller
     suite = load_suite(cfg.suite)
+    suite.check_labels(cfg.task.labels, task_source="the run config's task.labels")
     v = cfg.verify
-    vhash = config_hash({"suite": suite.to_dict(),
+    vhash = config_hash({"suite": suite.fingerprint(),
                          "task_models": [task_model_hash(cfg, t) for t in cfg.task_models],
                          "verify": v.model_dump(mode="json", exclude={"batch_size", "chunk_size"})})
     out = run.path / "verify" / suite.name
@@ -125,6 +126,10 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
                                 config_dump=cfg.model_dump(mode="json"))
         return bool(report.shards_written), report
 
+    if cfg.suite:  # a suite with the wrong labels is refused before any model runs
+        from formalize import check_suite_labels
+
+        check_suite_labels(cfg.suite, cfg.task.labels, task_source="the run config's task.labels")
     gen = timed("generate", generate)
     result.info["corpus"] = json.loads((run.path / "corpus" / "stats.json").read_text())
     result.info["generate"] = gen
