@@ -106,10 +106,12 @@ class RunDir:
         else:
             manifest = {"created": datetime.now(UTC).isoformat(timespec="seconds"),
                         "stages": {}, "stage_hashes": {}}
+        before = json.dumps(manifest, sort_keys=True)
         manifest.setdefault("stage_hashes", {})[stage] = stage_hash
         manifest["config"] = config
         manifest.update(provenance(config_hash))
-        write_json_atomic(self.manifest_path, manifest)
+        if json.dumps(manifest, sort_keys=True) != before:  # a no-op rerun leaves it untouched
+            write_json_atomic(self.manifest_path, manifest)
         return manifest
 
     def reset_stage(self, stage: str) -> None:
