@@ -6,7 +6,7 @@
 | ``sklearn:<file.skops>`` | :class:`SklearnScorer` (a pipeline with ``predict_proba``) |
 | ``python:<module>:<name>`` | :class:`CallableScorer` (function, or object with predict_proba) |
 | ``fewshot:<LLM spec>`` | :class:`~discovery.FewShotReference` with the reference prompt config |
-| ``demo:sentiment`` | the demo TF-IDF + logistic regression model (trained on first use) |
+| ``demo:sentiment`` | the demo TF-IDF + logistic regression model (see :mod:`discovery._demo`) |
 """
 
 from __future__ import annotations
@@ -275,7 +275,8 @@ def _load_fewshot(rest: str, labels: Sequence[str], *, name: str, reference: Any
 
 
 def _load_demo(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
-               name: str, **_: Any) -> Any:
+               name: str, evaluation: Any = None, **_: Any) -> Any:
+    from discovery._config import EvaluationConfig
     from discovery._demo import DEMO_TASKS, ensure_demo_model
 
     if rest not in DEMO_TASKS:
@@ -283,7 +284,9 @@ def _load_demo(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str]
 
         raise ConfigError(f"unknown demo model {rest!r}", where=f"demo:{rest}",
                           fix=did_you_mean(rest, sorted(DEMO_TASKS)))
-    path = ensure_demo_model(rest)
+    # The model trained on the train side of the split that this config evaluates on.
+    ev = evaluation if evaluation is not None else EvaluationConfig()
+    path = ensure_demo_model(rest, seed=ev.split_seed, holdout_fraction=ev.holdout_fraction)
     return SklearnScorer.from_file(path, labels, label_map=label_map, name=name)
 
 
@@ -298,6 +301,7 @@ def load_task_scorer(
     device: str = "auto",
     trusted_types: Sequence[str] = (),
     reference: Any = None,
+    evaluation: Any = None,
 ) -> Any:
     """Load the task model that ``spec`` names as a TaskScorer over ``labels``.
 
@@ -310,6 +314,8 @@ def load_task_scorer(
         batch_size, max_length, device: adapter settings (do not change outputs).
         trusted_types: extra types a ``.skops`` file may contain.
         reference: the ReferenceConfig whose prompt a ``fewshot:`` task model uses.
+        evaluation: the EvaluationConfig whose Rotten Tomatoes split ``demo:sentiment`` is
+            trained on (its train side; default: ``EvaluationConfig()``'s split).
 
     Raises:
         ConfigError: malformed spec, unknown scheme (with "did you mean"), or labels that do
@@ -323,4 +329,4 @@ def load_task_scorer(
     loader = SCHEMES.get(scheme)
     return loader(rest, labels, label_map=label_map, name=name or scheme,
                   batch_size=batch_size, max_length=max_length, device=device,
-                  trusted_types=trusted_types, reference=reference)
+                  trusted_types=trusted_types, reference=reference, evaluation=evaluation)

@@ -8,6 +8,12 @@ upstream stage's hash, so changing ``ranking.top_k`` redoes rank and mine but no
 Scoring is resumable: texts are scored in chunks, each written atomically under
 ``scores/.parts/<name>/`` with the hash of its inputs, and the final files are assembled
 (atomically) once every chunk exists.
+
+Bad input never changes what a run directory already holds: every stage reads and checks
+its inputs and computes its results before it touches the manifest or a final output.
+Scoring, the one long stage, marks itself ``running`` in the manifest while it works (a
+killed run shows it); if it fails with an error, the manifest is put back as it was (the
+final files are only written once everything is computed, so they are unchanged too).
 """
 
 from __future__ import annotations
@@ -64,8 +70,23 @@ def _fingerprint(ids: Sequence[str], texts: Sequence[str]) -> str:
 
 
 def task_model_hash(cfg: Any, tm: Any) -> str:
-    """Hash of what changes one task model's scores (its spec, label map and the labels)."""
-    return config_hash({"labels": cfg.task.labels, "task_model": _dump(tm)})
+    """Hash of what changes one task model's scores: its spec, label map and the labels;
+    for ``demo:`` models the evaluation split they are trained on, for ``fewshot:`` models
+    the reference prompt config they use."""
+    payload: dict[str, Any] = {"labels": cfg.task.labels, "task_model": _dump(tm)}
+    scheme = str(tm.spec).partition(":")[0]
+    if scheme == "demo":
+        ev = _evaluation(cfg)
+        payload["demo_split"] = [ev.split_seed, ev.holdout_fraction]
+    elif scheme == "fewshot":
+        payload["reference"] = _dump(cfg.reference)
+    return config_hash(payload)
+
+
+def _evaluation(cfg: Any) -> Any:
+    from discovery._config import EvaluationConfig
+
+    return getattr(cfg, "evaluation", None) or EvaluationConfig()
 
 
 def reference_hash(cfg: Any) -> str:
@@ -90,16 +111,34 @@ def mine_stage_hash(cfg: Any, rank_hash: str) -> str:
     return config_hash({"mining": _dump(cfg.mining), "rank": rank_hash})
 
 
-def _open(run: RunDir, cfg: Any, stage: str, stage_hash: str) -> bool:
-    """Record the stage in the manifest; return True if it is already complete."""
+def _is_done(run: RunDir, stage: str, stage_hash: str) -> bool:
+    """True if the manifest records ``stage`` complete with ``stage_hash`` (reads only)."""
     manifest = run.read_manifest() if run.exists() else {}
-    done = (manifest.get("stage_hashes", {}).get(stage) == stage_hash
+    return (manifest.get("stage_hashes", {}).get(stage) == stage_hash
             and manifest.get("stages", {}).get(stage, {}).get("status") == "complete")
-    if not done and manifest.get("stage_hashes", {}).get(stage) not in (None, stage_hash):
+
+
+def _open(run: RunDir, cfg: Any, stage: str, stage_hash: str) -> None:
+    """Record the stage and its hash in the manifest (forgetting an older hash's status)."""
+    manifest = run.read_manifest() if run.exists() else {}
+    if manifest.get("stage_hashes", {}).get(stage) not in (None, stage_hash):
         run.reset_stage(stage)  # the config changed: redo this stage (outputs are rewritten)
     top = manifest.get("config_hash") or stage_hash
     run.open(cfg.model_dump(mode="json"), top, stage=stage, stage_hash=stage_hash)
-    return done
+
+
+def _manifest_bytes(run: RunDir) -> bytes | None:
+    path = run.manifest_path
+    return path.read_bytes() if path.is_file() else None
+
+
+def _restore_manifest(run: RunDir, saved: bytes | None) -> None:
+    """Put the manifest back as it was before a failed stage (removing one it created)."""
+    if saved is None:
+        run.manifest_path.unlink(missing_ok=True)
+        return
+    with atomic_open(run.manifest_path, "wb") as handle:
+        handle.write(saved)
 
 
 def _write_meta(path: Path, stage_hash: str, **info: Any) -> None:
@@ -147,16 +186,20 @@ def build_task_scorers(cfg: Any) -> dict[str, Any]:
     """Load every configured task model (names must be unique)."""
     from discovery._scorers import load_task_scorer
 
+    _check_task_names(cfg)
+    return {t.name: load_task_scorer(t.spec, cfg.task.labels, label_map=t.label_map,
+                                     name=t.name, batch_size=t.batch_size,
+                                     max_length=t.max_length, trusted_types=t.trusted_types,
+                                     reference=cfg.reference, evaluation=_evaluation(cfg))
+            for t in cfg.task_models}
+
+
+def _check_task_names(cfg: Any) -> None:
     names = [t.name for t in cfg.task_models]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ConfigError(f"task model names must be unique, got {dupes} more than once",
                           where="task_models", fix="give each task model its own name")
-    return {t.name: load_task_scorer(t.spec, cfg.task.labels, label_map=t.label_map,
-                                     name=t.name, batch_size=t.batch_size,
-                                     max_length=t.max_length, trusted_types=t.trusted_types,
-                                     reference=cfg.reference)
-            for t in cfg.task_models}
 
 
 def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] | None = None,
@@ -166,6 +209,8 @@ def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] 
     Writes ``scores/task-<name>.jsonl`` ``{"id", "probs"}`` and ``scores/reference.jsonl``
     ``{"id", "probs", "logprobs"}`` (probs calibrated, logprobs the raw label log-probs),
     each with a ``.meta.json`` sidecar. Models are loaded only if some chunk needs them.
+    The final files are written only once every model has scored every chunk; an error
+    before that leaves the run directory's files (manifest included) as they were.
 
     Args:
         cfg: the run config (task, reference, task_models).
@@ -177,6 +222,7 @@ def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] 
     if not cfg.task_models:
         raise ConfigError("no task models to score", where="task_models",
                           fix="add at least one task model (e.g. spec: demo:sentiment)")
+    _check_task_names(cfg)
     run = RunDir(run_dir)
     ids, texts = read_corpus(run.path)
     fp = _fingerprint(ids, texts)
@@ -184,11 +230,53 @@ def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] 
     out_dir = run.path / "scores"
     outputs = [out_dir / f"task-{t.name}.jsonl" for t in cfg.task_models] + [
         out_dir / "reference.jsonl"]
-    if _open(run, cfg, "score", shash) and all(p.is_file() for p in outputs):
+    if _is_done(run, "score", shash) and all(p.is_file() for p in outputs):
         return {"skipped": True, "stage_hash": shash, "sentences": len(ids)}
-    run.set_stage("score", "running", stage_hash=shash)
     labels = list(cfg.task.labels)
+    if reference is None:
+        # Prompt, shots and label words are checked before any model is loaded.
+        from discovery._reference import FewShotReference
+
+        FewShotReference(None, cfg.reference, labels)
+    saved = _manifest_bytes(run)
+    _open(run, cfg, "score", shash)
+    run.set_stage("score", "running", stage_hash=shash)
     started = time.perf_counter()
+    try:
+        task_probs, raw, calib = _score_all(cfg, ids, texts, out_dir, task_scorers, reference,
+                                            progress)
+    except Exception:
+        _restore_manifest(run, saved)
+        raise
+    for tm, probs in zip(cfg.task_models, task_probs, strict=True):
+        path = out_dir / f"task-{tm.name}.jsonl"
+        write_jsonl(path, ({"id": i, "probs": dict(zip(labels, map(float, row), strict=True))}
+                           for i, row in zip(ids, probs, strict=True)))
+        _write_meta(path, task_model_hash(cfg, tm), task_model=tm.model_dump(mode="json"),
+                    labels=labels, sentences=len(ids), stage="score")
+    probs = calib.predict_proba(raw) if len(raw) else raw
+    path = out_dir / "reference.jsonl"
+    write_jsonl(path, ({"id": i, "probs": dict(zip(labels, map(float, p), strict=True)),
+                        "logprobs": dict(zip(labels, map(float, lp), strict=True))}
+                       for i, p, lp in zip(ids, probs, raw, strict=True)))
+    _write_meta(path, reference_hash(cfg), reference=cfg.reference.model_dump(mode="json"),
+                labels=labels,
+                calibration={"method": calib.method, "average": calib.average,
+                             "bias": dict(zip(labels, map(float, calib.bias_), strict=True))},
+                sentences=len(ids), stage="score")
+    seconds = time.perf_counter() - started
+    run.set_stage("score", "complete", stage_hash=shash, sentences=len(ids),
+                  seconds=round(seconds, 2),
+                  outputs=[str(p.relative_to(run.path)) for p in outputs])
+    return {"skipped": False, "stage_hash": shash, "sentences": len(ids), "seconds": seconds}
+
+
+def _score_all(cfg: Any, ids: list[str], texts: list[str], out_dir: Path,
+               task_scorers: Mapping[str, Any] | None, reference: Any, progress: bool
+               ) -> tuple[list[np.ndarray], np.ndarray, Any]:
+    """Every task model's probabilities, the reference's raw label log-probs and its fitted
+    calibrator; chunks already on disk are reused, models are built only when needed."""
+    labels = list(cfg.task.labels)
     scorers: dict[str, Any] = dict(task_scorers or {})
     built: dict[str, Any] = {}
 
@@ -199,15 +287,12 @@ def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] 
             scorers[name] = built[name]
         return scorers[name]
 
+    task_probs = []
     for tm in cfg.task_models:
         key = task_model_hash(cfg, tm)
-        probs = _score_chunks(tm.name, lambda t, n=tm.name: _task_fn(get_scorer(n), labels)(t),
-                              ids, texts, out_dir / ".parts" / f"task-{tm.name}", key, progress)
-        path = out_dir / f"task-{tm.name}.jsonl"
-        write_jsonl(path, ({"id": i, "probs": dict(zip(labels, map(float, row), strict=True))}
-                           for i, row in zip(ids, probs, strict=True)))
-        _write_meta(path, key, task_model=tm.model_dump(mode="json"), labels=labels,
-                    sentences=len(ids), stage="score")
+        task_probs.append(_score_chunks(
+            tm.name, lambda t, n=tm.name: _task_fn(get_scorer(n), labels)(t), ids, texts,
+            out_dir / ".parts" / f"task-{tm.name}", key, progress))
 
     ref_holder: list[Any] = [reference]
 
@@ -222,20 +307,7 @@ def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] 
     raw = _score_chunks("reference", lambda t: get_reference().raw_logprobs(t), ids, texts,
                         out_dir / ".parts" / "reference", rkey, progress)
     calib = _fit_calibration(cfg, get_reference, raw, out_dir / ".parts" / "reference", rkey)
-    probs = calib.predict_proba(raw) if len(raw) else raw
-    path = out_dir / "reference.jsonl"
-    write_jsonl(path, ({"id": i, "probs": dict(zip(labels, map(float, p), strict=True)),
-                        "logprobs": dict(zip(labels, map(float, lp), strict=True))}
-                       for i, p, lp in zip(ids, probs, raw, strict=True)))
-    _write_meta(path, rkey, reference=cfg.reference.model_dump(mode="json"), labels=labels,
-                calibration={"method": calib.method, "average": calib.average,
-                             "bias": dict(zip(labels, map(float, calib.bias_), strict=True))},
-                sentences=len(ids), stage="score")
-    seconds = time.perf_counter() - started
-    run.set_stage("score", "complete", stage_hash=shash, sentences=len(ids),
-                  seconds=round(seconds, 2),
-                  outputs=[str(p.relative_to(run.path)) for p in outputs])
-    return {"skipped": False, "stage_hash": shash, "sentences": len(ids), "seconds": seconds}
+    return task_probs, raw, calib
 
 
 def _fit_calibration(cfg: Any, get_reference: Callable[[], Any], raw: np.ndarray, parts: Path,
@@ -295,7 +367,11 @@ def _ranker(cfg: Any) -> DivergenceRanker:
 
 
 def rank_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
-    """Rank the scored corpus by divergence and write ``hard.jsonl`` (the hard subset)."""
+    """Rank the scored corpus by divergence and write ``hard.jsonl`` (the hard subset).
+
+    Scores are read and checked and the hard subset is computed before the manifest or
+    ``hard.jsonl`` is touched, so bad input leaves the run directory unchanged.
+    """
     run = RunDir(run_dir)
     upstream = _upstream(run, "score")
     if upstream is None or (run.stage_status("score") or {}).get("status") != "complete":
@@ -303,12 +379,12 @@ def rank_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
                         fix="run `synthcheck score` first")
     rhash = rank_stage_hash(cfg, upstream)
     out = run.path / "hard.jsonl"
-    if _open(run, cfg, "rank", rhash) and out.is_file():
+    if _is_done(run, "rank", rhash) and out.is_file():
         return {"skipped": True, "stage_hash": rhash}
-    run.set_stage("rank", "running", stage_hash=rhash)
     ids, texts, task, ref = load_scores(cfg, run.path)
     ranker = _ranker(cfg).fit(task, ref)
     hard = HardSubset.from_ranker(ranker, ids, texts, list(cfg.task.labels), task, ref)
+    _open(run, cfg, "rank", rhash)
     write_jsonl(out, hard.records)
     _write_meta(out, rhash, ranking=cfg.ranking.model_dump(mode="json"),
                 task_model=_ranking_task(cfg), corpus=len(ids), hard=len(hard), stage="rank")
@@ -320,7 +396,11 @@ def rank_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
 
 def mine_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
     """Mine n-grams of the hard subset against the corpus; write ``ngrams.jsonl`` and
-    ``ngrams.csv`` sorted by ``mining.statistic``."""
+    ``ngrams.csv`` sorted by ``mining.statistic``.
+
+    The n-grams are computed before the manifest or an output is touched, so bad input
+    (an empty hard subset, unknown ids) leaves the run directory unchanged.
+    """
     run = RunDir(run_dir)
     upstream = _upstream(run, "rank")
     if upstream is None or (run.stage_status("rank") or {}).get("status") != "complete":
@@ -328,16 +408,20 @@ def mine_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
                         fix="run `synthcheck rank` first")
     mhash = mine_stage_hash(cfg, upstream)
     out_jsonl, out_csv = run.path / "ngrams.jsonl", run.path / "ngrams.csv"
-    if _open(run, cfg, "mine", mhash) and out_jsonl.is_file() and out_csv.is_file():
+    if _is_done(run, "mine", mhash) and out_jsonl.is_file() and out_csv.is_file():
         return {"skipped": True, "stage_hash": mhash}
-    run.set_stage("mine", "running", stage_hash=mhash)
+    hard_path = run.path / "hard.jsonl"
+    hard_ids = [str(r["id"]) for r in iter_jsonl(hard_path)]
+    if not hard_ids:
+        raise DataError("cannot mine an empty hard subset", where=str(hard_path),
+                        fix="no sentence was kept by `synthcheck rank`; rank again with a "
+                            "larger ranking.top_k / top_fraction, or without "
+                            "ranking.require_disagreement")
     ids, texts, task, ref = load_scores(cfg, run.path)
     ranker = _ranker(cfg)
     ranker.top_k, ranker.top_fraction = None, 1.0  # full-corpus divergences, no cut here
     ranker.fit(task, ref)
     index = {cid: i for i, cid in enumerate(ids)}
-    hard_path = run.path / "hard.jsonl"
-    hard_ids = [str(r["id"]) for r in iter_jsonl(hard_path)]
     unknown = [h for h in hard_ids if h not in index]
     if unknown:
         raise DataError(f"{len(unknown)} hard-subset ids are missing from the corpus "
@@ -351,6 +435,7 @@ def mine_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
     miner.fit(texts, [index[h] for h in hard_ids], ids=ids, divergence=ranker.divergence_,
               disagree=ranker.disagree_)
     records = miner.to_records()
+    _open(run, cfg, "mine", mhash)
     write_jsonl(out_jsonl, records)
     _write_csv(out_csv, records)
     _write_meta(out_jsonl, mhash, mining=m.model_dump(mode="json"), hard=len(hard_ids),

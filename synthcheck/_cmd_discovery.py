@@ -55,6 +55,9 @@ def run_rank(args: argparse.Namespace) -> int:
     else:
         print(f"hard subset: {report['hard']} of {report['corpus']} sentences "
               f"({report['disagreements']} top-label disagreements in the corpus)")
+        if report["hard"] == 0:
+            print("note: the hard subset is empty (ranking.require_disagreement keeps only "
+                  "sentences whose top labels differ); there is nothing to mine")
     for i, rec in enumerate(iter_jsonl(args.run / "hard.jsonl")):
         if i >= args.show:
             break

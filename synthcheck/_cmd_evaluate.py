@@ -21,10 +21,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(func=run_evaluate)
 
     t = sub.add_parser("train-demo", help="train the demo TF-IDF + logistic regression model",
-                       description="Train the demo sentiment task model on the Rotten Tomatoes "
-                                   "train split and save it with skops.")
-    t.add_argument("--out", type=Path, help="output .skops path (default: the cache folder)")
+                       description="Train the demo sentiment task model on the train side of "
+                                   "the seeded Rotten Tomatoes split and save it with skops. "
+                                   "By default it goes to the cache file of that split, the "
+                                   "one `demo:sentiment` loads for a config with the same "
+                                   "evaluation.split_seed and evaluation.holdout_fraction.")
+    t.add_argument("--out", type=Path,
+                   help="output .skops path (default: the split's file in the cache folder)")
     t.add_argument("--seed", type=int, default=0, help="split seed (as evaluation.split_seed)")
+    t.add_argument("--holdout-fraction", type=float, default=0.2,
+                   help="held-out fraction (as evaluation.holdout_fraction)")
+    t.add_argument("--limit", type=int,
+                   help="train on only the first N training sentences (quick checks)")
     t.set_defaults(func=run_train_demo)
 
 
@@ -40,17 +48,29 @@ def run_evaluate(args: argparse.Namespace) -> int:
     reports = evaluate(cfg, args.data, progress=not args.quiet)
     print(format_reports(reports, cfg.task.labels))
     if args.run is not None:
-        path = args.run / "evaluation.json"
+        from synth import RunDir
+
+        # eval.json is what `synthcheck report` reads. The `discover` pipeline caches its
+        # own evaluation there under a stage hash: forget that hash, so a later `discover`
+        # redoes its evaluation instead of taking this one (maybe on other data) for its own.
+        run = RunDir(args.run)
+        path = args.run / "eval.json"
         write_json_atomic(path, {"data": args.data or cfg.evaluation.data, "reports": reports,
                                  "evaluation": cfg.evaluation.model_dump(mode="json"),
                                  **provenance("evaluate")})
+        if run.exists() and "evaluate" in run.read_manifest().get("stage_hashes", {}):
+            run.reset_stage("evaluate")
         print(f"written: {path}")
     return 0
 
 
 def run_train_demo(args: argparse.Namespace) -> int:
     from discovery import train_demo_model
+    from discovery._demo import check_split
 
-    path = train_demo_model(args.out, seed=args.seed)
+    check_split(args.seed, args.holdout_fraction, args.limit,
+                where=("--seed", "--holdout-fraction", "--limit"))
+    path = train_demo_model(args.out, seed=args.seed, holdout_fraction=args.holdout_fraction,
+                            limit=args.limit)
     print(f"demo model saved: {path}")
     return 0

@@ -43,3 +43,56 @@ def make_llama(vocab_size: int, seed: int = 0):
     )
     model = LlamaForCausalLM(cfg).eval()
     return model
+
+
+def save_tiny_llama(folder, *, whitespace: bool = False):
+    """Save a tiny random Llama and its tokenizer to ``folder`` (an ``hf:<folder>`` spec).
+
+    With ``whitespace=True`` the tokenizer splits on whitespace and drops it, so a label word
+    made only of spaces tokenizes to nothing (as some real tokenizers do).
+    """
+    from pathlib import Path
+
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    folder = Path(folder)
+    if whitespace:
+        tok = Tokenizer(models.BPE(unk_token="<unk>"))
+        tok.pre_tokenizer = pre_tokenizers.Whitespace()
+        trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<pad>", "<s>", "<unk>"],
+                                      show_progress=False)
+        tok.train_from_iterator(CORPUS * 3, trainer=trainer)
+        tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>",
+                                            bos_token="<s>", unk_token="<unk>")
+    else:
+        tokenizer = make_tokenizer()
+    model = make_llama(len(tokenizer))
+    model.config.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+# --- toy task models for `python:discovery_fixtures:<name>` specs (CLI tests) ---
+
+_GOOD = ("great", "wonderful", "lovely", "sharp", "good")
+_BAD = ("dull", "weak", "boring", "awful", "bad", "mess")
+
+
+def keyword_model(texts):
+    """p(positive) from counting a few sentiment words; fooled by negation."""
+    import math
+
+    out = []
+    for text in texts:
+        words = text.lower().split()
+        score = sum(w in _GOOD for w in words) - sum(w in _BAD for w in words)
+        p = 1.0 / (1.0 + math.exp(-1.5 * score))
+        out.append({"negative": 1.0 - p, "positive": p})
+    return out
+
+
+def wrong_labels_model(texts):
+    """A model whose own label names ('pos', 'neg') are not the task's."""
+    return [{"pos": 0.6, "neg": 0.4} for _ in texts]

@@ -178,3 +178,70 @@ def test_config_typo_names_the_field(tmp_path):
     cfg.write_text("ranking:\n  top_kk: 3\n")
     with pytest.raises(ConfigError, match=r"unknown field 'ranking.top_kk'.*line 2"):
         load_run_config(cfg)
+
+
+@pytest.mark.parametrize(("test", "statistic"), [("g", "q_value"), ("fisher", "frequency")])
+def test_mine_run_uses_the_configured_test_and_sort(run_dir, test, statistic):
+    from scipy.stats import chi2_contingency, fisher_exact
+
+    cfg = _cfg(mining=MiningConfig(min_support=2, test=test, statistic=statistic))
+    score_run(cfg, run_dir, task_scorers={"toy": ToyTask()}, reference=ToyReference(),
+              progress=False)
+    rank_run(cfg, run_dir)
+    mine_run(cfg, run_dir)
+    rows = read_jsonl(run_dir / "ngrams.jsonl")
+    n_h, n_r = 8, 32
+    for row in rows:
+        y_h, y_r = row["hard_count"], row["corpus_count"] - row["hard_count"]
+        table = [[y_h, n_h - y_h], [y_r, n_r - y_r]]
+        want = (chi2_contingency(table, correction=False, lambda_="log-likelihood").pvalue
+                if test == "g" else fisher_exact(table, alternative="greater").pvalue)
+        assert row["p_value"] == pytest.approx(want, rel=1e-9, abs=1e-15)
+    key = "q_value" if statistic == "q_value" else "hard_count"
+    values = [r[key] for r in rows]
+    assert values == sorted(values, reverse=key == "hard_count")
+
+
+def test_bad_input_leaves_the_run_directory_untouched(run_dir):
+    """Errors of rank and mine come before the manifest or an output is written; a scoring
+    error puts the manifest back as it was."""
+    cfg = _cfg()
+    score_run(cfg, run_dir, task_scorers={"toy": ToyTask()}, reference=ToyReference(),
+              progress=False)
+    rank_run(cfg, run_dir)
+    mine_run(cfg, run_dir)
+
+    def files():
+        return {p: p.read_bytes() for p in sorted(run_dir.rglob("*")) if p.is_file()}
+
+    before = files()
+    with pytest.raises(DataError, match=r"top_k \(99\)"):
+        rank_run(_cfg(ranking=RankingConfig(top_k=99)), run_dir)
+
+    class Broken(ToyTask):
+        def predict_proba(self, texts):
+            raise DataError("the toy model broke", where="toy")
+
+    with pytest.raises(DataError, match="the toy model broke"):
+        score_run(_cfg(task_models=[TaskModelConfig(name="toy", spec="python:other:x")]),
+                  run_dir, task_scorers={"toy": Broken()}, reference=ToyReference(),
+                  progress=False)
+    assert files() == before
+
+
+def test_demo_and_fewshot_task_model_hashes_follow_what_they_depend_on():
+    from discovery import EvaluationConfig, ReferenceConfig
+    from discovery._stages import task_model_hash
+
+    demo = TaskModelConfig(name="d", spec="demo:sentiment")
+    py = TaskModelConfig(name="d", spec="python:mod:fn")
+    few = TaskModelConfig(name="d", spec="fewshot:hf:/llm")
+    split = RunConfig(evaluation=EvaluationConfig(split_seed=4))
+    size = RunConfig(evaluation=EvaluationConfig(size=7))
+    prompt = RunConfig(reference=ReferenceConfig(k=1))
+    base = RunConfig()
+    assert task_model_hash(split, demo) != task_model_hash(base, demo)
+    assert task_model_hash(size, demo) == task_model_hash(base, demo)
+    assert task_model_hash(split, py) == task_model_hash(base, py)
+    assert task_model_hash(prompt, few) != task_model_hash(base, few)
+    assert task_model_hash(prompt, py) == task_model_hash(base, py)

@@ -54,10 +54,17 @@ class SamplingParams:
 
 
 class FakeLLM:
-    """Answers like vLLM: raw top-K logprobs plus the sampled token, prompt logprobs."""
+    """Answers like vLLM: top-K logprobs plus the sampled token, prompt logprobs.
 
-    def __init__(self, model, tokenizer):
+    ``logprobs_mode`` is vLLM's engine argument: ``raw_logprobs`` (V1's default) reads the
+    sampled position's log-probs before ``allowed_token_ids`` masks the logits;
+    ``processed_logprobs`` (and the V0 engine) after it, renormalised over the allowed ids.
+    Prompt log-probs are the model's own either way (no mask applies to the prompt).
+    """
+
+    def __init__(self, model, tokenizer, logprobs_mode="raw_logprobs"):
         self.model, self.tokenizer, self.calls = model, tokenizer, []
+        self.logprobs_mode = logprobs_mode
 
     def get_tokenizer(self):
         return self.tokenizer
@@ -79,6 +86,10 @@ class FakeLLM:
             last = logp[-1]
             allowed = params.allowed_token_ids
             sampled = int(max(allowed, key=lambda t: last[t])) if allowed else int(last.argmax())
+            if allowed and self.logprobs_mode == "processed_logprobs":
+                masked = torch.full_like(last, float("-inf"))
+                masked[allowed] = last[allowed]
+                last = torch.log_softmax(masked, -1)
             lps = [self._entries(last, params.logprobs, [sampled])] if params.logprobs else None
             plp = None
             if params.prompt_logprobs is not None:
@@ -132,3 +143,62 @@ def test_missing_vllm_names_the_install(monkeypatch, tiny_llama, tiny_tokenizer)
     with pytest.raises(ModelNotAvailable, match=r"vLLM is not installed.*pip install"):
         vllm_label_logprobs(FakeLLM(tiny_llama, tiny_tokenizer), PREFIX, TEXTS,
                             {"negative": " negative", "positive": " positive"})
+
+
+def _normalized(rows, labels):
+    """Each text's label log-probs renormalised over the labels (as the reference does)."""
+    import numpy as np
+
+    from discovery._calibration import log_normalize
+
+    return log_normalize(np.array([[r[lab] for lab in labels] for r in rows]))
+
+
+_SINGLE = {"negative": " negative", "positive": " positive", "neutral": " the"}
+_MIXED = {"negative": " a dull mess", "positive": " great", "neutral": " the"}
+_NEEDS_SYNTH_FIX = pytest.mark.xfail(
+    strict=True,
+    reason="mixes renormalised pass-1 values with raw prompt log-probs within a text; "
+           "fixed by the synth/_backends/_vllm_scoring.py change in the stage-2 audit report")
+
+
+@pytest.mark.parametrize(("labels", "top_k"), [
+    pytest.param(_SINGLE, 400, id="single-token-all-in-top-k"),
+    pytest.param(_SINGLE, 1, id="single-token-missing-from-top-k", marks=_NEEDS_SYNTH_FIX),
+    pytest.param(_MIXED, 400, id="multi-and-single-token", marks=_NEEDS_SYNTH_FIX),
+])
+def test_processed_logprobs_are_never_mixed_with_raw_ones(fake_vllm, tiny_llama,
+                                                          tiny_tokenizer, labels, top_k):
+    """With ``logprobs_mode=processed_logprobs`` pass 1's values are renormalised over the
+    allowed label ids: a per-text shift that cancels over the labels, as long as no text
+    takes some labels from pass 1 and others from the raw prompt log-probs of pass 2."""
+    llm = FakeLLM(tiny_llama, tiny_tokenizer, logprobs_mode="processed_logprobs")
+    got = vllm_label_logprobs(llm, PREFIX, TEXTS, labels, "\nAnswer:", top_logprobs=top_k)
+    want = hf_label_logprobs(tiny_llama, tiny_tokenizer, PREFIX, TEXTS, labels, "\nAnswer:")
+    names = list(labels)
+    assert _normalized(got, names) == pytest.approx(_normalized(want, names), abs=1e-4)
+
+
+def test_processed_single_token_labels_come_from_pass_one(fake_vllm, tiny_llama,
+                                                          tiny_tokenizer):
+    import math
+
+    llm = FakeLLM(tiny_llama, tiny_tokenizer, logprobs_mode="processed_logprobs")
+    got = vllm_label_logprobs(llm, PREFIX, TEXTS, _SINGLE, "\nAnswer:", top_logprobs=20)
+    assert len(llm.calls) == 1 and llm.calls[0].allowed_token_ids
+    # Renormalised over the three allowed label tokens: each text's values sum to 1.
+    for row in got:
+        assert sum(math.exp(v) for v in row.values()) == pytest.approx(1.0, abs=1e-5)
+
+
+@_NEEDS_SYNTH_FIX
+def test_a_text_with_a_multi_token_label_is_scored_in_one_pass(fake_vllm, tiny_llama,
+                                                               tiny_tokenizer):
+    llm = FakeLLM(tiny_llama, tiny_tokenizer)
+    got = vllm_label_logprobs(llm, PREFIX, TEXTS, _MIXED, "\nAnswer:")
+    want = hf_label_logprobs(tiny_llama, tiny_tokenizer, PREFIX, TEXTS, _MIXED, "\nAnswer:")
+    for g, w in zip(got, want, strict=True):
+        assert g == pytest.approx(w, abs=1e-4)
+    # No text may take its single-token labels from pass 1 and its multi-token one from
+    # pass 2, so every label of every text comes from the prompt log-probs pass.
+    assert [c.prompt_logprobs for c in llm.calls] == [1]
