@@ -5,14 +5,27 @@ transformers path does (prefix alone, then ``text + suffix + label``), so both b
 the same tokens, and vLLM's prefix caching (``LLM(..., enable_prefix_caching=True)``) reuses
 the shared few-shot prefix across requests.
 
-Pass 1: one request per text with ``max_tokens=1``, ``logprobs=K`` and ``allowed_token_ids``
-set to the single-token labels' ids, so the sampled token is always a label. A label token
-that is still missing from the returned top-K (vLLM returns the top-K of the unrestricted
-distribution plus the sampled token) goes to pass 2.
+Pass 1 (texts whose labels are all single tokens): one request per text with
+``max_tokens=1``, ``logprobs=K`` and ``allowed_token_ids`` set to the labels' token ids, so
+the sampled token is always a label and is always among the returned entries.
 
-Pass 2 (multi-token labels, and labels missing from pass 1): one request over
-``prompt + label tokens`` with ``prompt_logprobs``; vLLM always includes each prompt token's
-own log-probability there, so the label's tokens are read exactly and summed.
+Pass 2 (texts with a multi-token label, and texts with a label missing from pass 1's
+entries): one request per label over ``prompt + label tokens`` with ``prompt_logprobs``;
+vLLM always includes each prompt token's own log-probability there, so the label's tokens
+are read exactly and summed.
+
+Each text takes all of its labels from one pass, never some from each. Which distribution
+pass 1's values come from depends on the engine: vLLM V1's sampler, by default
+(``logprobs_mode="raw_logprobs"``), computes them from the raw logits, before the
+``allowed_token_ids`` mask, so they equal the prompt log-probs of pass 2; with
+``logprobs_mode="processed_logprobs"`` (and in the old V0 engine) they are computed after the
+mask, i.e. renormalised over the allowed ids. The two readings differ by one constant per
+text (the log of the allowed ids' total probability), which cancels in every difference
+between that text's labels. The reference renormalises each text's label log-probs over the
+labels before it uses them (calibration, probabilities), so its results are the same under
+either mode; only the absolute values returned here may carry that per-text shift. Mixing
+the passes within a text would not cancel: a renormalised value next to a raw one is wrong.
+(The ``*_logits`` modes return logits, not log-probs: not supported.)
 """
 
 from __future__ import annotations
@@ -79,16 +92,23 @@ def vllm_label_logprobs(
     results: list[dict[str, float]] = [{} for _ in texts]
     # Pass-2 work: (text index, label, full prompt ids, [(index in prompt, token id), ...]).
     exact: list[tuple[int, str, list[int], list[tuple[int, int]]]] = []
-    single_rows = []
-    for row in rows:
-        ids = prefix_ids + list(row.ids)
-        if len(row.reads) == 1 and len(row.reads[0][1]) > 1:
-            label, reads = row.reads[0]
-            last_tok = reads[-1][1]
-            exact.append((row.text_index, label, ids + [last_tok],
+
+    def score_exactly(row: Any, ids: list[int]) -> None:
+        for label, reads in row.reads:
+            exact.append((row.text_index, label, ids + [reads[-1][1]],
                           [(len(prefix_ids) + pos + 1, tok) for pos, tok in reads]))
-        else:
-            single_rows.append((row, ids))
+
+    rows_of: dict[int, list[Any]] = {}
+    for row in rows:
+        rows_of.setdefault(row.text_index, []).append(row)
+    single_rows = []
+    for text_rows in rows_of.values():
+        for row in text_rows:
+            ids = prefix_ids + list(row.ids)
+            if len(text_rows) == 1 and all(len(reads) == 1 for _, reads in row.reads):
+                single_rows.append((row, ids))  # every label of the text is one token
+            else:
+                score_exactly(row, ids)
 
     if single_rows:
         label_ids = sorted({reads[0][1] for row, _ in single_rows for _, reads in row.reads})
@@ -98,13 +118,11 @@ def vllm_label_logprobs(
                                use_tqdm=progress)
         for (row, ids), out in zip(single_rows, outputs, strict=True):
             top = out.outputs[0].logprobs[0]
-            for label, reads in row.reads:
-                (pos, tok), = reads
-                if tok in top:
-                    results[row.text_index][label] = _logprob_value(top[tok])
-                else:
-                    exact.append((row.text_index, label, ids + [tok],
-                                  [(len(prefix_ids) + pos + 1, tok)]))
+            if all(reads[0][1] in top for _, reads in row.reads):
+                for label, reads in row.reads:
+                    results[row.text_index][label] = _logprob_value(top[reads[0][1]])
+            else:  # a label outside the returned top-K: the whole text goes to pass 2
+                score_exactly(row, ids)
 
     if exact:
         params = _sampling_params(max_tokens=1, temperature=0.0, prompt_logprobs=1)

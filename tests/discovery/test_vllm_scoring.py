@@ -156,16 +156,12 @@ def _normalized(rows, labels):
 
 _SINGLE = {"negative": " negative", "positive": " positive", "neutral": " the"}
 _MIXED = {"negative": " a dull mess", "positive": " great", "neutral": " the"}
-_NEEDS_SYNTH_FIX = pytest.mark.xfail(
-    strict=True,
-    reason="mixes renormalised pass-1 values with raw prompt log-probs within a text; "
-           "fixed by the synth/_backends/_vllm_scoring.py change in the stage-2 audit report")
 
 
 @pytest.mark.parametrize(("labels", "top_k"), [
     pytest.param(_SINGLE, 400, id="single-token-all-in-top-k"),
-    pytest.param(_SINGLE, 1, id="single-token-missing-from-top-k", marks=_NEEDS_SYNTH_FIX),
-    pytest.param(_MIXED, 400, id="multi-and-single-token", marks=_NEEDS_SYNTH_FIX),
+    pytest.param(_SINGLE, 1, id="single-token-missing-from-top-k"),
+    pytest.param(_MIXED, 400, id="multi-and-single-token"),
 ])
 def test_processed_logprobs_are_never_mixed_with_raw_ones(fake_vllm, tiny_llama,
                                                           tiny_tokenizer, labels, top_k):
@@ -191,7 +187,6 @@ def test_processed_single_token_labels_come_from_pass_one(fake_vllm, tiny_llama,
         assert sum(math.exp(v) for v in row.values()) == pytest.approx(1.0, abs=1e-5)
 
 
-@_NEEDS_SYNTH_FIX
 def test_a_text_with_a_multi_token_label_is_scored_in_one_pass(fake_vllm, tiny_llama,
                                                                tiny_tokenizer):
     llm = FakeLLM(tiny_llama, tiny_tokenizer)
