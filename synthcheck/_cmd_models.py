@@ -11,9 +11,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
+    from discovery._scorers import task_model_availability
     from synth import model_availability
 
     rows = model_availability()
+    # synth cannot import discovery: its task-model schemes go before the backend rows.
+    at = next((i for i, r in enumerate(rows) if r["spec"].startswith("backend:")), len(rows))
+    rows[at:at] = task_model_availability()
     width = max(len(r["spec"]) for r in rows)
     for row in rows:
         mark = "yes" if row["available"] else "no "

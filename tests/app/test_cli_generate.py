@@ -44,10 +44,30 @@ def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert "generate" in capsys.readouterr().out
 
 
-def test_models_lists_specs(capsys: pytest.CaptureFixture[str]) -> None:
+def test_models_lists_specs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    from discovery._demo import demo_model_path
+
+    monkeypatch.setenv("SYNTHCHECK_CACHE", str(tmp_path / "cache"))
     assert main(["models"]) == 0
     out = capsys.readouterr().out
     assert "packaged:smollm2-135m-instruct  yes" in out and "packaged:gemma3-270m" in out
+    lines = {line.split()[0]: line for line in out.splitlines()}
+    for spec in ["hf:<id", "sklearn:<path.skops>", "python:<module>:<callable>",
+                 "demo:sentiment", "fewshot:<LLM", "backend:"]:
+        assert spec in lines, out
+    assert list(lines).index("fewshot:<LLM") < list(lines).index("backend:")
+    assert "in the current directory" in lines["python:<module>:<callable>"]
+    assert "reference prompt" in lines["fewshot:<LLM"]
+    assert "fewshot:packaged:smollm2-135m-instruct" in lines["fewshot:<LLM"]
+    # The default evaluation split's demo model: not cached yet, then cached.
+    path = demo_model_path("sentiment")
+    assert path.parent == tmp_path / "cache"
+    assert f"trained on first use into {path}" in lines["demo:sentiment"]
+    path.write_bytes(b"")
+    assert main(["models"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("demo:"))
+    assert "demo:sentiment" in line and f"cached: {path}" in line and "  yes  " in line
 
 
 @pytest.mark.parametrize(("edit", "pattern"), [

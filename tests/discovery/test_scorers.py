@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import pytest
 from discovery_fixtures import make_tokenizer
 
 from discovery import FewShotReference, ReferenceConfig, load_task_scorer
-from synth import ConfigError, DataError
+from synth import ConfigError, DataError, ModelNotAvailable
 
 LABELS = ["negative", "positive"]
 TEXTS = ["a great film", "a dull , lifeless mess that never works at all .", "not bad", "ok"]
@@ -112,6 +115,64 @@ def test_python_callable_and_object(tmp_path, monkeypatch):
         {"negative": 0.5, "positive": 0.5}]
     with pytest.raises(DataError, match="the callable returned 1 results for 2 texts"):
         load_task_scorer("python:toyscorer:broken", LABELS).predict_proba(["a", "b"])
+
+
+@pytest.fixture
+def bare_sys_path(monkeypatch):
+    """sys.path as the console script sees it: no '' and no cwd entry (restored after)."""
+    cwd = os.getcwd()
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", cwd)])
+    return sys.path
+
+
+def test_python_module_in_cwd_is_found(tmp_path, monkeypatch, bare_sys_path):
+    (tmp_path / "toy_sentiment_cwd.py").write_text(
+        "from toy_helper_cwd import WORD\n"
+        "def predict(texts):\n"
+        "    return [{'negative': 0.0, 'positive': 1.0} if WORD in t else\n"
+        "            {'negative': 1.0, 'positive': 0.0} for t in texts]\n")
+    (tmp_path / "toy_helper_cwd.py").write_text("WORD = 'great'\n")
+    for mod in ("toy_sentiment_cwd", "toy_helper_cwd"):
+        monkeypatch.delitem(sys.modules, mod, raising=False)
+    monkeypatch.chdir(tmp_path)
+    scorer = load_task_scorer("python:toy_sentiment_cwd:predict", LABELS)
+    assert scorer.predict_proba(["great", "bad"]) == [
+        {"negative": 0.0, "positive": 1.0}, {"negative": 1.0, "positive": 0.0}]
+    assert str(tmp_path) in sys.path and sys.path[0] != str(tmp_path)
+
+
+def test_python_importable_module_wins_over_cwd(tmp_path, monkeypatch, bare_sys_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "toy_shadow_mod.py").write_text(
+        "def predict(texts):\n    return [{'negative': 0.25, 'positive': 0.75} for t in texts]\n")
+    (tmp_path / "toy_shadow_mod.py").write_text("raise RuntimeError('the cwd copy was used')\n")
+    monkeypatch.delitem(sys.modules, "toy_shadow_mod", raising=False)
+    bare_sys_path.insert(0, str(tmp_path / "lib"))  # the patched list: restored after
+    monkeypatch.chdir(tmp_path)
+    scorer = load_task_scorer("python:toy_shadow_mod:predict", LABELS)
+    assert scorer.predict_proba(["x"]) == [{"negative": 0.25, "positive": 0.75}]
+    assert str(tmp_path) not in sys.path
+
+
+def test_python_module_missing_everywhere(tmp_path, monkeypatch, bare_sys_path):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelNotAvailable) as info:
+        load_task_scorer("python:toy_nowhere_mod:predict", LABELS)
+    msg = str(info.value)
+    assert "cannot find module 'toy_nowhere_mod'" in msg
+    assert "sys.path" in msg and f"current directory ({tmp_path})" in msg
+    assert "PYTHONPATH=." in msg and "pip install" in msg
+    assert "python:toy_nowhere_mod:predict" in msg
+    assert str(tmp_path) not in sys.path
+
+
+def test_python_module_in_cwd_with_missing_dependency(tmp_path, monkeypatch, bare_sys_path):
+    (tmp_path / "toy_needs_dep.py").write_text("import toy_absent_dependency\n")
+    monkeypatch.delitem(sys.modules, "toy_needs_dep", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelNotAvailable, match=r"toy_absent_dependency is not installed.*"
+                                                r"pip install toy_absent_dependency"):
+        load_task_scorer("python:toy_needs_dep:predict", LABELS)
 
 
 def test_unknown_scheme_did_you_mean():
