@@ -73,7 +73,8 @@ def measure(fn):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", default="150,1500,3000", help="THING lexicon sizes (cases = 66x + 10%%)")
+    ap.add_argument("--sizes", default="150,1500,3000",
+                    help="THING lexicon sizes (cases = 66x + 10%%)")
     args = ap.parse_args()
     # Warm-up: imports (pandas) and caches are paid once, outside the measured runs.
     TemplateRunner(keep_cases=False).run(make_suite(10), [FastScorer()])
