@@ -13,7 +13,7 @@ from typing import Any
 
 from formalize._expand import Case, CompiledTemplate
 from formalize._lexicons import LexiconSet
-from formalize._spec import LabelRule, MFTTest
+from formalize._spec import ContrastTest, LabelRule, MFTTest
 from formalize._suite import Suite
 from formalize._template import Slot, Text, parse_template, to_template_text
 from synth import DataError, TemplateError, write_jsonl, write_text_atomic
@@ -225,14 +225,21 @@ def _split_by_rule(test: Any) -> list[tuple[str, str]]:
 def export_capability_csv(suite: Suite, path: str | Path) -> list[str]:
     """Write the ADE capability CSV (unnamed index, capability, label, template); labels are
     written as indices into the suite's labels, slots in lowercase (``{drug}``, ``{ade}``).
-    Only MFT tests are written; returns the names of the tests left out."""
+
+    MFT tests are written as templates; contrast tests as one row per case (its text, braces
+    escaped, with its gold label). Returns the names of the tests left out (INV, DIR and
+    group tests, which have no gold labels)."""
     rows, skipped = [], []
     for test in suite.tests:
-        if not isinstance(test.spec, MFTTest):
+        if isinstance(test.spec, MFTTest):
+            for template, label in _split_by_rule(test):
+                rows.append([len(rows), test.capability, suite.labels.index(label), template])
+        elif isinstance(test.spec, ContrastTest):
+            for case in test.cases():
+                rows.append([len(rows), test.capability, suite.labels.index(case.label),
+                             to_template_text((Text(case.text),))])
+        else:
             skipped.append(test.name)
-            continue
-        for template, label in _split_by_rule(test):
-            rows.append([len(rows), test.capability, suite.labels.index(label), template])
     write_text_atomic(path, _csv_text(["", "capability", "label", "template"], rows))
     return skipped
 

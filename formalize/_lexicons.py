@@ -9,8 +9,33 @@ from typing import Any
 
 from synth import ConfigError, TemplateError, did_you_mean, load_yaml
 
-#: Where the built-in lexicons live (``configs/lexicons`` at the repository root).
-BUILTIN_LEXICON_DIR = Path(__file__).resolve().parent.parent / "configs" / "lexicons"
+#: Where the built-in lexicons live: ``formalize/lexicons`` inside the package (package data,
+#: so a non-editable install has them too; ``configs/lexicons`` in a checkout links here).
+BUILTIN_LEXICON_DIR = Path(__file__).resolve().parent / "lexicons"
+
+#: Built-in lexicons that were renamed: old name -> new name (for "did you mean" messages).
+RENAMED_LEXICONS = {"PRONOUN_3": "PRONOUN_THIRD"}
+
+
+def renamed_hint(name: str) -> str:
+    """Return "; 'X' was renamed to 'Y'" for a renamed built-in lexicon, else ""."""
+    new = RENAMED_LEXICONS.get(name)
+    return f"; the built-in lexicon {name!r} was renamed to {new!r}" if new else ""
+
+
+def check_lexicon_name(name: str, where: str, kind: str = "lexicon") -> None:
+    """Refuse a lexicon name that ends with a digit: ``{NAME1}`` in a template reads as a
+    second draw from ``NAME``, so such a lexicon could never be named in a template.
+
+    Raises:
+        TemplateError: ``name`` ends with a digit (names the file and the lexicon).
+    """
+    if name[-1:].isdigit():
+        stem = name.rstrip("0123456789")
+        raise TemplateError(
+            f"{kind} name {name!r} ends with a digit", where=where,
+            fix=f"rename it so that it does not end with a digit: in a template a trailing "
+                f"digit marks another draw ({{{name}}} would draw from {stem!r})")
 
 
 def _clean(values: Iterable[Any], name: str, where: str) -> tuple[str, ...]:
@@ -92,6 +117,7 @@ def read_lexicon_yaml(path: str | Path) -> dict[str, tuple[str, ...]]:
                             fix="write NAME: [value, ...] pairs")
     out: dict[str, tuple[str, ...]] = {}
     for name, entry in data.items():
+        check_lexicon_name(str(name), str(path))
         values = entry.get("values", []) if isinstance(entry, Mapping) else entry
         if not isinstance(values, list):
             raise TemplateError(f"lexicon {name!r} must be a list of strings", where=str(path),
@@ -104,11 +130,23 @@ _BUILTIN_CACHE: dict[str, tuple[str, ...]] | None = None
 
 
 def builtin_lexicons() -> dict[str, tuple[str, ...]]:
-    """Return the built-in lexicons (every ``configs/lexicons/*.yaml``), name -> values."""
+    """Return the built-in lexicons (every ``formalize/lexicons/*.yaml``), name -> values.
+
+    Raises:
+        TemplateError: the built-in lexicon folder is missing or holds no ``.yaml`` file (a
+            broken installation), rather than silently offering no lexicons.
+    """
     global _BUILTIN_CACHE
     if _BUILTIN_CACHE is None:
+        paths = sorted(BUILTIN_LEXICON_DIR.glob("*.yaml")) if BUILTIN_LEXICON_DIR.is_dir() else []
+        if not paths:
+            raise TemplateError(
+                "the built-in lexicons are missing (no formalize/lexicons/*.yaml in the "
+                "installed package)", where=str(BUILTIN_LEXICON_DIR),
+                fix="reinstall synthcheck (pip install --force-reinstall synthcheck), or set "
+                    "'builtin_lexicons: false' in the suite and define every lexicon it uses")
         merged: dict[str, tuple[str, ...]] = {}
-        for path in sorted(BUILTIN_LEXICON_DIR.glob("*.yaml")):
+        for path in paths:
             merged.update(read_lexicon_yaml(path))
         _BUILTIN_CACHE = merged
     return dict(_BUILTIN_CACHE)
@@ -163,7 +201,7 @@ class LexiconSet:
             dom = tuple((v, name) for v in self.lexicons[name])
         else:
             raise TemplateError(f"unknown lexicon {name!r}", where=where or self.where,
-                                fix=did_you_mean(name, self.names()) +
+                                fix=did_you_mean(name, self.names()) + renamed_hint(name) +
                                 "; define it under 'lexicons:' in the suite")
         self._domains[name] = dom
         return dom

@@ -123,39 +123,149 @@ class Revision(AddPhrase):
 
 
 _AUX = ("is", "was", "are", "were", "am", "can", "could", "will", "would", "should", "do",
-        "does", "did", "has", "have", "had", "must", "might")
-_AUX_RE = re.compile(r"\b(" + "|".join(_AUX) + r")\b(?!\s+not\b|n't)", re.IGNORECASE)
-_PRONOUN_VERB = re.compile(r"\b(I|we|you|they|he|she|it)\s+([a-z]+)\b", re.IGNORECASE)
+        "does", "did", "has", "have", "had", "must", "might", "may", "shall")
+_AUX_RE = re.compile(r"\b(" + "|".join(_AUX) + r")\b(?!')", re.IGNORECASE)
+#: A contracted copula ("it's", "I'm", "they're") followed by a word: "not" goes after it.
+_CONTRACTED_BE = re.compile(r"\b(?:it|that|there|here|what|he|she|i|you|we|they)(?:'|\u2019)"
+                            r"(?:s|re|m)\b(?=\s+[A-Za-z])", re.IGNORECASE)
+#: Words that make a sentence negated already: it is left out, not negated twice.
+_NEGATED = re.compile(r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot)\b"
+                      r"|n(?:'|\u2019)t\b", re.IGNORECASE)
+_SUBJECTS = ("i", "we", "you", "they", "he", "she", "it")
 _THIRD = ("he", "she", "it")
+_PRONOUN_VERB = re.compile(r"\b(" + "|".join(_SUBJECTS) + r")\s+([A-Za-z]+)\b(?!')",
+                           re.IGNORECASE)
+#: Words after have/has/had that make it the auxiliary of a perfect ("I have seen"); any other
+#: word makes it the main verb ("I have a dog" -> "I do not have a dog").
+_PARTICIPLE_END = ("ed", "en", "wn", "ne", "ht", "ung", "ugh")
+_PARTICIPLES = frozenset("""been done gone had made said got gotten seen known shown taken
+given found felt left kept met paid put read run set sent spent told thought bought brought
+caught taught won lost heard held meant stood understood begun sung swum drunk come become
+let hit cut hurt shut quit""".split())
+#: Words after do/does/did that make it the main verb ("I did it" -> "I did not do it").
+_OBJECT_START = frozenset("""a an the this that these those it my your his her its our their
+me him us them something anything everything what well badly""".split())
+#: Past tenses the pronoun fallback knows ("I liked" -> "I did not like"); any other word
+#: ending in -ed is left alone, since its base form cannot be guessed reliably.
+_PAST = {
+    "liked": "like", "loved": "love", "enjoyed": "enjoy", "admired": "admire",
+    "appreciated": "appreciate", "adored": "adore", "valued": "value", "hated": "hate",
+    "disliked": "dislike", "regretted": "regret", "despised": "despise", "loathed": "loathe",
+    "resented": "resent", "recommended": "recommend", "wanted": "want", "needed": "need",
+    "expected": "expect", "watched": "watch", "played": "play", "tried": "try",
+    "preferred": "prefer", "used": "use", "agreed": "agree", "hoped": "hope",
+    "thought": "think", "felt": "feel", "found": "find", "saw": "see", "went": "go",
+    "got": "get", "made": "make", "gave": "give", "took": "take", "knew": "know",
+    "said": "say", "bought": "buy", "ate": "eat", "came": "come", "left": "leave",
+    "heard": "hear", "understood": "understand", "meant": "mean", "read": "read",
+    "paid": "pay", "told": "tell", "became": "become", "kept": "keep", "slept": "sleep",
+}
+#: Words that are not verbs but can follow a subject pronoun ("you and I", "they all").
+_NOT_VERB = frozenset("""and or but all both too also each alone again here there then now
+so as at in on of to for with by from guys two three""".split())
+#: Adverbs that can sit between the subject and the verb ("I really like" -> "I do not really
+#: like"); with he/she/it the verb after them must still take its -s.
+_ADVERBS = frozenset("really truly just always usually often sometimes still even only "
+                     "actually totally absolutely genuinely simply".split())
+
+
+def _base_form(verb: str) -> str | None:
+    """The base form of a third-person-singular present verb ("loves" -> "love",
+    "watches" -> "watch", "tries" -> "try"), or None if ``verb`` is not one."""
+    v = verb.lower()
+    if len(v) < 3 or not v.endswith("s") or v.endswith("ss"):
+        return None
+    if v.endswith("ies"):
+        return verb[:-3] + "y"
+    if v.endswith(("sses", "shes", "ches", "xes", "zzes", "oes")):
+        return verb[:-2]
+    return verb[:-1]
+
+
+def _cap(src: str, out: str) -> str:
+    return out[0].upper() + out[1:] if src[:1].isupper() else out
 
 
 class Negation:
-    """Negate the first auxiliary or copula ("is" -> "is not"), else the first pronoun's verb
-    ("I like" -> "I do not like", "she likes" -> "she does not like"); None if neither."""
+    """Negate an affirmative statement, by pattern.
+
+    In order: the first auxiliary or copula ("is" -> "is not", "can" -> "cannot", "have
+    seen" -> "have not seen"; "have"/"has"/"had" and "do"/"does"/"did" as main verbs get
+    "do"-support: "I had fun" -> "I did not have fun"); else a contracted copula ("it's
+    great" -> "it's not great"); else the verb after a subject pronoun ("I like" -> "I do not
+    like", "she loves" -> "she does not love", "I liked" -> "I did not like" for known past
+    tenses). Returns None (not applicable: no variant) for a text that is already negated
+    (not, n't, no, never, nothing, ...), a question (it contains "?": inverted and tag
+    questions are not negated by pattern), an inversion ("May I say ..."), or a text with
+    no verb it can negate cleanly (an unknown past tense: "I walked" is left out).
+    """
 
     def __init__(self) -> None:
         pass
 
     def __call__(self, text: str, rng: random.Random) -> str | None:
-        m = _AUX_RE.search(text)
-        if m:
-            word = m.group(1)
-            neg = "cannot" if word.lower() == "can" else f"{word} not"
-            if word[0].isupper():
-                neg = neg[0].upper() + neg[1:]
-            return text[: m.start()] + neg + text[m.end():]
-        m = _PRONOUN_VERB.search(text)
-        if not m:
+        if "?" in text or _NEGATED.search(text):
             return None
-        pron, verb = m.groups()
-        if pron.lower() in _THIRD:
-            if not verb.endswith("s"):
-                return None
-            base = verb[:-3] + "y" if verb.endswith("ies") else verb[:-1]
-            aux = "does"
-        else:
-            base, aux = verb, "do"
-        return text[: m.start()] + f"{pron} {aux} not {base}" + text[m.end():]
+        for m in _AUX_RE.finditer(text):
+            if m.group(1) == "May" and m.start() > 0:
+                continue  # the month, not the modal
+            return self._aux(text, m)
+        m = _CONTRACTED_BE.search(text)
+        if m:
+            return text[: m.end()] + " not" + text[m.end():]
+        return self._pronoun_verb(text)
+
+    @staticmethod
+    def _aux(text: str, m: re.Match[str]) -> str | None:
+        word = m.group(1)
+        low = word.lower()
+        nxt = re.match(r"\s+([A-Za-z]+)", text[m.end():])
+        after = nxt.group(1).lower() if nxt else ""
+        before = text[: m.start()].rstrip()
+        if after in _SUBJECTS and (not before or before[-1] in ".!,;:"):
+            return None  # inverted ("May I say ...", "Had I known ..."): not a statement
+        if low in ("have", "has", "had") and not (
+                after in _PARTICIPLES or after.endswith(_PARTICIPLE_END)):
+            # A main verb: "I have a dog" -> "I do not have a dog".
+            aux = {"have": "do", "has": "does", "had": "did"}[low]
+            return text[: m.start()] + _cap(word, f"{aux} not have") + text[m.end():]
+        if low in ("do", "does", "did") and after in _OBJECT_START:
+            # A main verb: "I did it" -> "I did not do it".
+            return text[: m.start()] + _cap(word, f"{low} not do") + text[m.end():]
+        neg = "cannot" if low == "can" else f"{low} not"
+        return text[: m.start()] + _cap(word, neg) + text[m.end():]
+
+    @staticmethod
+    def _pronoun_verb(text: str) -> str | None:
+        for m in _PRONOUN_VERB.finditer(text):
+            pron, verb = m.groups()
+            low = verb.lower()
+            if low in _NOT_VERB:
+                continue
+            adverb = ""
+            rest_start = m.end()
+            if low in _ADVERBS:
+                nxt = re.match(r"\s+([A-Za-z]+)\b(?!')", text[m.end():])
+                if not nxt:
+                    return None
+                adverb, verb, low = low + " ", nxt.group(1), nxt.group(1).lower()
+                rest_start = m.end() + nxt.end()
+            if low in _PAST:
+                aux, base = "did", _PAST[low]
+            elif low.endswith("ed"):
+                return None  # a past tense whose base form is not known
+            elif pron.lower() in _THIRD:
+                base = _base_form(verb)
+                if base is None:
+                    if adverb:
+                        return None
+                    continue  # not a verb after it ("give it time"): try the next subject
+                aux = "does"
+            else:
+                aux, base = "do", verb
+            return (text[: m.start()] + f"{pron} {aux} not {adverb}{base}"
+                    + text[rest_start:])
+        return None
 
 
 _CONTRACTIONS = [

@@ -254,7 +254,7 @@ class SuiteSpec(BaseModel):
     lexicon_files: list[str] = Field(default_factory=list)
     """YAML files of lexicons (``NAME: [values]``) to load."""
     builtin_lexicons: bool = True
-    """Make the built-in lexicons (configs/lexicons) available."""
+    """Make the built-in lexicons (formalize/lexicons, linked as configs/lexicons) available."""
     slots: dict[str, list[str]] = Field(default_factory=dict)
     """Slot aliases: a name -> the lexicons whose union it draws from
     (``ADJ: [POS_ADJ, NEG_ADJ]``)."""

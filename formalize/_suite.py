@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,11 +21,14 @@ from formalize._groups import (
     read_texts_file,
 )
 from formalize._lexicons import (
+    RENAMED_LEXICONS,
     LexiconSet,
     _clean,
     builtin_lexicons,
+    check_lexicon_name,
     read_lexicon_file,
     read_lexicon_yaml,
+    renamed_hint,
 )
 from formalize._perturb import Perturbation, make_perturbation
 from formalize._spec import (
@@ -39,7 +43,6 @@ from formalize._spec import (
 )
 from formalize._template import Slot, parse_template
 from synth import ConfigError, TemplateError, did_you_mean, load_yaml, node_line
-from synth import validation_to_config_error as _to_config_error
 
 
 @dataclass
@@ -239,11 +242,12 @@ class Suite:
             except TemplateError as exc:
                 raise self._lexicon_error(exc, "lexicons", name) from None
         merged.update(extra)
-        for name in list(spec.lexicons) + list(spec.slots):
-            if name[-1:].isdigit():
-                raise TemplateError(
-                    f"lexicon name {name!r} ends with a digit", where=self._where("lexicons", name),
-                    fix="rename it: a trailing digit marks another draw ({NOUN1} draws from NOUN)")
+        for section, names, kind in (("lexicons", spec.lexicons, "lexicon"),
+                                     ("slots", spec.slots, "slot alias")):
+            for name in names:
+                line = node_line(self._node, (section, name)) if self._node is not None else None
+                check_lexicon_name(name, f"{self.source}, {section}.{name}" +
+                                   (f", line {line}" if line else ""), kind)
         return LexiconSet(merged, spec.slots, where=self.source)
 
     def _lexicon_error(self, exc: TemplateError, section: str, key: int | str
@@ -341,14 +345,35 @@ class Suite:
             for node in nodes:
                 if isinstance(node, Slot) and node.key not in domains:
                     if node.lexicon not in self.lexicons:
-                        raise TemplateError(
-                            f"undefined placeholder {{{node.key}}} at column {node.column} in "
-                            f"{text!r}", where=where,
-                            fix=did_you_mean(node.lexicon, self.lexicons.names()) +
-                            "; or define it under 'lexicons:'")
+                        raise self._undefined(node, text, where)
                     domains[node.key] = self.lexicons.domain(node.lexicon, where)
             templates.append(CompiledTemplate.build(text, nodes, domains))
         return TemplateSource(tuple(templates), tuple(spec.texts))
+
+    def _undefined(self, node: Slot, text: str, where: str) -> TemplateError:
+        """The error for a placeholder whose lexicon is not defined; a key with trailing
+        digits is explained (``{X_3}`` draws from ``X_``), above all when ``X_3`` exists."""
+        at = f"undefined placeholder {{{node.key}}} at column {node.column} in {text!r}"
+        names = self.lexicons.names()
+        if node.key == node.lexicon:
+            return TemplateError(at, where=where,
+                                 fix=did_you_mean(node.lexicon, names) +
+                                 renamed_hint(node.key) + "; or define it under 'lexicons:'")
+        reads = (f"{at}: a trailing digit marks another draw, so {{{node.key}}} draws from "
+                 f"the lexicon {node.lexicon!r}, which is not defined")
+        if node.key in self.lexicons:
+            return TemplateError(
+                f"{reads}; the lexicon {node.key!r} exists, but its name ends with a digit, so "
+                f"no placeholder can name it", where=where,
+                fix=f"rename the lexicon so that it does not end with a digit, or give it a slot "
+                    f"alias (slots: {{ALIAS: [{node.key}]}}) and write {{ALIAS}}")
+        new = RENAMED_LEXICONS.get(node.key)
+        if new is not None:
+            return TemplateError(f"{reads}; the built-in lexicon {node.key!r} was renamed",
+                                 where=where, fix=f"write {{{new}}}")
+        return TemplateError(reads, where=where,
+                             fix=did_you_mean(node.lexicon, names) +
+                             "; or define it under 'lexicons:'")
 
     def _raw_test(self, i: int) -> dict[str, Any] | None:
         node = self._node
@@ -556,8 +581,112 @@ def _validate(data: Any, source: str, node: yaml.Node | None) -> SuiteSpec:
     try:
         return SuiteSpec.model_validate(data)
     except ValidationError as exc:
-        err = _to_config_error(exc, source, node)
-        raise TemplateError(err.what, where=err.where, fix=err.fix) from None
+        raise _schema_error(exc, data, source, node) from None
+
+
+_TYPE_TAG = re.compile(r"(?:str|int|float|bool|none|[A-Z]\w*|.*\[.*\])\Z")
+
+
+def _user_loc(loc: Sequence[int | str], data: Any) -> tuple[tuple[int | str, ...], bool]:
+    """Return a pydantic error location as the user wrote it, and whether it ended on a union
+    member: union tags (a test's ``mft``, ``str``, ``LabelRule``, ``list[str]``) dropped, and
+    ``templates`` written back as ``template`` where the test used the shorthand.
+
+    A tag is a part that is not a key of the mapping the user wrote at that point (a field
+    that is missing is one too, but only as the last part, and it is never a type name).
+    """
+    out: list[int | str] = []
+    cur: Any = data
+    parts = [p for p in loc if not (isinstance(p, str) and p.startswith("function-"))]
+    tagged = False
+    k = 0
+    while k < len(parts):
+        part = parts[k]
+        last = k == len(parts) - 1
+        tagged = False
+        if isinstance(part, int):
+            out.append(part)
+            cur = cur[part] if isinstance(cur, list) and part < len(cur) else None
+        elif isinstance(cur, dict) and part in cur:
+            out.append(part)
+            cur = cur[part]
+        elif isinstance(cur, dict) and cur.get("type") == part:
+            tagged = True  # the test type: pydantic's tag of the discriminated union
+        elif (part == "templates" and isinstance(cur, dict) and "template" in cur):
+            out.append("template")  # the shorthand: templates[0] is `template:` itself
+            cur = cur["template"]
+            if k + 1 < len(parts) and parts[k + 1] == 0:
+                k += 1
+        elif last and not _TYPE_TAG.match(part):
+            out.append(part)  # a missing field
+        else:
+            tagged = True  # a union tag: the same input, seen as one member of the union
+        k += 1
+    return tuple(out), tagged
+
+
+def _format_loc(loc: Sequence[int | str]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "<root>"
+
+
+def _schema_where(source: str, data: Any, node: yaml.Node | None,
+                  loc: Sequence[int | str], field_path: str) -> str:
+    """``file, test 'name', field 'tests[0].templat', line 6`` (the line of that field)."""
+    line = node_line(node, loc) if node is not None else None
+    where = source
+    tests = data.get("tests") if isinstance(data, dict) else None
+    if len(loc) >= 2 and loc[0] == "tests" and isinstance(loc[1], int) and \
+            isinstance(tests, list) and loc[1] < len(tests):
+        test = tests[loc[1]]
+        if isinstance(test, dict) and isinstance(test.get("name"), str):
+            where += f", test {test['name']!r}"
+    return where + f", field '{field_path}'" + (f", line {line}" if line else "")
+
+
+def _schema_error(exc: ValidationError, data: Any, source: str,
+                  node: yaml.Node | None) -> TemplateError:
+    """The first schema error, named by the field path the user wrote (``tests[0].templat``,
+    not pydantic's ``tests[0].mft.templat``) and the line of that field in the file."""
+    errors = [(err, *_user_loc(err["loc"], data)) for err in exc.errors()]
+    err, loc, tagged = errors[0]
+    if err["type"] in ("union_tag_invalid", "union_tag_not_found"):  # a test's `type:`
+        field_path = _format_loc((*loc, "type"))
+        where = _schema_where(source, data, node, (*loc, "type"), field_path)
+        if err["type"] == "union_tag_not_found":
+            return TemplateError(f"missing required field '{field_path}'", where=where,
+                                 fix="add type: mft, inv, dir, group or contrast")
+        return TemplateError(f"unknown test type {err['input'].get('type')!r}", where=where,
+                             fix=did_you_mean(str(err["input"].get("type")),
+                                              ["mft", "inv", "dir", "group", "contrast"]))
+    if tagged and err["type"].endswith("_type"):
+        # The input is not of the first union member's type ("a string?" for a mapping):
+        # report what is wrong inside the member it does match, if any.
+        inner = [e for e in errors[1:] if e[1][:len(loc)] == loc and not e[0]["type"]
+                 .endswith("_type")]
+        if inner:
+            err, loc, tagged = inner[0]
+    fix = "remove it or check its spelling"
+    if err["type"] == "missing":
+        # A required field missing beside an unknown one is most likely misspelled: say so.
+        extra = [e for e in errors if e[0]["type"] == "extra_forbidden"
+                 and e[1][:-1] == loc[:-1]]
+        if extra:
+            fix = f"did you mean {loc[-1]!r}? (a required field, missing here)"
+            err, loc, tagged = extra[0]
+    field_path = _format_loc(loc)
+    where = _schema_where(source, data, node, loc, field_path)
+    if err["type"] == "extra_forbidden":
+        return TemplateError(f"unknown field '{field_path}'", where=where, fix=fix)
+    if err["type"] == "missing":
+        return TemplateError(f"missing required field '{field_path}'", where=where,
+                             fix="add it")
+    got = err.get("input")
+    got_txt = f"; got {got!r}" if not isinstance(got, dict | list) else ""
+    return TemplateError(f"invalid value for '{field_path}': {err['msg']}{got_txt}",
+                         where=where, fix="correct the value")
 
 
 def check_suite_labels(path: str | Path, task_labels: Sequence[str], *,

@@ -46,5 +46,8 @@ def run(args: argparse.Namespace) -> int:
         skipped = export_adatest(suite, args.out, **opts)
         print(f"wrote {args.out}")
     if skipped:
-        print(f"left out (no gold labels in this format): {', '.join(skipped)}")
+        # Every format but native-cases holds cases with gold labels: MFT and contrast tests.
+        kinds = {t.name: t.type for t in suite.tests}
+        print("left out (INV, DIR and group tests have no gold labels, which this format "
+              f"needs): {', '.join(f'{n} ({kinds[n]})' for n in skipped)}")
     return 0

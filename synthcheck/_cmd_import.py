@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from pathlib import Path
+from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("import", help="import HateCheck or capability-CSV tests as a suite YAML")
+    p = sub.add_parser(
+        "import", help="import HateCheck or capability-CSV tests as a suite YAML",
+        description="Build a suite YAML from another tool's files. The suite is checked "
+                    "(schema, templates, lexicons, labels) before it is written, so a bad import "
+                    "never replaces a good file. A suite over its case limit is written with a "
+                    "warning that says which --sample N brings it under the limit.")
     p.add_argument("--format", required=True, choices=["hatecheck", "capability-csv"])
     p.add_argument("--in", dest="inp", required=True,
                    help="hatecheck: test_suite_cases.csv or its folder; capability-csv: the CSV")
@@ -15,6 +23,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="hatecheck: template_placeholders.csv (default: next to the cases file)")
     p.add_argument("--labels", default=None,
                    help="comma-separated label names (capability-csv: names for 0, 1, ...)")
+    p.add_argument("--lexicon-file", dest="lexicon_files", action="append", default=[],
+                   metavar="PATH",
+                   help="capability-csv: a YAML file of lexicons (NAME: [values]) for slots "
+                        "the built-in lexicons lack; repeat for several (later files win). The "
+                        "suite refers to it by a path relative to the suite file")
+    p.add_argument("--sample", type=int, default=None, metavar="N",
+                   help="write 'sample: N' on every imported test with templates (N seeded "
+                        "fills per test instead of the full product)")
     p.add_argument("--name", default=None, help="suite name (default: the output file's stem)")
     p.add_argument("--out", required=True, help="suite YAML to write")
     p.set_defaults(func=run)
@@ -22,11 +38,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from formalize import Suite, dump_suite_yaml, import_capability_csv, import_hatecheck
-    from synth import write_text_atomic
+    from synth import ConfigError, write_text_atomic
 
     out = Path(args.out)
     name = args.name or out.stem
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
+    if args.sample is not None and args.sample < 1:
+        raise ConfigError(f"--sample must be a positive integer, got {args.sample}",
+                          where="--sample", fix="pass N >= 1, or leave it out for every fill")
+    if args.lexicon_files and args.format != "capability-csv":
+        raise ConfigError("--lexicon-file applies to --format capability-csv only",
+                          where="--lexicon-file",
+                          fix="HateCheck imports take their lexicons from --placeholders")
+    lexicon_files = [_relative_to_suite(p, out) for p in args.lexicon_files]
     inp = Path(args.inp)
     if args.format == "hatecheck":
         cases = inp / "test_suite_cases.csv" if inp.is_dir() else inp
@@ -34,10 +58,54 @@ def run(args: argparse.Namespace) -> int:
             "template_placeholders.csv"
         data = import_hatecheck(cases, ph if ph.is_file() else None, name=name, labels=labels)
     else:
-        data = import_capability_csv(inp, name=name, labels=labels)
+        data = import_capability_csv(inp, name=name, labels=labels, lexicon_files=lexicon_files)
+    if args.sample is not None:
+        for test in data["tests"]:
+            if test.get("templates"):
+                test["sample"] = args.sample
     # Check the result before writing, so a bad import never replaces a good file.
     suite = Suite.from_dict(data, source=str(out), base_dir=out.parent)
     write_text_atomic(out, dump_suite_yaml(data))
     total = sum(suite.counts().values())
     print(f"wrote {out}: {len(suite.tests)} tests, {total:,} cases")
+    limit = suite.spec.max_cases
+    if total > limit:
+        print(_over_limit_warning(suite, out, total, limit, args.sample), file=sys.stderr)
     return 0
+
+
+def _relative_to_suite(path: str, out: Path) -> str:
+    """A --lexicon-file path (relative to the current folder) as the suite will name it:
+    relative to the suite file's folder, like every path in a suite."""
+    from synth import ConfigError
+
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError("lexicon file not found", where=f"--lexicon-file {path}",
+                          fix="check the path (relative to the current folder)")
+    return Path(os.path.relpath(p.resolve(), out.parent.resolve())).as_posix()
+
+
+def _over_limit_warning(suite: Any, out: Path, total: int, limit: int,
+                        sample: int | None) -> str:
+    """The warning for an imported suite over its case limit, with the largest ``--sample N``
+    that brings it under the limit (found on the counts, without expanding anything)."""
+    counts = suite.counts()
+    biggest = max(counts, key=lambda k: counts[k])
+    head = (f"warning: {out} would expand to {total:,} cases, over the case limit of "
+            f"{limit:,} (largest: test {biggest!r} with {counts[biggest]:,}), so validate, "
+            f"verify and export refuse it as written")
+    lo, hi = 0, max(counts.values())
+    while lo < hi:  # the largest N with counts(N) under the limit (0: none)
+        mid = (lo + hi + 1) // 2
+        if sum(suite.counts(mid).values()) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo == 0:
+        return (f"{head}. Even one fill per test is over the limit: raise max_cases in the "
+                f"suite (or pass --max-cases to validate/verify/export)")
+    again = "again with a smaller --sample" if sample is not None else "with --sample N"
+    return (f"{head}. Import {again} (--sample {lo:,} or less keeps it under the limit: "
+            f"{sum(suite.counts(lo).values()):,} cases), add 'sample:' to its tests, or pass "
+            f"--sample to validate/verify/export")

@@ -41,9 +41,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                            "without DATA on the config's evaluation.data (default: the "
                            "packaged Rotten Tomatoes held-out split, 500 sentences)")
     held.add_argument("--recall", default=None, metavar="JSON",
-                      help="held-out recall already measured: a run's eval.json (discover) or "
-                           "evaluation.json (synthcheck evaluate), a run directory holding one, "
-                           "or {model: {label: recall}}")
+                      help="held-out recall already measured: the eval.json that "
+                           "'synthcheck evaluate --run DIR' and 'discover' write, a run "
+                           "directory holding one, or {model: {label: recall}}")
     p.set_defaults(func=run)
 
 
@@ -147,9 +147,10 @@ def read_recall(path_arg: str, models: Sequence[str], labels: Sequence[str],
                 cfg: Any = None) -> dict[str, dict[str, float]]:
     """Read held-out recall for the models being verified.
 
-    Accepts ``{model: {label: recall}}``, or what ``discover`` (``eval.json``) and
-    ``synthcheck evaluate --run`` (``evaluation.json``) write (``{"reports": {model:
-    {"per_class": {label: {"recall": r}}}}}``), or a run directory holding one of those.
+    Accepts ``{model: {label: recall}}``, or the ``eval.json`` that ``synthcheck evaluate
+    --run DIR`` and ``discover`` write (``{"reports": {model: {"per_class": {label:
+    {"recall": r}}}}}``), or a run directory holding one (``evaluation.json``, the name
+    older versions of ``synthcheck evaluate`` wrote, is read too).
     Reports are named by the config's task-model names; with ``cfg`` they are also matched
     to ``--model`` specs through its ``task_models``. Models that are not being verified
     (the reference) are left out.
@@ -163,12 +164,11 @@ def read_recall(path_arg: str, models: Sequence[str], labels: Sequence[str],
     if path.is_dir():
         found = [path / n for n in ("eval.json", "evaluation.json") if (path / n).is_file()]
         if not found:
-            raise DataError("no eval.json or evaluation.json in the run directory",
+            raise DataError("no eval.json in the run directory",
                             where=str(path), fix="run synthcheck evaluate --run DIR (or "
                                                  "discover), or use --heldout")
         path = found[0]
-    shape = ("a JSON file {model: {label: recall}}, or the eval.json / evaluation.json "
-             "a run wrote")
+    shape = "a JSON file {model: {label: recall}}, or the eval.json a run wrote"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:

@@ -30,6 +30,9 @@ TOY_MODEL = textwrap.dedent("""\
     """)
 
 
+LEFT_OUT = "left out (INV, DIR and group tests have no gold labels, which this format needs): "
+
+
 @pytest.fixture
 def files(tmp_path, monkeypatch):
     (tmp_path / "toy.yaml").write_text(SUITE)
@@ -81,7 +84,7 @@ def test_export_and_import_commands(files, capsys):
     out = files / "hc"
     assert main(["export", "--suite", str(files / "toy.yaml"), "--format", "hatecheck",
                  "--out", str(out)]) == 0
-    assert "left out (no gold labels in this format): typo" in capsys.readouterr().out
+    assert LEFT_OUT + "typo (inv)" in capsys.readouterr().out
     suite_out = files / "back.yaml"
     assert main(["import", "--format", "hatecheck", "--in", str(out), "--labels",
                  "negative,positive", "--out", str(suite_out)]) == 0
@@ -325,8 +328,9 @@ def test_verify_recall_from_a_runs_eval_json(files, capsys):
                  spec, "--run", str(run), "--sample", "5", "--recall",
                  str(old / "eval.json")]) == 0
     assert recall_rows(run) == pytest.approx({(spec, lab): r for lab, r in EXPECTED.items()})
-    # A run directory holding evaluation.json (synthcheck evaluate --run) works as well, and
-    # the config's own models match by name; the reference is left out.
+    # A run directory holding evaluation.json (what older versions of synthcheck evaluate
+    # wrote) works as well, and the config's own models match by name; the reference is left
+    # out.
     (old / "eval.json").rename(old / "evaluation.json")
     assert main(["verify", "--suite", str(files / "toy.yaml"), "--config", str(cfg),
                  "--run", str(run), "--sample", "5", "--recall", str(old)]) == 0
@@ -391,7 +395,7 @@ def test_export_capability_csv_at_the_cli(files, capsys):
     assert main(["export", "--suite", str(suite), "--format", "capability-csv",
                  "--out", str(csv_path)]) == 0
     out = capsys.readouterr().out
-    assert f"wrote {csv_path}" in out and "left out (no gold labels in this format): robust" in out
+    assert f"wrote {csv_path}" in out and LEFT_OUT + "robust (inv)" in out
     df = pd.read_csv(csv_path, index_col=0, keep_default_na=False)
     assert list(df.columns) == ["capability", "label", "template"]
     assert df.values.tolist() == [
@@ -407,6 +411,139 @@ def test_export_capability_csv_at_the_cli(files, capsys):
                  "negative,positive", "--out", str(back)]) == 2
     assert "error: undefined placeholder {THING} at column 6" in capsys.readouterr().err
     assert not back.exists()
+
+
+def test_verify_recall_help_names_the_file_evaluate_writes(capsys):
+    # `synthcheck evaluate --run DIR` writes eval.json (not evaluation.json): the help and the
+    # docstring of read_recall say so.
+    from synthcheck._cmd_verify import read_recall
+
+    with pytest.raises(SystemExit):
+        main(["verify", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "the eval.json that 'synthcheck evaluate --run DIR' and 'discover' write" in help_text
+    assert "evaluation.json (synthcheck evaluate)" not in help_text
+    doc = " ".join(read_recall.__doc__.split())
+    assert "the ``eval.json`` that ``synthcheck evaluate --run DIR`` and ``discover`` write" in doc
+
+
+def test_export_capability_csv_writes_contrast_cases(files, capsys):
+    # Contrast tests have gold labels: the capability CSV holds their cases as plain rows, and
+    # importing the file back gives every case with its label.
+    suite = files / "contrast.yaml"
+    suite.write_text(textwrap.dedent("""\
+        name: contrast
+        labels: [negative, positive]
+        tests:
+          - {name: pos, capability: Vocabulary, type: mft, template: "A {POS_ADJ} {{film}}.",
+             label: positive}
+          - name: swapped
+            capability: Contrast set
+            type: contrast
+            label: positive
+            contrast_label: negative
+            items:
+              - {text: "The {plot} was great.", entity: great, alternatives: [dull, awful]}
+          - {name: robust, type: inv, template: "This {NOUN} is good.", perturb: [typo]}
+          - {name: gender, type: group, texts: [He liked it.], words: {m: [he], f: [she]}}
+        """))
+    csv_path = files / "contrast.csv"
+    assert main(["export", "--suite", str(suite), "--format", "capability-csv",
+                 "--out", str(csv_path)]) == 0
+    out = capsys.readouterr().out
+    assert LEFT_OUT + "robust (inv), gender (group)" in out
+    assert "swapped" not in out
+    df = pd.read_csv(csv_path, index_col=0, keep_default_na=False)
+    assert df.values.tolist()[1:] == [
+        ["Contrast set", 1, "The {{plot}} was great."],
+        ["Contrast set", 0, "The {{plot}} was dull."],
+        ["Contrast set", 0, "The {{plot}} was awful."]]
+    back = files / "back.yaml"
+    assert main(["import", "--format", "capability-csv", "--in", str(csv_path), "--labels",
+                 "negative,positive", "--out", str(back)]) == 0
+    from formalize import load_suite
+
+    def gold(path):
+        return {(c.text, c.label) for c in load_suite(path).cases() if c.label is not None
+                and c.type in ("mft", "contrast")}
+
+    assert gold(back) == gold(suite) and len(gold(suite)) == 36 + 3
+
+
+def test_import_lexicon_files_and_sample(files, capsys):
+    (files / "csv").mkdir()
+    csv_path = files / "csv" / "t.csv"
+    csv_path.write_text(",capability,label,template\n0,Food,1,I loved the {dish}.\n"
+                        "1,Food,0,The {dish} at {place} was {neg_adj}.\n")
+    (files / "lex").mkdir()
+    (files / "lex" / "food.yaml").write_text("DISH: [soup, stew, pie]\nPLACE: [a diner]\n")
+    (files / "lex" / "more.yaml").write_text("PLACE: [a bistro, a cafe]\n")
+    out = files / "suites" / "food.yaml"
+    out.parent.mkdir()
+    # The lexicon files are named relative to the suite file, in the order given.
+    assert main(["import", "--format", "capability-csv", "--in", str(csv_path), "--labels",
+                 "negative,positive", "--lexicon-file", str(files / "lex" / "food.yaml"),
+                 "--lexicon-file", str(files / "lex" / "more.yaml"), "--out", str(out)]) == 0
+    assert f"wrote {out}: 2 tests, {3 + 3 * 2 * 30:,} cases" in capsys.readouterr().out
+    import yaml
+
+    data = yaml.safe_load(out.read_text())
+    assert data["lexicon_files"] == ["../lex/food.yaml", "../lex/more.yaml"]
+    assert "sample" not in data["tests"][0]
+    assert main(["validate", "--suite", str(out)]) == 0
+    capsys.readouterr()
+    # --sample N writes sample: N on every test with templates.
+    assert main(["import", "--format", "capability-csv", "--in", str(csv_path), "--labels",
+                 "negative,positive", "--lexicon-file", str(files / "lex" / "food.yaml"),
+                 "--sample", "5", "--out", str(out)]) == 0
+    assert f"wrote {out}: 2 tests, {3 + 5:,} cases" in capsys.readouterr().out
+    assert [t["sample"] for t in yaml.safe_load(out.read_text())["tests"]] == [5, 5]
+    # Without the lexicon files the slots are unknown: refused, the good file kept.
+    before = out.read_bytes()
+    assert main(["import", "--format", "capability-csv", "--in", str(csv_path), "--labels",
+                 "negative,positive", "--out", str(out)]) == 2
+    assert "error: undefined placeholder {DISH}" in capsys.readouterr().err
+    assert main(["import", "--format", "capability-csv", "--in", str(csv_path),
+                 "--lexicon-file", str(files / "nope.yaml"), "--out", str(out)]) == 2
+    assert "error: lexicon file not found (--lexicon-file " in capsys.readouterr().err
+    assert main(["import", "--format", "hatecheck", "--in", str(csv_path),
+                 "--lexicon-file", str(files / "lex" / "food.yaml"), "--out", str(out)]) == 2
+    assert "--lexicon-file applies to --format capability-csv only" in capsys.readouterr().err
+    assert main(["import", "--format", "capability-csv", "--in", str(csv_path),
+                 "--sample", "0", "--out", str(out)]) == 2
+    assert "--sample must be a positive integer" in capsys.readouterr().err
+    assert out.read_bytes() == before
+
+
+def test_import_over_the_case_limit_warns_with_a_sample_that_fits(files, capsys):
+    # The ADE suite exported to a capability CSV loses its `sample:` settings; imported back it
+    # is millions of cases. The import writes it (it is a faithful conversion, usable with
+    # --sample) and warns with the count and a --sample N that fits.
+    csv_path = files / "ade.csv"
+    suites = Path(__file__).resolve().parents[2] / "configs" / "suites"
+    assert main(["export", "--suite", str(suites / "ade.yaml"), "--format", "capability-csv",
+                 "--out", str(csv_path)]) == 0
+    capsys.readouterr()
+    out = files / "ade_back.yaml"
+    assert main(["import", "--format", "capability-csv", "--in", str(csv_path), "--labels",
+                 "no_ade,ade", "--out", str(out)]) == 0
+    std = capsys.readouterr()
+    total = int(re.search(r"tests, ([\d,]+) cases", std.out).group(1).replace(",", ""))
+    assert total > 10_000_000
+    m = re.search(r"--sample ([\d,]+) or less keeps it under the limit", std.err)
+    assert std.err.startswith(f"warning: {out} would expand to {total:,} cases, over the case "
+                              f"limit of 100,000") and m
+    fits = int(m.group(1).replace(",", ""))
+    assert main(["validate", "--suite", str(out)]) == 2
+    assert "expansion would produce" in capsys.readouterr().err
+    assert main(["validate", "--suite", str(out), "--sample", str(fits)]) == 0
+    assert main(["validate", "--suite", str(out), "--sample", str(fits + 1)]) == 2
+    capsys.readouterr()
+    # With --sample the imported suite validates as written; no warning.
+    assert main(["import", "--format", "capability-csv", "--in", str(csv_path), "--labels",
+                 "no_ade,ade", "--sample", "300", "--out", str(out)]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["validate", "--suite", str(out)]) == 0
 
 
 def test_import_capability_csv_at_the_cli_keeps_every_case(files, capsys):
@@ -447,7 +584,7 @@ def test_export_adatest_at_the_cli(files, capsys):
     assert main(["export", "--suite", str(suite), "--format", "adatest", "--out", str(path),
                  "--sample", "4", "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert f"wrote {path}" in out and "left out (no gold labels in this format): robust" in out
+    assert f"wrote {path}" in out and LEFT_OUT + "robust (inv)" in out
     df = pd.read_csv(path, index_col=0, keep_default_na=False)
     assert list(df.columns) == ["topic", "input", "output", "label", "labeler", "description"]
     assert set(df[df.label == "topic_marker"].topic) == {"/Vocabulary/pos", "/Negation/negated",

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from formalize import Suite, builtin_lexicons, load_suite
+from formalize._spec import SuiteSpec
 from synth import TemplateError
 from tests.formalize.conftest import suite_dict
 
@@ -140,6 +141,34 @@ def test_undefined_placeholder_names_suite_test_column_line(tmp_path):
         load_suite(path)
 
 
+def test_a_placeholder_with_a_trailing_digit_is_explained():
+    # {X_3} is a second draw from X_: the message says so, above all when X_3 exists.
+    with pytest.raises(TemplateError, match=r"undefined placeholder \{PLACE_3\} at column 5 "
+                       r"in 'See {PLACE_3}.': a trailing digit marks another draw, so "
+                       r"\{PLACE_3\} draws from the lexicon 'PLACE_', which is not defined; the "
+                       r"lexicon 'PLACE_3' exists, but its name ends with a digit, so no "
+                       r"placeholder can name it .*: rename the lexicon .* or give it a slot "
+                       r"alias \(slots: \{ALIAS: \[PLACE_3\]\}\)"):
+        # (A lexicon file or a suite cannot define PLACE_3 any more; the Python API can.)
+        Suite(SuiteSpec.model_validate(suite_dict(mft("See {PLACE_3}."))),
+              extra_lexicons={"PLACE_3": ["bistro"]})
+    # The renamed built-in points to its new name.
+    with pytest.raises(TemplateError, match=r"draws from the lexicon 'PRONOUN_', which is not "
+                       r"defined; the built-in lexicon 'PRONOUN_3' was renamed .*: write "
+                       r"\{PRONOUN_THIRD\}"):
+        Suite.from_dict(suite_dict(mft("{PRONOUN_3} liked it.")))
+    with pytest.raises(TemplateError, match=r"\{FOOD2\} draws from the lexicon 'FOOD', which "
+                       r"is not defined .*did you mean 'FOO'"):
+        Suite.from_dict(suite_dict(mft("{FOOD2}"), lexicons={"FOO": ["a"]}))
+    # By name (not in a template) the renamed lexicon is pointed out as well.
+    with pytest.raises(TemplateError, match=r"unknown lexicon 'PRONOUN_3'.*was renamed to "
+                       r"'PRONOUN_THIRD'"):
+        Suite.from_dict(suite_dict({"name": "t", "type": "inv", "template": "{NOUN}",
+                                    "perturb": [{"name": "revision", "lexicon": "PRONOUN_3"}]}))
+    suite = Suite.from_dict(suite_dict(mft("{PRONOUN_THIRD} liked it.")))
+    assert [c.text for c in suite.cases()] == ["he liked it.", "she liked it.", "they liked it."]
+
+
 def test_unbalanced_brace_names_suite_test_column(tmp_path):
     path = write(tmp_path, """\
         name: s
@@ -164,8 +193,43 @@ def test_unknown_field_names_field_and_line(tmp_path):
         tests:
           - {name: t, type: mft, template: "x", label: positive, lable: negative}
         """)
-    with pytest.raises(TemplateError, match=r"unknown field 'tests\[0\].mft.lable'.*line 4"):
+    with pytest.raises(TemplateError, match=r"unknown field 'tests\[0\].lable' \(.*suite.yaml, "
+                       r"test 't', field 'tests\[0\].lable', line 4\)"):
         load_suite(path)
+
+
+def test_schema_errors_name_the_field_as_written_and_its_line(tmp_path):
+    # The field path is the one in the file (no pydantic union tag such as 'mft' or 'str'),
+    # and the line is the misspelled key's, not the test's first line.
+    def error(body):
+        with pytest.raises(TemplateError) as info:
+            load_suite(write(tmp_path, "name: s\nlabels: [negative, positive]\n" + body))
+        return str(info.value)
+
+    msg = error("tests:\n  - name: t\n    type: mft\n    label: positive\n"
+                "    templat: \"This {NOUN} is good.\"\n")
+    assert msg.startswith("unknown field 'tests[0].templat' (")
+    assert msg.endswith("suite.yaml, test 't', field 'tests[0].templat', line 7): remove it or "
+                        "check its spelling")
+    msg = error("tests:\n  - name: t\n    type: dir\n    template: x\n    perturb: typo\n"
+                "    label: positive\n    direction: up\n    min_delta: 2\n")
+    assert msg.startswith("invalid value for 'tests[0].min_delta': Input should be less than "
+                          "or equal to 1; got 2") and msg.endswith("line 10): correct the value")
+    # A misspelled key of a label rule: reported as such, not as "not a string".
+    msg = error("tests:\n  - name: t\n    type: mft\n    template: '{NOUN}'\n    label:\n"
+                "      by: NOUN\n      mapp: {NOUN: positive}\n")
+    assert msg.startswith("unknown field 'tests[0].label.mapp' (") and "line 9" in msg
+    assert msg.endswith("did you mean 'map'? (a required field, missing here)")
+    # `template:` is the shorthand of `templates:`; an error in it names `template`.
+    msg = error("tests:\n  - name: t\n    type: mft\n    label: positive\n    template: [x]\n")
+    assert msg.startswith("invalid value for 'tests[0].template': Input should be a valid "
+                          "string") and "line 7" in msg
+    msg = error("tests:\n  - name: t\n    type: mtf\n    template: x\n")
+    assert msg.startswith("unknown test type 'mtf'") and "field 'tests[0].type', line 5" in msg
+    assert "did you mean 'mft'?" in msg
+    msg = error("lexicons:\n  DISH: {fil: dishes.csv}\ntests:\n  - {name: t, type: mft, "
+                "template: '{DISH}', label: positive}\n")
+    assert msg.startswith("unknown field 'lexicons.DISH.fil' (") and "line 4" in msg
 
 
 def test_label_outside_the_labels():
