@@ -30,6 +30,7 @@ test: setup
 
 lint: setup
 	$(BIN)/ruff check synth discovery formalize synthcheck tests bench
+	$(BIN)/mypy synth discovery formalize synthcheck
 
 bench: setup
 	$(BIN)/python bench/generate.py

@@ -287,11 +287,15 @@ def _score_all(cfg: Any, ids: list[str], texts: list[str], out_dir: Path,
             scorers[name] = built[name]
         return scorers[name]
 
+    def lazy_task_fn(name: str) -> Callable[[list[str]], np.ndarray]:
+        # The scorer is built only when a chunk is not cached.
+        return lambda texts: _task_fn(get_scorer(name), labels)(texts)
+
     task_probs = []
     for tm in cfg.task_models:
         key = task_model_hash(cfg, tm)
         task_probs.append(_score_chunks(
-            tm.name, lambda t, n=tm.name: _task_fn(get_scorer(n), labels)(t), ids, texts,
+            tm.name, lazy_task_fn(tm.name), ids, texts,
             out_dir / ".parts" / f"task-{tm.name}", key, progress))
 
     ref_holder: list[Any] = [reference]

@@ -111,7 +111,9 @@ def export_hatecheck(suite: Suite, out_dir: str | Path, *, sample: int | None = 
     kept, skipped = _gold_tests(suite)
     suite.check_limit(sample, max_cases)
     seed = suite.spec.seed if seed is None else seed
-    rows, used, templ_ids = [], {}, {}
+    rows: list[list[Any]] = []
+    used: dict[str, None] = {}  # lexicon names in first-use order
+    templ_ids: dict[tuple[str, str], int] = {}
     for test in kept:
         for case in test.cases(sample, seed):
             for key, _source, _ in case.fills:
@@ -124,7 +126,7 @@ def export_hatecheck(suite: Suite, out_dir: str | Path, *, sample: int | None = 
             rows.append([len(rows), test.name, len(rows) + 1, case.text, case.label, target,
                          "", "", "", "", "", templ_id,
                          _bracket_template(case.template, case.text)])
-    ph_rows = []
+    ph_rows: list[list[str]] = []
     for lex in used:
         values = suite.lexicons.values(lex)
         bad = [v for v in values if "," in v]
@@ -196,11 +198,11 @@ def import_hatecheck(cases_csv: str | Path, placeholders_csv: str | Path | None 
 
 
 # -- capability CSV (published ADE templates) ------------------------------------------------
-def _split_by_rule(test: Any) -> list[tuple[str, str]]:
+def _split_by_rule(test: Any) -> list[tuple[str, str | None]]:
     """(template text with lowercase slots, label) per template, a fill-dependent label split
     into one template per source lexicon."""
     spec = test.spec
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str | None]] = []
     for tpl in test.source.templates:
         variants: list[tuple[tuple[Any, ...], str]] = []
         if isinstance(spec.label, LabelRule):
@@ -217,9 +219,15 @@ def _split_by_rule(test: Any) -> list[tuple[str, str]]:
                             if isinstance(n, Slot) else n for n in nodes)
             out.append((to_template_text(lowered), label))
     fixed = spec.label if isinstance(spec.label, str) else None
-    out += [(to_template_text((Text(t),)), fixed) for t in spec.texts]  # type: ignore[misc]
+    out += [(to_template_text((Text(t),)), fixed) for t in spec.texts]
     out += [(to_template_text((Text(c.text),)), c.label or fixed) for c in spec.cases]
     return out
+
+
+def _gold_index(suite: Suite, label: str | None) -> int:
+    # Suite checks give every MFT and contrast case a gold label.
+    assert label is not None, "an MFT or contrast case without a gold label"
+    return suite.labels.index(label)
 
 
 def export_capability_csv(suite: Suite, path: str | Path) -> list[str]:
@@ -229,14 +237,15 @@ def export_capability_csv(suite: Suite, path: str | Path) -> list[str]:
     MFT tests are written as templates; contrast tests as one row per case (its text, braces
     escaped, with its gold label). Returns the names of the tests left out (INV, DIR and
     group tests, which have no gold labels)."""
-    rows, skipped = [], []
+    rows: list[list[Any]] = []
+    skipped: list[str] = []
     for test in suite.tests:
         if isinstance(test.spec, MFTTest):
             for template, label in _split_by_rule(test):
-                rows.append([len(rows), test.capability, suite.labels.index(label), template])
+                rows.append([len(rows), test.capability, _gold_index(suite, label), template])
         elif isinstance(test.spec, ContrastTest):
             for case in test.cases():
-                rows.append([len(rows), test.capability, suite.labels.index(case.label),
+                rows.append([len(rows), test.capability, _gold_index(suite, case.label),
                              to_template_text((Text(case.text),))])
         else:
             skipped.append(test.name)

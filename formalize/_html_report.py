@@ -258,8 +258,8 @@ def _divergence(run: RunData) -> ReportSection:
         png = figs.divergence_histogram(values, threshold, metric=metric)
         n = len(values)
     elif hard_div:
-        values, n = hard_div, len(hard_div)
-        png = figs.divergence_histogram(values, None, metric=metric, hard_only=True)
+        n = len(hard_div)
+        png = figs.divergence_histogram(hard_div, None, metric=metric, hard_only=True)
     else:
         sec.skipped = "no scores (scores/task-*.jsonl, scores/reference.jsonl) and no hard.jsonl"
         return sec

@@ -210,9 +210,9 @@ class Negation:
             if m.group(1) == "May" and m.start() > 0:
                 continue  # the month, not the modal
             return self._aux(text, m)
-        m = _CONTRACTED_BE.search(text)
-        if m:
-            return text[: m.end()] + " not" + text[m.end():]
+        be = _CONTRACTED_BE.search(text)
+        if be:
+            return text[: be.end()] + " not" + text[be.end():]
         return self._pronoun_verb(text)
 
     @staticmethod
@@ -255,12 +255,12 @@ class Negation:
             elif low.endswith("ed"):
                 return None  # a past tense whose base form is not known
             elif pron.lower() in _THIRD:
-                base = _base_form(verb)
-                if base is None:
+                third = _base_form(verb)
+                if third is None:
                     if adverb:
                         return None
                     continue  # not a verb after it ("give it time"): try the next subject
-                aux = "does"
+                aux, base = "does", third
             else:
                 aux, base = "do", verb
             return (text[: m.start()] + f"{pron} {aux} not {adverb}{base}"
@@ -283,10 +283,14 @@ def _case_like(src: str, out: str) -> str:
     return out[0].upper() + out[1:] if src[:1].isupper() else out
 
 
+def _cased(word: str) -> Callable[[re.Match[str]], str]:
+    """A ``re.sub`` replacement: ``word``, capitalised like the text it replaces."""
+    return lambda m: _case_like(m.group(0), word)
+
+
 def _swap_all(text: str, pairs: list[tuple[str, str]]) -> str:
     for a, b in pairs:
-        text = re.sub(rf"\b{re.escape(a)}\b", lambda m, b=b: _case_like(m.group(0), b), text,
-                      flags=re.IGNORECASE)
+        text = re.sub(rf"\b{re.escape(a)}\b", _cased(b), text, flags=re.IGNORECASE)
     return text
 
 

@@ -168,7 +168,7 @@ def _candidates(text: str, spans: list[_Span], max_slots: int
 
 
 def _as_items(sentences: Sequence[str | Mapping[str, Any]]) -> list[tuple[str, str, str | None]]:
-    items = []
+    items: list[tuple[str, str, str | None]] = []
     for i, s in enumerate(sentences):
         if isinstance(s, str):
             items.append((str(i), s, None))

@@ -10,7 +10,10 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 DPI = 100
 HARD_COLOR = "#d62728"
@@ -43,7 +46,7 @@ def _render(fig: Any) -> Png:
     return Png(buf.getvalue(), int(w), int(h))
 
 
-def divergence_histogram(values: Sequence[float], threshold: float | None, *, metric: str,
+def divergence_histogram(values: ArrayLike, threshold: float | None, *, metric: str,
                          hard_only: bool = False) -> Png:
     """Histogram of per-sentence divergence; a line marks the hard subset's cut-off."""
     import numpy as np
@@ -66,8 +69,8 @@ def divergence_histogram(values: Sequence[float], threshold: float | None, *, me
     return _render(fig)
 
 
-def probability_scatter(task: Sequence[float], reference: Sequence[float],
-                        hard: Sequence[bool], *, label: str, task_name: str) -> Png:
+def probability_scatter(task: ArrayLike, reference: ArrayLike, hard: ArrayLike, *,
+                        label: str, task_name: str) -> Png:
     """Task-model vs reference probability of ``label``; the hard subset in red."""
     import numpy as np
 

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import yaml
 from pydantic import ValidationError
@@ -43,6 +43,14 @@ from formalize._spec import (
 )
 from formalize._template import Slot, parse_template
 from synth import ConfigError, TemplateError, did_you_mean, load_yaml, node_line
+
+
+class _CaseBase(TypedDict):
+    """The fields every case of one test shares."""
+
+    test: str
+    capability: str
+    type: str
 
 
 @dataclass
@@ -94,13 +102,13 @@ class CompiledTest:
         """Yield this test's cases lazily, duplicates (same text) removed."""
         spec = self.spec
         rng = random.Random(f"{seed}|{spec.name}|sample")
-        base = dict(test=spec.name, capability=spec.capability, type=spec.type)
+        base = _CaseBase(test=spec.name, capability=spec.capability, type=spec.type)
         dedupe = Deduper()
         if isinstance(spec, MFTTest):
             i = 0
             for text, fills, tpl in self.source.iter(self.effective_sample(sample), rng):
                 if dedupe.first(text):
-                    label = self._label(fills)
+                    label = self._label(spec.label, fills)
                     yield Case(**base, case_id=f"{self.slug}:{i}", text=text, label=label,
                                fills=fills, template=tpl)
                     i += 1
@@ -135,7 +143,7 @@ class CompiledTest:
                                    fills=(("ENTITY", source, alt),), base_id=bid,
                                    orig_text=item.text)
 
-    def _perturbed(self, base: dict[str, Any], sample: int | None, seed: int,
+    def _perturbed(self, base: _CaseBase, sample: int | None, seed: int,
                    rng: random.Random, dedupe: Deduper) -> Iterator[Case]:
         spec = self.spec
         assert isinstance(spec, PerturbTest)
@@ -155,8 +163,9 @@ class CompiledTest:
                                template=tpl, perturbation=pert.describe())
             i += 1
 
-    def _label(self, fills: tuple[tuple[str, str, str], ...]) -> str | None:
-        label = self.spec.label  # type: ignore[union-attr]
+    @staticmethod
+    def _label(label: str | LabelRule | None,
+               fills: tuple[tuple[str, str, str], ...]) -> str | None:
         if isinstance(label, LabelRule):
             source = next(s for k, s, _ in fills if k == label.by)
             return label.map[source]

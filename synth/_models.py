@@ -148,8 +148,9 @@ def _converted_packaged_model(name: str) -> Path:
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
                                                  dtype="float32")
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    # transformers refuses to save a model that still carries its GGUF quantizer.
-    model.hf_quantizer = None
+    # transformers refuses to save a model that still carries its GGUF quantizer (an attribute
+    # set at load time that PreTrainedModel does not declare, hence the ignore).
+    model.hf_quantizer = None  # type: ignore[assignment]
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -203,7 +204,8 @@ def load_hf_causal_lm(
         raise ModelNotAvailable(f"transformers cannot load {spec!r}: {exc}".split("\n")[0],
                                 fix="check the path or id") from None
     prepare_tokenizer(tokenizer)
-    model.to(device)
+    # transformers types `to` as @wraps(nn.Module.to), which loses the bound self.
+    model.to(device)  # type: ignore[arg-type]
     model.eval()
     return model, tokenizer
 

@@ -114,11 +114,12 @@ def _model_specs(args: argparse.Namespace, cfg: Any) -> dict[str, str]:
 
 def _load_scorers(args: argparse.Namespace, cfg: Any, specs: Mapping[str, str],
                   labels: list[str]) -> dict[str, Any]:
-    load_task_scorer = _loader()
     if cfg is not None and not args.model:
         from discovery._stages import build_task_scorers
 
         return build_task_scorers(cfg)
+    from discovery import load_task_scorer
+
     reference = cfg.reference if cfg is not None else None
     # Labels come from the suite; each model is named by its spec in every output.
     return {name: load_task_scorer(spec, labels, name=name, reference=reference)
@@ -203,18 +204,3 @@ def read_recall(path_arg: str, models: Sequence[str], labels: Sequence[str],
                             f"the suite's ({', '.join(labels)})", where=str(path),
                             fix="measure recall on the suite's task")
     return recall
-
-
-def _loader():  # type: ignore[no-untyped-def]
-    from synth import ModelNotAvailable
-
-    try:
-        from discovery import load_task_scorer  # type: ignore[attr-defined]
-    except ImportError:
-        try:
-            from discovery._scorers import load_task_scorer
-        except ImportError:
-            raise ModelNotAvailable(
-                "discovery's task-model loader is not available in this checkout",
-                fix="update synthcheck (discovery.load_task_scorer)") from None
-    return load_task_scorer

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from synth._backends._base import Generation
 from synth._sampling import SamplingConfig
@@ -133,17 +133,19 @@ class HFBackend:
                 positions = positions[:, -1:] + 1
                 step_ids = tokens
         return [
-            Generation(text=self.tokenizer.decode(toks, skip_special_tokens=True),
-                       num_tokens=len(toks))
-            for toks in out_tokens
+            Generation(text=self._decode(toks), num_tokens=len(toks)) for toks in out_tokens
         ]
 
+    def _decode(self, tokens: list[int]) -> str:
+        # One sequence of ids decodes to one str (transformers' annotation covers batches too).
+        return cast(str, self.tokenizer.decode(tokens, skip_special_tokens=True))
+
     def _row_done(self, prompt: str, tokens: list[int]) -> bool:
-        text = self.tokenizer.decode(tokens[-4:], skip_special_tokens=True)
+        text = self._decode(tokens[-4:])
         # Only consult the (slower) sentence splitter once a boundary character appeared.
         if self.sentence_done is None or not any(c in text for c in ".!?\n"):
             return False
-        return self.sentence_done(prompt, self.tokenizer.decode(tokens, skip_special_tokens=True))
+        return self.sentence_done(prompt, self._decode(tokens))
 
     def label_logprobs(
         self,
