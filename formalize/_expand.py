@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from formalize._template import Node, Slot, Text, slot_keys, to_template_text, with_article
+from formalize._template import Node, Slot, Text, slot_keys, with_article
 
 Fill = tuple[str, str, str]  # (slot key, source lexicon, value)
 
@@ -111,10 +111,6 @@ class CompiledTemplate:
             index, rem = divmod(index, len(dom))
             out.append(rem)
         return tuple(reversed(out))
-
-    def source_text(self) -> str:
-        """Return the template text (braces escaped, as written)."""
-        return to_template_text(self.nodes)
 
 
 @dataclass(frozen=True)

@@ -97,8 +97,7 @@ class CompiledTest:
         assert isinstance(spec, ContrastTest)
         return sum(int(spec.include_original) + len(self._alternatives(it)) for it in spec.items)
 
-    def cases(self, sample: int | None = None, seed: int = 0,
-              lexicons: LexiconSet | None = None) -> Iterator[Case]:
+    def cases(self, sample: int | None = None, seed: int = 0) -> Iterator[Case]:
         """Yield this test's cases lazily, duplicates (same text) removed."""
         spec = self.spec
         rng = random.Random(f"{seed}|{spec.name}|sample")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -115,7 +114,3 @@ class SentenceFilter:
             return True
         self.drop_counts[reason] += 1
         return False
-
-    def extend_seen(self, texts: Iterable[str]) -> None:
-        """Mark ``texts`` as already kept."""
-        self.seen.update(texts)

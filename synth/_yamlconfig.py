@@ -141,7 +141,6 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str,
 
 def load_config(
     path: str | Path, model: type[ModelT], overrides: Sequence[str] = (),
-    base_dir_key: str | None = None,
 ) -> ModelT:
     """Load a YAML file into the pydantic ``model``, applying ``overrides`` first.
 
@@ -157,7 +156,7 @@ def load_config(
                           fix="write key: value pairs at the top level")
     data = apply_overrides(data, overrides)
     try:
-        return model.model_validate(data, context={"config_dir": str(Path(path).parent)})
+        return model.model_validate(data)
     except ValidationError as exc:
         raise validation_to_config_error(exc, str(path), node) from None
 
