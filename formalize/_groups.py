@@ -10,14 +10,9 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
+from formalize._perturb import case_like
 from formalize._template import indefinite_article
 from synth import DataError, TemplateError, iter_corpus, iter_jsonl
-
-
-def _case_like(src: str, out: str) -> str:
-    if src.isupper() and len(src) > 1:
-        return out.upper()
-    return out[:1].upper() + out[1:] if src[:1].isupper() else out
 
 
 def read_texts_file(path: str | Path, where: str) -> list[str]:
@@ -167,7 +162,7 @@ class GroupVariantMaker:
     def _replacement(self, group: str, match: re.Match[str]) -> str:
         found = match.group(0)
         if self.words:
-            return _case_like(found, self.words[group][self._lookup[found.lower()]])
+            return case_like(found, self.words[group][self._lookup[found.lower()]])
         return self.values[group]
 
 

@@ -182,8 +182,12 @@ def _base_form(verb: str) -> str | None:
     return verb[:-1]
 
 
-def _cap(src: str, out: str) -> str:
-    return out[0].upper() + out[1:] if src[:1].isupper() else out
+def case_like(src: str, out: str) -> str:
+    """Return ``out`` cased like the text ``src`` it replaces: all capitals when ``src`` is
+    (and is longer than one letter, so "I" does not count), capitalised when ``src`` is."""
+    if src.isupper() and len(src) > 1:
+        return out.upper()
+    return out[:1].upper() + out[1:] if src[:1].isupper() else out
 
 
 class Negation:
@@ -228,12 +232,12 @@ class Negation:
                 after in _PARTICIPLES or after.endswith(_PARTICIPLE_END)):
             # A main verb: "I have a dog" -> "I do not have a dog".
             aux = {"have": "do", "has": "does", "had": "did"}[low]
-            return text[: m.start()] + _cap(word, f"{aux} not have") + text[m.end():]
+            return text[: m.start()] + case_like(word, f"{aux} not have") + text[m.end():]
         if low in ("do", "does", "did") and after in _OBJECT_START:
             # A main verb: "I did it" -> "I did not do it".
-            return text[: m.start()] + _cap(word, f"{low} not do") + text[m.end():]
+            return text[: m.start()] + case_like(word, f"{low} not do") + text[m.end():]
         neg = "cannot" if low == "can" else f"{low} not"
-        return text[: m.start()] + _cap(word, neg) + text[m.end():]
+        return text[: m.start()] + case_like(word, neg) + text[m.end():]
 
     @staticmethod
     def _pronoun_verb(text: str) -> str | None:
@@ -279,13 +283,9 @@ _CONTRACTIONS = [
 ]
 
 
-def _case_like(src: str, out: str) -> str:
-    return out[0].upper() + out[1:] if src[:1].isupper() else out
-
-
 def _cased(word: str) -> Callable[[re.Match[str]], str]:
     """A ``re.sub`` replacement: ``word``, capitalised like the text it replaces."""
-    return lambda m: _case_like(m.group(0), word)
+    return lambda m: case_like(m.group(0), word)
 
 
 def _swap_all(text: str, pairs: list[tuple[str, str]]) -> str:

@@ -109,6 +109,13 @@ def test_negation(text, negated):
     assert make({"name": "negation"})(text, random.Random(0)) == negated
 
 
+def test_replacements_keep_the_case_of_what_they_replace():
+    rng = random.Random(0)
+    assert make({"name": "negation"})("THIS MOVIE IS GREAT.", rng) == "THIS MOVIE IS NOT GREAT."
+    assert make({"name": "contraction"})("IT IS NOT BAD.", rng) == "IT ISN'T BAD."
+    assert make({"name": "contraction"})("I am fine.", rng) == "I'm fine."  # "I" alone is no shout
+
+
 def test_negation_never_reads_a_copula_as_a_main_verb():
     # The fallback puts do/does before a verb after a pronoun; "is", "was" and the other
     # auxiliaries are never such verbs ("It does not i ..." was the old garbled output).
