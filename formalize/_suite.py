@@ -42,7 +42,15 @@ from formalize._spec import (
     SuiteSpec,
 )
 from formalize._template import Slot, parse_template
-from synth import ConfigError, TemplateError, did_you_mean, load_yaml, node_line
+from synth import (
+    ConfigError,
+    TemplateError,
+    describe_field_error,
+    did_you_mean,
+    format_loc,
+    load_yaml,
+    node_line,
+)
 
 
 class _CaseBase(TypedDict):
@@ -633,13 +641,6 @@ def _user_loc(loc: Sequence[int | str], data: Any) -> tuple[tuple[int | str, ...
     return tuple(out), tagged
 
 
-def _format_loc(loc: Sequence[int | str]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "<root>"
-
-
 def _schema_where(source: str, data: Any, node: yaml.Node | None,
                   loc: Sequence[int | str], field_path: str) -> str:
     """``file, test 'name', field 'tests[0].templat', line 6`` (the line of that field)."""
@@ -661,7 +662,7 @@ def _schema_error(exc: ValidationError, data: Any, source: str,
     errors = [(err, *_user_loc(err["loc"], data)) for err in exc.errors()]
     err, loc, tagged = errors[0]
     if err["type"] in ("union_tag_invalid", "union_tag_not_found"):  # a test's `type:`
-        field_path = _format_loc((*loc, "type"))
+        field_path = format_loc((*loc, "type"))
         where = _schema_where(source, data, node, (*loc, "type"), field_path)
         if err["type"] == "union_tag_not_found":
             return TemplateError(f"missing required field '{field_path}'", where=where,
@@ -676,7 +677,7 @@ def _schema_error(exc: ValidationError, data: Any, source: str,
                  .endswith("_type")]
         if inner:
             err, loc, tagged = inner[0]
-    fix = "remove it or check its spelling"
+    fix = None
     if err["type"] == "missing":
         # A required field missing beside an unknown one is most likely misspelled: say so.
         extra = [e for e in errors if e[0]["type"] == "extra_forbidden"
@@ -684,17 +685,10 @@ def _schema_error(exc: ValidationError, data: Any, source: str,
         if extra:
             fix = f"did you mean {loc[-1]!r}? (a required field, missing here)"
             err, loc, tagged = extra[0]
-    field_path = _format_loc(loc)
-    where = _schema_where(source, data, node, loc, field_path)
-    if err["type"] == "extra_forbidden":
-        return TemplateError(f"unknown field '{field_path}'", where=where, fix=fix)
-    if err["type"] == "missing":
-        return TemplateError(f"missing required field '{field_path}'", where=where,
-                             fix="add it")
-    got = err.get("input")
-    got_txt = f"; got {got!r}" if not isinstance(got, dict | list) else ""
-    return TemplateError(f"invalid value for '{field_path}': {err['msg']}{got_txt}",
-                         where=where, fix="correct the value")
+    field_path = format_loc(loc)
+    what, default_fix = describe_field_error(err, field_path)
+    return TemplateError(what, where=_schema_where(source, data, node, loc, field_path),
+                         fix=fix or default_fix)
 
 
 def check_suite_labels(path: str | Path, task_labels: Sequence[str], *,

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from synth._errors import ConfigError
 
@@ -92,17 +93,20 @@ def validation_to_config_error(
     field = format_loc(loc)
     line = node_line(node, loc) if node is not None else None
     where = f"{source}, field '{field}'" + (f", line {line}" if line else "")
+    what, fix = describe_field_error(err, field)
+    return ConfigError(what, where=where, fix=fix)
+
+
+def describe_field_error(err: ErrorDetails, field: str) -> tuple[str, str]:
+    """Return the message and the fix for one pydantic error about ``field`` (a dotted path,
+    see :func:`format_loc`): an unknown field, a missing one, or an invalid value."""
     if err["type"] == "extra_forbidden":
-        return ConfigError(
-            f"unknown field '{field}'", where=where, fix="remove it or check its spelling"
-        )
+        return f"unknown field '{field}'", "remove it or check its spelling"
     if err["type"] == "missing":
-        return ConfigError(f"missing required field '{field}'", where=where, fix="add it")
+        return f"missing required field '{field}'", "add it"
     got = err.get("input")
     got_txt = f"; got {got!r}" if not isinstance(got, dict | list) else ""
-    msg = err["msg"]
-    return ConfigError(f"invalid value for '{field}': {msg}{got_txt}", where=where,
-                       fix="correct the value")
+    return f"invalid value for '{field}': {err['msg']}{got_txt}", "correct the value"
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
