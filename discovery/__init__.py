@@ -12,7 +12,7 @@ from discovery._config import (
 from discovery._data import LabeledSet, read_labeled_file, rotten_tomatoes_split
 from discovery._demo import ensure_demo_model, train_demo_model
 from discovery._evaluate import classification_report, evaluate, format_reports
-from discovery._mining import NgramMiner
+from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._protocols import TaskScorer
 from discovery._ranking import DivergenceRanker, HardSubset, divergence
 from discovery._reference import FewShotReference
@@ -47,8 +47,10 @@ __all__ = [
     "NgramMiner",
     "RankingConfig",
     "ReferenceConfig",
+    "SORT_KEYS",
     "Shot",
     "SklearnScorer",
+    "TOKEN_PATTERN",
     "TaskModelConfig",
     "TaskScorer",
     "classification_report",

@@ -25,6 +25,7 @@ KEEP_WORDS = frozenset({"not", "no", "nor", "never", "nothing", "none", "nobody"
                         "n't", "very", "too", "enough", "least", "less", "more", "most",
                         "few", "only", "against"})
 
+# Each ranking statistic's column in the n-gram table, and whether smaller is stronger.
 SORT_KEYS = {
     "z": ("z", False),
     "log_odds": ("log_odds", False),

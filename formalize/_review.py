@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from discovery import TOKEN_PATTERN
 from formalize._report_data import RunData
 from synth import DataError, RunDirError, append_jsonl, did_you_mean, provenance
 
@@ -244,7 +245,7 @@ def tagged_sentences(run_dir: str | Path, *, tag: str | None = "task-model error
     return out
 
 
-_TOKEN = re.compile(r"[\w']+")
+_TOKEN = re.compile(TOKEN_PATTERN)  # the n-gram miner's words, so mined n-grams match
 
 
 def _tokens(text: str) -> list[str]:
