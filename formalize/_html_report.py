@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from formalize import _report_figures as figs
+from formalize._report import summary_tests
 from formalize._report_data import RunData, read_summary_json
 from synth import DataError, git_commit, package_version, write_text_atomic
 
@@ -387,14 +388,13 @@ def _verify_suite(d: Path, top_fills: int) -> list[ReportSection]:
     data = read_summary_json(d / "summary.json")
     suite = str(data.get("suite") or d.name)
     slug = _slug(suite)
-    tests: dict[str, dict[str, str]] = data.get("tests") or {}
+    tests = summary_tests(data)
     summary = [r for r in data.get("summary") or [] if r.get("level") == "test"]
     models = list(data.get("models") or dict.fromkeys(r["model"] for r in summary))
     acc = {(r["key"], r["model"]): 1 - float(r["fail_rate"]) for r in summary
            if r.get("fail_rate") is not None}
-    # Suite order: that of the summary rows (summary.json stores ``tests`` with sorted keys).
-    names = list(dict.fromkeys([r["key"] for r in summary]
-                               + [t for t, info in tests.items() if info.get("type") != "group"]))
+    names = [t for t, info in tests.items() if info.get("type") != "group"]  # suite order
+    names += [k for k in dict.fromkeys(r["key"] for r in summary) if k not in names]
     sections = []
     sec = ReportSection(f"verify-{slug}", f"Suite {suite}: accuracy per template")
     if acc:

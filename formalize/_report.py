@@ -134,8 +134,48 @@ class VerifyResult:
             **provenance(config_hash), **self.meta,
             "summary": _records(self.summary), "groups": _records(self.groups),
             "recall": _records(self.recall), "tests": self.tests,
+            # JSON objects are written with sorted keys: the suite's order, explicitly.
+            "test_order": list(self.tests),
         })
         return [*paths, ex_path, js]
+
+    @classmethod
+    def from_summary_json(cls, data: str | Path | Mapping[str, Any]) -> VerifyResult:
+        """Rebuild a result from a ``summary.json`` (a path, or its parsed object) as
+        :meth:`write` wrote it: tests in suite order, summary, groups and recall (no fills,
+        examples or cases, which live in other files), so :meth:`format_table` prints the
+        same table as the run that wrote it.
+
+        Raises:
+            DataError: the file is not valid JSON or not an object.
+        """
+        import pandas as pd
+
+        if not isinstance(data, Mapping):
+            from formalize._report_data import read_summary_json
+
+            data = read_summary_json(Path(data))
+
+        def frame(key: str, columns: list[str]) -> pd.DataFrame:
+            return pd.DataFrame(data.get(key) or [], columns=columns)
+
+        return cls(
+            suite=str(data.get("suite")), labels=list(data.get("labels") or []),
+            models=list(data.get("models") or []), tests=summary_tests(data),
+            summary=frame("summary", ["level", "key", "model", "n", "failures", "fail_rate"]),
+            fills=frame("fills", []),
+            groups=frame("groups", ["test", "model", "group", "label", "n", "mean_prob",
+                                    "deviation"]),
+            examples=frame("examples", []), recall=frame("recall", ["model", "label", "recall"]),
+            cases=None, meta={"cases": data.get("cases", 0)})
+
+
+def summary_tests(data: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    """A ``summary.json``'s tests (name -> capability and type) in suite order: that of its
+    ``test_order`` list (the ``tests`` object itself is stored with sorted keys)."""
+    tests: dict[str, dict[str, str]] = dict(data.get("tests") or {})
+    order = [t for t in data.get("test_order") or [] if t in tests]
+    return {t: tests[t] for t in dict.fromkeys([*order, *tests])}
 
 
 def _records(df: pd.DataFrame) -> list[dict[str, Any]]:

@@ -10,6 +10,18 @@ from synthcheck._config import RunConfig, load_run_config
 DEFAULT_CONFIG = "configs/sentiment.yaml"
 
 
+def positive_int(text: str) -> int:
+    """argparse type of a count flag: an integer >= 1 (argparse names the flag in its error,
+    ``argument --sample: must be a positive integer, got '0'``, and exits with status 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
 def add_config_args(p: argparse.ArgumentParser, *, run_required: bool = True) -> None:
     """Add ``--config``, ``-P key=value`` and ``--run`` to a command's parser."""
     p.add_argument("--config", "-c", default=DEFAULT_CONFIG,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from synthcheck._cli_common import DEFAULT_CONFIG
+from synthcheck._config import RunConfig
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,11 +26,32 @@ def run(args: argparse.Namespace) -> int:
         return 0
     import yaml
 
-    from synth import config_hash
     from synthcheck._config import load_run_config
 
     cfg = load_run_config(args.config, args.overrides)
-    data = cfg.model_dump(mode="json")
-    print(f"# config hash {config_hash(data)}")
-    print(yaml.safe_dump(data, sort_keys=False), end="")
+    for line in hash_lines(cfg):
+        print(f"# {line}")
+    print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), end="")
     return 0
+
+
+def hash_lines(cfg: RunConfig) -> list[str]:
+    """The hashes a run of ``cfg`` records in its manifest.json, labelled: the generation
+    hash (``config_hash``) and the stage hashes that need no run directory."""
+    from synth import generation_config_hash
+    from synthcheck._pipeline import evaluate_stage_hash, verify_stage_hash
+
+    lines = [f"generation hash (manifest.json config_hash): {generation_config_hash(cfg)}",
+             f"evaluate stage hash (stage_hashes.evaluate): {evaluate_stage_hash(cfg)}"]
+    if cfg.suite:
+        from formalize import load_suite
+        from synth import SynthcheckError
+
+        try:
+            vhash = verify_stage_hash(cfg, load_suite(cfg.suite))
+        except SynthcheckError as exc:  # the config is still worth printing
+            vhash = f"unavailable: the suite does not load ({exc.format()})"
+        lines.append(f"verify stage hash (stage_hashes.verify): {vhash}")
+    lines.append("score, rank and mine stage hashes depend on the generated corpus "
+                 "(see a run's manifest.json)")
+    return lines

@@ -38,31 +38,6 @@ def _probs(p: dict[str, float]) -> str:
     return " ".join(f"{short[k]}={v:.2f}" for k, v in p.items())
 
 
-def _stored_result(data: dict[str, Any]) -> Any:
-    """A VerifyResult rebuilt from a verify ``summary.json`` (when verify was skipped as
-    current), so the printed table is the same as when it ran."""
-    import pandas as pd
-
-    from formalize import VerifyResult
-
-    def frame(key: str, columns: list[str]) -> pd.DataFrame:
-        return pd.DataFrame(data.get(key) or [], columns=columns)
-
-    # summary.json stores ``tests`` with sorted keys; its summary rows keep the suite order.
-    tests = dict(data.get("tests") or {})
-    order = [r.get("key") for r in data.get("summary") or [] if r.get("level") == "test"]
-    tests = {k: tests[k] for k in [*dict.fromkeys(order), *tests] if k in tests}
-    return VerifyResult(
-        suite=str(data.get("suite")), labels=list(data.get("labels") or []),
-        models=list(data.get("models") or []), tests=tests,
-        summary=frame("summary", ["level", "key", "model", "n", "failures", "fail_rate"]),
-        fills=frame("fills", []),
-        groups=frame("groups", ["test", "model", "group", "label", "n", "mean_prob",
-                                "deviation"]),
-        examples=frame("examples", []), recall=frame("recall", ["model", "label", "recall"]),
-        cases=None, meta={"cases": data.get("cases", 0)})
-
-
 def format_summary(cfg: Any, run_dir: Path, info: dict[str, Any], *, hardest: int = 10,
                    ngrams: int = 15) -> str:
     """The text `discover` prints: accuracy, corpus size, hardest sentences, top n-grams,
@@ -112,7 +87,9 @@ def format_summary(cfg: Any, run_dir: Path, info: dict[str, Any], *, hardest: in
     verify = info.get("verify")
     if verify is not None:
         if not hasattr(verify, "format_table"):  # skipped as current: its summary.json
-            verify = _stored_result(verify)
+            from formalize import VerifyResult
+
+            verify = VerifyResult.from_summary_json(verify)
         lines.append("per-template results:")
         lines.append(verify.format_table())
     report = info.get("report")

@@ -48,18 +48,12 @@ def run_evaluate(args: argparse.Namespace) -> int:
     reports = evaluate(cfg, args.data, progress=not args.quiet)
     print(format_reports(reports, cfg.task.labels))
     if args.run is not None:
-        from synth import RunDir
-
-        # eval.json is what `synthcheck report` reads. The `discover` pipeline caches its
-        # own evaluation there under a stage hash: forget that hash, so a later `discover`
-        # redoes its evaluation instead of taking this one (maybe on other data) for its own.
-        run = RunDir(args.run)
+        # eval.json is what `synthcheck report` reads. Its hash ("evaluate") is never a
+        # `discover` stage hash, so a later `discover` redoes its own evaluation.
         path = args.run / "eval.json"
         write_json_atomic(path, {"data": args.data or cfg.evaluation.data, "reports": reports,
                                  "evaluation": cfg.evaluation.model_dump(mode="json"),
                                  **provenance("evaluate")})
-        if run.exists() and "evaluate" in run.read_manifest().get("stage_hashes", {}):
-            run.reset_stage("evaluate")
         print(f"written: {path}")
     return 0
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from synthcheck._cli_common import positive_int
+
 FORMATS = ["native-cases", "hatecheck", "capability-csv", "adatest"]
 
 
@@ -15,9 +17,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--out", required=True,
                    help="output file (a folder for hatecheck: test_suite_cases.csv and "
                         "template_placeholders.csv)")
-    p.add_argument("--sample", type=int, default=None, help="fills drawn per templated test")
+    p.add_argument("--sample", type=positive_int, default=None,
+                   help="fills drawn per templated test")
     p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--max-cases", type=int, default=None)
+    p.add_argument("--max-cases", type=positive_int, default=None)
     p.set_defaults(func=run)
 
 

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from synthcheck._cli_common import positive_int
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
@@ -28,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="capability-csv: a YAML file of lexicons (NAME: [values]) for slots "
                         "the built-in lexicons lack; repeat for several (later files win). The "
                         "suite refers to it by a path relative to the suite file")
-    p.add_argument("--sample", type=int, default=None, metavar="N",
+    p.add_argument("--sample", type=positive_int, default=None, metavar="N",
                    help="write 'sample: N' on every imported test with templates (N seeded "
                         "fills per test instead of the full product)")
     p.add_argument("--name", default=None, help="suite name (default: the output file's stem)")
@@ -43,9 +45,6 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     name = args.name or out.stem
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
-    if args.sample is not None and args.sample < 1:
-        raise ConfigError(f"--sample must be a positive integer, got {args.sample}",
-                          where="--sample", fix="pass N >= 1, or leave it out for every fill")
     if args.lexicon_files and args.format != "capability-csv":
         raise ConfigError("--lexicon-file applies to --format capability-csv only",
                           where="--lexicon-file",

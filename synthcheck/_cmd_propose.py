@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from synthcheck._cli_common import positive_int
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("propose", help="draft templates from review decisions",
@@ -17,8 +19,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="use sentences with this tag (default: 'task-model error')")
     p.add_argument("--hypothesis", default=None,
                    help="only sentences whose decision carries this hypothesis text")
-    p.add_argument("--top", type=int, default=10, help="drafts to show (default 10)")
-    p.add_argument("--max-slots", type=int, default=3, help="placeholders per draft (default 3)")
+    p.add_argument("--top", type=positive_int, default=10, help="drafts to show (default 10)")
+    p.add_argument("--max-slots", type=positive_int, default=3,
+                   help="placeholders per draft (default 3)")
     p.add_argument("--append-to", type=Path, default=None, metavar="SUITE",
                    help="suite YAML to append the accepted draft to (created if missing)")
     p.add_argument("--accept", type=int, default=None, metavar="K",
@@ -36,9 +39,6 @@ def run(args: argparse.Namespace) -> int:
     from formalize._report_data import RunData
     from synth import ConfigError, DataError
 
-    if args.top < 1:
-        raise ConfigError(f"--top must be a positive integer, got {args.top}", where="--top",
-                          fix="pass N >= 1")
     if (args.append_to is None) != (args.accept is None):
         raise ConfigError("--append-to and --accept go together", where="--append-to/--accept",
                           fix="give both (e.g. --append-to suite.yaml --accept 1), or neither")

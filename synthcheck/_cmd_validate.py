@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 
+from synthcheck._cli_common import positive_int
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("validate", help="check a test suite (no model is loaded)")
     p.add_argument("--suite", required=True, help="suite YAML")
-    p.add_argument("--sample", type=int, default=None, help="count with this sample per test")
-    p.add_argument("--max-cases", type=int, default=None, help="case limit (default: the suite's)")
+    p.add_argument("--sample", type=positive_int, default=None,
+                   help="count with this sample per test")
+    p.add_argument("--max-cases", type=positive_int, default=None,
+                   help="case limit (default: the suite's)")
     p.add_argument("--config", "-c", default=None, metavar="C",
                    help="also check that the suite's labels are this run config's task.labels")
     p.set_defaults(func=run)

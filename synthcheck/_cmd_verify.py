@@ -9,6 +9,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from synthcheck._cli_common import positive_int
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
@@ -30,10 +32,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("-P", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override one field of --config, e.g. -P evaluation.size=200")
     p.add_argument("--run", required=True, help="run directory; writes verify/<suite>/")
-    p.add_argument("--sample", type=int, default=None, help="fills drawn per templated test")
-    p.add_argument("--seed", type=int, default=None, help="seed (default: the suite's)")
-    p.add_argument("--max-cases", type=int, default=None, help="case limit (default: the suite's)")
-    p.add_argument("--batch-size", type=int, default=64, help="texts per model call")
+    # Each of these overrides the config's verify: section (default: that section's value).
+    p.add_argument("--sample", type=positive_int, default=None,
+                   help="fills drawn per templated test (default: verify.sample, else all)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed (default: verify.seed, else the suite's)")
+    p.add_argument("--max-cases", type=positive_int, default=None,
+                   help="case limit (default: verify.max_cases, else the suite's)")
+    p.add_argument("--batch-size", type=positive_int, default=None,
+                   help="texts per model call (default: verify.batch_size, 64)")
     held = p.add_mutually_exclusive_group()
     held.add_argument("--heldout", nargs="?", const="", default=None, metavar="DATA",
                       help="measure each model's held-out per-class recall and show it beside "
@@ -48,13 +55,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from formalize import TemplateRunner, load_suite
+    from formalize import load_suite
     from synth import ConfigError, config_hash
+    from synthcheck._verify import run_verify
 
-    if args.sample is not None and args.sample < 1:
-        raise ConfigError(f"--sample must be a positive integer, got {args.sample}",
-                          where="--sample", fix="pass N >= 1, or leave it out for all fills")
     cfg = _config(args)
+    v = verify_config(args, cfg)
     suite_path = args.suite or (cfg.suite if cfg is not None else None)
     if suite_path is None:
         raise ConfigError("no suite to verify", where="--suite",
@@ -63,26 +69,36 @@ def run(args: argparse.Namespace) -> int:
     if cfg is not None:
         suite.check_labels(cfg.task.labels, task_source=f"config {args.config}, task.labels")
     # Refuse an oversized expansion before loading any model.
-    total = suite.check_limit(args.sample, args.max_cases)
+    total = suite.check_limit(v.sample, v.max_cases)
     specs = _model_specs(args, cfg)
     recall = read_recall(args.recall, list(specs), suite.labels, cfg) if args.recall else None
     scorers = _load_scorers(args, cfg, specs, suite.labels)
     if args.heldout is not None:
         recall = heldout_recall(cfg, scorers, suite.labels, args.heldout or None)
-    runner = TemplateRunner(sample=args.sample, seed=args.seed, batch_size=args.batch_size,
-                            max_cases=args.max_cases, keep_cases=False, heldout_recall=recall)
     out = Path(args.run) / "verify" / suite.name
     print(f"verify: suite {suite.name!r}, up to {total:,} cases, {len(scorers)} model(s)")
-    result = runner.run(suite, scorers, cases_path=out / "cases.jsonl")
-    chash = config_hash({"suite": suite.fingerprint(), "models": specs, "sample": args.sample,
-                         "seed": result.meta["seed"]})
-    paths = result.write(out, chash)
+    chash = config_hash({"suite": suite.fingerprint(), "models": specs,
+                         "verify": v.model_dump(mode="json",
+                                                exclude={"batch_size", "chunk_size"})})
+    result, paths = run_verify(suite, scorers, v, out, chash, recall)
     print(result.format_table())
     print()
     print(f"wrote {out / 'cases.jsonl'}")
     for path in paths:
         print(f"wrote {path}")
     return 0
+
+
+def verify_config(args: argparse.Namespace, cfg: Any) -> Any:
+    """The config's ``verify:`` section (defaults without ``--config``) with the flags that
+    were given put over it."""
+    from formalize import VerifyConfig
+
+    base = cfg.verify if cfg is not None else VerifyConfig()
+    flags = {"sample": args.sample, "seed": args.seed, "max_cases": args.max_cases,
+             "batch_size": args.batch_size}
+    given = {k: val for k, val in flags.items() if val is not None}
+    return VerifyConfig.model_validate({**base.model_dump(), **given}) if given else base
 
 
 def _config(args: argparse.Namespace) -> Any:
@@ -120,9 +136,14 @@ def _load_scorers(args: argparse.Namespace, cfg: Any, specs: Mapping[str, str],
         return build_task_scorers(cfg)
     from discovery import load_task_scorer
 
+    # With a config, a --model spec gets what its task models get: the reference prompt
+    # (fewshot:) and the evaluation split (demo: trains on its train side, so --heldout on
+    # the config's held-out side does not overlap it).
     reference = cfg.reference if cfg is not None else None
+    evaluation = cfg.evaluation if cfg is not None else None
     # Labels come from the suite; each model is named by its spec in every output.
-    return {name: load_task_scorer(spec, labels, name=name, reference=reference)
+    return {name: load_task_scorer(spec, labels, name=name, reference=reference,
+                                   evaluation=evaluation)
             for name, spec in specs.items()}
 
 
@@ -150,8 +171,7 @@ def read_recall(path_arg: str, models: Sequence[str], labels: Sequence[str],
 
     Accepts ``{model: {label: recall}}``, or the ``eval.json`` that ``synthcheck evaluate
     --run DIR`` and ``discover`` write (``{"reports": {model: {"per_class": {label:
-    {"recall": r}}}}}``), or a run directory holding one (``evaluation.json``, the name
-    older versions of ``synthcheck evaluate`` wrote, is read too).
+    {"recall": r}}}}}``), or a run directory holding one.
     Reports are named by the config's task-model names; with ``cfg`` they are also matched
     to ``--model`` specs through its ``task_models``. Models that are not being verified
     (the reference) are left out.
@@ -163,12 +183,11 @@ def read_recall(path_arg: str, models: Sequence[str], labels: Sequence[str],
 
     path = Path(path_arg)
     if path.is_dir():
-        found = [path / n for n in ("eval.json", "evaluation.json") if (path / n).is_file()]
-        if not found:
+        if not (path / "eval.json").is_file():
             raise DataError("no eval.json in the run directory",
                             where=str(path), fix="run synthcheck evaluate --run DIR (or "
                                                  "discover), or use --heldout")
-        path = found[0]
+        path = path / "eval.json"
     shape = "a JSON file {model: {label: recall}}, or the eval.json a run wrote"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -2,10 +2,12 @@
 
 Every stage records a hash of what changes its outputs (its config section plus its
 upstream stage's hash) in the run manifest, and is skipped when its outputs are complete
-and current. A rerun after a crash, or after editing only the suite, redoes only what
-changed; the generation stage itself resumes shard by shard. The report's hash covers the
-other stages' hashes, the report format version, the review decisions and the verified
-suites' summaries.
+and current (for evaluate and verify, the output file's own recorded hash must match too:
+`synthcheck evaluate --run` and `verify --run` rewrite those files without the manifest).
+A rerun after a crash, or after editing only the suite, redoes only what changed; the
+generation stage itself resumes shard by shard. The report's hash covers the other stages'
+hashes, the report format version, the review decisions and the verified suites'
+summaries.
 """
 
 from __future__ import annotations
@@ -39,6 +41,20 @@ def _stage_done(run: RunDir, stage: str, stage_hash: str) -> bool:
                 and manifest.get("stages", {}).get(stage, {}).get("status") == "complete")
 
 
+def _output_current(run: RunDir, stage: str, stage_hash: str, path: Path) -> dict[str, Any] | None:
+    """The JSON output ``path`` of ``stage`` if the stage is current: the manifest records it
+    complete with ``stage_hash`` *and* the file's own provenance hash is ``stage_hash``.
+    Other commands (``synthcheck verify --run``, ``evaluate --run``) rewrite these files
+    without touching the manifest; their files record another hash, so the stage reruns."""
+    if not (_stage_done(run, stage, stage_hash) and path.is_file()):
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) and data.get("config_hash") == stage_hash else None
+
+
 def _mark(run: RunDir, stage: str, stage_hash: str, **info: Any) -> None:
     manifest = run.read_manifest()
     manifest.setdefault("stage_hashes", {})[stage] = stage_hash
@@ -46,18 +62,37 @@ def _mark(run: RunDir, stage: str, stage_hash: str, **info: Any) -> None:
     write_json_atomic(run.manifest_path, manifest)
 
 
+def evaluate_stage_hash(cfg: RunConfig) -> str:
+    """The evaluate stage's hash: the evaluation settings, the task models and the reference
+    (it needs no run directory)."""
+    from discovery._stages import reference_hash, task_model_hash
+
+    return config_hash({"evaluation": cfg.evaluation.model_dump(mode="json"),
+                        "task_models": [task_model_hash(cfg, t) for t in cfg.task_models],
+                        "reference": reference_hash(cfg)})
+
+
+def verify_stage_hash(cfg: RunConfig, suite: Any) -> str:
+    """The verify stage's hash: the loaded ``suite``'s fingerprint, the task models and the
+    ``verify:`` settings that change results."""
+    from discovery._stages import task_model_hash
+
+    return config_hash({"suite": suite.fingerprint(),
+                        "task_models": [task_model_hash(cfg, t) for t in cfg.task_models],
+                        "verify": cfg.verify.model_dump(mode="json",
+                                                        exclude={"batch_size", "chunk_size"})})
+
+
 def evaluate_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, Any]],
                    progress: bool) -> tuple[bool, dict[str, Any]]:
     """Held-out evaluation of the task models and the reference, cached in eval.json."""
     from discovery import evaluate
-    from discovery._stages import reference_hash, task_model_hash
 
-    ehash = config_hash({"evaluation": cfg.evaluation.model_dump(mode="json"),
-                         "task_models": [task_model_hash(cfg, t) for t in cfg.task_models],
-                         "reference": reference_hash(cfg)})
+    ehash = evaluate_stage_hash(cfg)
     path = run.path / "eval.json"
-    if _stage_done(run, "evaluate", ehash) and path.is_file():
-        return False, json.loads(path.read_text(encoding="utf-8"))["reports"]
+    stored = _output_current(run, "evaluate", ehash, path)
+    if stored is not None and isinstance(stored.get("reports"), dict):
+        return False, stored["reports"]
     reports = evaluate(cfg, scorers=scorers(), progress=progress)
     from synth import provenance
 
@@ -70,25 +105,20 @@ def verify_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, An
                  recall: dict[str, dict[str, float]]) -> tuple[bool, Any]:
     """Run the config's suite against every task model; skipped if suite and models are
     unchanged. Returns (ran, VerifyResult or the summary JSON when skipped)."""
-    from discovery._stages import task_model_hash
-    from formalize import TemplateRunner, load_suite
+    from formalize import load_suite
+    from synthcheck._verify import run_verify
 
     assert cfg.suite is not None  # checked by the caller
     suite = load_suite(cfg.suite)
     suite.check_labels(cfg.task.labels, task_source="the run config's task.labels")
     v = cfg.verify
-    vhash = config_hash({"suite": suite.fingerprint(),
-                         "task_models": [task_model_hash(cfg, t) for t in cfg.task_models],
-                         "verify": v.model_dump(mode="json", exclude={"batch_size", "chunk_size"})})
+    vhash = verify_stage_hash(cfg, suite)
     out = run.path / "verify" / suite.name
-    if _stage_done(run, "verify", vhash) and (out / "summary.json").is_file():
-        return False, json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    stored = _output_current(run, "verify", vhash, out / "summary.json")
+    if stored is not None:
+        return False, stored
     suite.check_limit(v.sample, v.max_cases)  # refuse an oversized suite before scoring
-    runner = TemplateRunner(sample=v.sample, seed=v.seed, batch_size=v.batch_size,
-                            chunk_size=v.chunk_size, max_cases=v.max_cases,
-                            max_examples=v.max_examples, keep_cases=False, heldout_recall=recall)
-    result = runner.run(suite, scorers(), cases_path=out / "cases.jsonl")
-    result.write(out, vhash)
+    result, _ = run_verify(suite, scorers(), v, out, vhash, recall)
     _mark(run, "verify", vhash, suite=suite.name, path=str(out.relative_to(run.path)))
     return True, result
 

@@ -382,8 +382,11 @@ def test_evaluate_on_a_labeled_file_into_the_run(full_run, tmp_path, capsys) -> 
         assert rep["per_class"][lab] == pytest.approx(
             {"precision": 2 / 3, "recall": 2 / 3, "f1": 2 / 3, "support": 3})
     assert "reference" not in saved["reports"]  # evaluation.include_reference: false
+    # eval.json records the hash "evaluate", never discover's stage hash (which the manifest
+    # keeps): a later `discover` sees the difference and redoes its own evaluation.
+    assert saved["config_hash"] == "evaluate"
     manifest = json.loads((run / "manifest.json").read_text())
-    assert "evaluate" not in manifest["stage_hashes"] and "evaluate" not in manifest["stages"]
+    assert manifest["stage_hashes"]["evaluate"] == "0123456789abcdef"
 
 
 def test_evaluate_the_reference_and_size(full_run, tmp_path, capsys) -> None:

@@ -22,4 +22,10 @@ def test_config_prints_resolved_config_with_hash(capsys) -> None:  # noqa: ANN00
     assert main(["config", "-c", str(REPO / "configs/sentiment.yaml"),
                  "-P", "generator.sampling.top_p=0.9"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("# config hash ") and "top_p: 0.9" in out
+    assert out.startswith("# generation hash (manifest.json config_hash): ")
+    assert "\n# evaluate stage hash (stage_hashes.evaluate): " in out and "top_p: 0.9" in out
+    # top_p changes generated text: another generation hash, the same evaluate hash.
+    assert main(["config", "-c", str(REPO / "configs/sentiment.yaml")]) == 0
+    other = capsys.readouterr().out
+    assert other.splitlines()[0] != out.splitlines()[0]
+    assert other.splitlines()[1] == out.splitlines()[1]

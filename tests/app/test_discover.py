@@ -288,3 +288,56 @@ def test_cli_run_dir_of_another_config_is_refused(cfg_path: Path, tmp_path: Path
                         "made with\n")
     assert "Traceback" not in err and "== synthcheck discover" not in out
     assert snapshot(run) == before  # every file: same bytes, same modification time
+
+
+def test_verify_and_evaluate_cli_into_the_run_make_discover_redo_them(
+        cfg_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `synthcheck verify --run` and `evaluate --run` rewrite the files discover caches its
+    # stages in, without the manifest: discover must not take them for its own.
+    cfg = load_run_config(cfg_path)
+    run = tmp_path / "r"
+    discover(cfg, run, progress=False, log=lambda s: None)
+    summary = run / "verify" / "mini" / "summary.json"
+    spec = "python:toy_models:keyword_sentiment"
+    assert main(["verify", "--suite", str(tmp_path / "suite.yaml"), "--model", spec,
+                 "--run", str(run), "--sample", "2"]) == 0
+    assert json.loads(summary.read_text())["models"] == [spec]
+    assert main(["evaluate", "-c", str(cfg_path), "--run", str(run), "--no-reference",
+                 "-q"]) == 0
+    assert "reference" not in json.loads((run / "eval.json").read_text())["reports"]
+    capsys.readouterr()
+    again = discover(cfg, run, progress=False, log=lambda s: None)
+    # Both are redone, to the same bytes as before: the report (made then) is current.
+    assert ran(again) == {"evaluate", "verify"}
+    assert json.loads(summary.read_text())["models"] == ["toy"]
+    assert again.info["verify"].models == ["toy"]
+    assert set(json.loads((run / "eval.json").read_text())["reports"]) == {"toy", "reference"}
+    assert ran(discover(cfg, run, progress=False, log=lambda s: None)) == set()
+
+
+def test_summary_json_keeps_the_suite_order(cfg_path: Path, tmp_path: Path) -> None:
+    from formalize import VerifyResult
+
+    cfg = load_run_config(cfg_path)
+    run = tmp_path / "r"
+    first = discover(cfg, run, progress=False, log=lambda s: None)
+    path = run / "verify" / "mini" / "summary.json"
+    order = ["positive adjective", "negative adjective"]  # not sorted
+    assert json.loads(path.read_text())["test_order"] == order
+    stored = VerifyResult.from_summary_json(path)
+    assert list(stored.tests) == order
+    assert stored.format_table() == first.info["verify"].format_table()
+
+
+def test_config_command_prints_the_hashes_a_run_records(
+        cfg_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "r"
+    discover(load_run_config(cfg_path), run, progress=False, log=lambda s: None)
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert main(["config", "-c", str(cfg_path)]) == 0
+    head = [line for line in capsys.readouterr().out.splitlines() if line.startswith("# ")]
+    stages = manifest["stage_hashes"]
+    assert head[:3] == [
+        f"# generation hash (manifest.json config_hash): {manifest['config_hash']}",
+        f"# evaluate stage hash (stage_hashes.evaluate): {stages['evaluate']}",
+        f"# verify stage hash (stage_hashes.verify): {stages['verify']}"]

@@ -328,13 +328,17 @@ def test_verify_recall_from_a_runs_eval_json(files, capsys):
                  spec, "--run", str(run), "--sample", "5", "--recall",
                  str(old / "eval.json")]) == 0
     assert recall_rows(run) == pytest.approx({(spec, lab): r for lab, r in EXPECTED.items()})
-    # A run directory holding evaluation.json (what older versions of synthcheck evaluate
-    # wrote) works as well, and the config's own models match by name; the reference is left
-    # out.
-    (old / "eval.json").rename(old / "evaluation.json")
+    # A run directory holding eval.json works as well, and the config's own models match by
+    # name; the reference is left out.
     assert main(["verify", "--suite", str(files / "toy.yaml"), "--config", str(cfg),
                  "--run", str(run), "--sample", "5", "--recall", str(old)]) == 0
     assert recall_rows(run) == pytest.approx({("toy", lab): r for lab, r in EXPECTED.items()})
+    # A run directory with only evaluation.json (a name no release wrote) is not read.
+    (old / "eval.json").rename(old / "evaluation.json")
+    assert main(["verify", "--suite", str(files / "toy.yaml"), "--config", str(cfg),
+                 "--run", str(run), "--sample", "5", "--recall", str(old)]) == 2
+    assert "error: no eval.json in the run directory" in capsys.readouterr().err
+    (old / "evaluation.json").rename(old / "eval.json")
     # Plain {model: {label: recall}}.
     (files / "r.json").write_text(json.dumps({spec: {"positive": 0.25, "negative": 0.75}}))
     assert main(["verify", "--suite", str(files / "toy.yaml"), "--model", spec, "--run",
@@ -411,6 +415,79 @@ def test_export_capability_csv_at_the_cli(files, capsys):
                  "negative,positive", "--out", str(back)]) == 2
     assert "error: undefined placeholder {THING} at column 6" in capsys.readouterr().err
     assert not back.exists()
+
+
+def test_verify_takes_the_configs_verify_section_and_flags_override_it(files, capsys):
+    cfg = config(files, suite=str(files / "toy.yaml"), verify="{seed: 7, max_examples: 1}")
+    run = files / "run"
+    assert main(["verify", "--config", str(cfg), "-P", "verify.sample=3", "--run",
+                 str(run)]) == 0
+    meta = json.loads((run / "verify" / "toy" / "summary.json").read_text())
+    assert meta["sample"] == 3 and meta["seed"] == 7
+    # 3 sampled fills of each test (without the section's sample: 2,998 cases).
+    assert meta["cases"] == 6
+    rows = [json.loads(line) for line in (run / "verify" / "toy" / "cases.jsonl").open()]
+    assert len(rows) == 6
+    # Flags given on the command line win over the section.
+    assert main(["verify", "--config", str(cfg), "-P", "verify.sample=3", "--sample", "4",
+                 "--seed", "2", "--run", str(run)]) == 0
+    meta = json.loads((run / "verify" / "toy" / "summary.json").read_text())
+    assert meta["sample"] == 4 and meta["seed"] == 2 and meta["cases"] == 8
+    # The section's max_cases refuses an oversized suite (before any model loads).
+    cfg = config(files, suite=str(files / "toy.yaml"), verify="{max_cases: 100}")
+    capsys.readouterr()
+    assert main(["verify", "--config", str(cfg), "--run", str(run)]) == 2
+    assert "over the limit of 100" in capsys.readouterr().err
+
+
+def test_verify_model_spec_gets_the_configs_evaluation_split(files, capsys, monkeypatch):
+    # demo:sentiment trains on the train side of the config's evaluation split, so that
+    # --heldout (which evaluates on that split's held-out side) does not overlap it.
+    import discovery._scorers as scorers
+
+    seen: list[object] = []
+
+    def fake_demo(rest, labels, *, evaluation=None, **kw):
+        seen.append(evaluation)
+        return scorers._load_python("toy_model_mod:predict", labels, evaluation=evaluation,
+                                    **kw)
+
+    monkeypatch.setattr(scorers, "_load_demo", fake_demo)
+    data = files / "held.jsonl"
+    data.write_text("".join(json.dumps({"text": t, "label": lab}) + "\n" for t, lab in HELDOUT))
+    cfg = config(files, evaluation=f"{{data: {data}, split_seed: 11, holdout_fraction: 0.3}}")
+    run = files / "run"
+    assert main(["verify", "--suite", str(files / "toy.yaml"), "--config", str(cfg),
+                 "--model", "demo:sentiment", "--run", str(run), "--sample", "2",
+                 "--heldout"]) == 0
+    assert len(seen) == 1
+    assert (seen[0].split_seed, seen[0].holdout_fraction) == (11, 0.3)
+
+
+@pytest.mark.parametrize(("argv", "flag"), [
+    (["verify", "--suite", "s.yaml", "--model", "m", "--run", "r", "--sample", "0"], "--sample"),
+    (["verify", "--suite", "s.yaml", "--model", "m", "--run", "r", "--max-cases", "-1"],
+     "--max-cases"),
+    (["verify", "--suite", "s.yaml", "--model", "m", "--run", "r", "--batch-size", "0"],
+     "--batch-size"),
+    (["validate", "--suite", "s.yaml", "--sample", "0"], "--sample"),
+    (["validate", "--suite", "s.yaml", "--max-cases", "0"], "--max-cases"),
+    (["export", "--suite", "s.yaml", "--format", "adatest", "--out", "o", "--sample", "0"],
+     "--sample"),
+    (["export", "--suite", "s.yaml", "--format", "adatest", "--out", "o", "--max-cases", "x"],
+     "--max-cases"),
+    (["import", "--format", "capability-csv", "--in", "i.csv", "--out", "o", "--sample", "0"],
+     "--sample"),
+    (["propose", "--run", "r", "--top", "0"], "--top"),
+    (["propose", "--run", "r", "--max-slots", "0"], "--max-slots"),
+])
+def test_count_flags_must_be_positive_integers(argv, flag, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    value = argv[argv.index(flag) + 1]
+    assert f"error: argument {flag}: must be a positive integer, got {value!r}" in err
 
 
 def test_verify_recall_help_names_the_file_evaluate_writes(capsys):
@@ -509,9 +586,10 @@ def test_import_lexicon_files_and_sample(files, capsys):
     assert main(["import", "--format", "hatecheck", "--in", str(csv_path),
                  "--lexicon-file", str(files / "lex" / "food.yaml"), "--out", str(out)]) == 2
     assert "--lexicon-file applies to --format capability-csv only" in capsys.readouterr().err
-    assert main(["import", "--format", "capability-csv", "--in", str(csv_path),
-                 "--sample", "0", "--out", str(out)]) == 2
-    assert "--sample must be a positive integer" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse refuses it (test_count_flags_must_be_...)
+        main(["import", "--format", "capability-csv", "--in", str(csv_path),
+              "--sample", "0", "--out", str(out)])
+    assert "argument --sample: must be a positive integer" in capsys.readouterr().err
     assert out.read_bytes() == before
 
 

@@ -1,0 +1,35 @@
+"""Running a suite against task models: the one set-up that `verify` and `discover` share."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from formalize import Suite, VerifyConfig, VerifyResult
+
+
+def run_verify(suite: Suite, scorers: Mapping[str, Any], verify_cfg: VerifyConfig,
+               out_dir: str | Path, chash: str,
+               recall: Mapping[str, Mapping[str, float]] | None,
+               ) -> tuple[VerifyResult, list[Path]]:
+    """Run ``suite`` against ``scorers`` as ``verify_cfg`` (a run config's ``verify:``
+    section) says, and write ``cases.jsonl``, the tables and ``summary.json`` (recording
+    ``chash``) into ``out_dir``. Nothing is written under a final name until every case is
+    scored. Returns the result and the paths written besides ``cases.jsonl``.
+
+    Raises:
+        TemplateError: the expansion is over the case limit.
+        DataError: a model's labels differ from the suite's, or it returns a bad row.
+    """
+    from formalize import TemplateRunner
+
+    v = verify_cfg
+    runner = TemplateRunner(sample=v.sample, seed=v.seed, batch_size=v.batch_size,
+                            chunk_size=v.chunk_size, max_cases=v.max_cases,
+                            max_examples=v.max_examples, keep_cases=False,
+                            heldout_recall=recall)
+    out = Path(out_dir)
+    result = runner.run(suite, scorers, cases_path=out / "cases.jsonl")
+    return result, result.write(out, chash)
