@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from discovery import SORT_KEYS
 from formalize import _report_figures as figs
 from formalize._report import summary_tests
 from formalize._report_data import RunData, read_summary_json
@@ -24,11 +25,6 @@ from synth import DataError, git_commit, package_version, write_text_atomic
 # Bump when the report's content or layout changes: `discover` then rewrites a current report.
 REPORT_FORMAT = 2
 
-# mining.statistic -> (ngrams.jsonl column, smaller is better)
-_STAT_COLUMN = {"z": ("z", False), "log_odds": ("log_odds", False),
-                "frequency": ("hard_count", False), "q_value": ("q_value", True),
-                "disagreement": ("disagreement_rate", False),
-                "divergence": ("mean_divergence", False)}
 
 
 @dataclass
@@ -317,7 +313,7 @@ def _ngrams(run: RunData, top: int) -> ReportSection:
         sec.skipped = "ngrams.jsonl is empty: no n-gram reached mining.min_support"
         return sec
     stat = str(run.section("mining").get("statistic") or "z")
-    column, smaller = _STAT_COLUMN.get(stat, ("z", False))
+    column, smaller = SORT_KEYS.get(stat, ("z", False))
     if column not in rows[0]:
         column, smaller, stat = "z", False, "z"
     head = rows[:top]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -251,6 +250,3 @@ def _accumulate(agg: _Aggregates, case: Case, model: str, row: dict[str, Any],
                                               "label", "pred", "orig_pred", "probs")})
 
 
-def dumps_probs(probs: Mapping[str, float]) -> str:
-    """Return probabilities as compact JSON (for tables)."""
-    return json.dumps({k: round(v, 4) for k, v in probs.items()})

@@ -161,7 +161,6 @@ def test_cli_propose_appends_draft(tagged_run: Path, tmp_path: Path,
     (["--append-to", "x.yaml", "--accept", "9"], r"--accept 9 is not a listed draft.*from 1 to"),
     (["--tag", "ambiguous"], r"no sentences tagged 'ambiguous'.*decisions\.jsonl"),
     (["--tag", "bogus"], r"unknown review tag 'bogus'"),
-    (["--top", "0"], r"--top must be a positive integer"),
 ])
 def test_cli_propose_errors_exit_2(tagged_run: Path, extra: list[str], pattern: str,
                                    capsys: pytest.CaptureFixture[str]) -> None:
