@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
 
-from synth import ConfigError
+from synth import ConfigError, DataError
 
 
 def log_normalize(logprobs: np.ndarray) -> np.ndarray:
@@ -66,3 +67,36 @@ class Calibrator:
     def predict_proba(self, logprobs: np.ndarray) -> np.ndarray:
         """Return calibrated probabilities (rows sum to 1)."""
         return np.exp(self.transform(logprobs))
+
+
+def fit_calibration(method: Literal["none", "contextual", "batch"],
+                    average: Literal["logprob", "prob"], n_labels: int, *,
+                    corpus: np.ndarray | None = None,
+                    content_free: Callable[[], np.ndarray] | None = None) -> Calibrator:
+    """Fit a Calibrator the way a few-shot reference config asks: the one place that does.
+
+    Args:
+        method: ``none``, ``contextual`` or ``batch``.
+        average: see :class:`Calibrator`.
+        n_labels: the number of labels (for ``none``).
+        corpus: the raw label log-probabilities of *every* text being scored (``batch``
+            fits on all of them at once, so the bias does not depend on how they were
+            batched).
+        content_free: returns the raw label log-probabilities of the content-free inputs
+            (``contextual``); called only for that method, so callers may cache it.
+
+    Raises:
+        DataError: ``batch`` with no corpus log-probabilities.
+    """
+    cal = Calibrator(method, average)
+    if method == "contextual":
+        if content_free is None:
+            raise ValueError("contextual calibration needs the content-free log-probabilities")
+        return cal.fit(content_free())
+    if method == "batch":
+        if corpus is None or len(corpus) == 0:
+            raise DataError("batch calibration needs a non-empty corpus", where="corpus",
+                            fix="score a non-empty set of texts (generate a corpus first), or "
+                                "use calibration: contextual")
+        return cal.fit(corpus)
+    return cal.fit(np.zeros((1, n_labels)))

@@ -78,7 +78,9 @@ def evaluate(cfg: Any, data: str | None = None, *, scorers: Mapping[str, Any] | 
         start = time.perf_counter()
         if progress:
             print(f"evaluating {name} on {len(labeled)} examples ...", flush=True)
-        rows = scorer.predict_proba(labeled.texts)
+        # Few-shot scorers calibrate on the whole held-out set at once (batch calibration).
+        predict = getattr(scorer, "predict_proba_set", scorer.predict_proba)
+        rows = predict(labeled.texts)
         preds = [max(labels, key=row.__getitem__) for row in rows]
         report = classification_report(labeled.labels, preds, labels)
         report["seconds"] = round(time.perf_counter() - start, 2)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from discovery._calibration import Calibrator
+from discovery._calibration import Calibrator, fit_calibration
 from discovery._config import ReferenceConfig
 from synth import ConfigError
 
@@ -91,38 +91,66 @@ class FewShotReference:
         return np.array([[row[lab] for lab in self.labels] for row in rows], dtype=np.float64)
 
     def fit_calibration(self, corpus_logprobs: np.ndarray | None = None) -> Calibrator:
-        """Fit the configured calibration.
+        """Fit the configured calibration (with :func:`discovery._calibration.fit_calibration`)
+        and keep it for later calls.
 
-        ``contextual`` scores the content-free inputs; ``batch`` needs ``corpus_logprobs``
-        (the raw log-probabilities of the texts being scored).
+        ``contextual`` scores the content-free inputs; ``batch`` needs ``corpus_logprobs``,
+        the raw log-probabilities of *all* the texts being scored.
         """
-        cal = Calibrator(self.config.calibration, self.config.calibration_average)
-        if self.config.calibration == "contextual":
-            cal.fit(self.raw_logprobs(self.config.content_free))
-        elif self.config.calibration == "batch":
-            if corpus_logprobs is None or len(corpus_logprobs) == 0:
-                raise ConfigError("batch calibration needs the corpus' log-probabilities",
-                                  where="reference.calibration",
-                                  fix="score a non-empty corpus, or use contextual")
-            cal.fit(corpus_logprobs)
-        else:
-            cal.fit(np.zeros((1, len(self.labels))))
-        self.calibrator = cal
-        return cal
+        cfg = self.config
+        self.calibrator = fit_calibration(
+            cfg.calibration, cfg.calibration_average, len(self.labels), corpus=corpus_logprobs,
+            content_free=lambda: self.raw_logprobs(cfg.content_free))
+        return self.calibrator
 
     def calibrated(self, raw: np.ndarray) -> np.ndarray:
-        """Calibrated probabilities for raw label log-probabilities.
-
-        Batch calibration is fitted on ``raw`` itself unless already fitted.
+        """Calibrated probabilities for raw label log-probabilities (the fitted calibrator;
+        ``contextual`` and ``none`` are fitted on first use, ``batch`` must be fitted first).
         """
         if self.calibrator is None:
-            self.fit_calibration(raw if self.config.calibration == "batch" else None)
+            if self.config.calibration == "batch":
+                raise ConfigError(
+                    f"{self.name}: batch calibration is fitted on the whole set of texts "
+                    f"being scored, but these texts come piece by piece (e.g. verify's "
+                    f"batches) and no calibration was fitted",
+                    where="reference.calibration",
+                    fix="use calibration: contextual (or none) for a fewshot task model that "
+                        "verify scores; score and evaluate calibrate on the whole corpus "
+                        "or held-out set themselves")
+            self.fit_calibration()
         assert self.calibrator is not None
         return self.calibrator.predict_proba(raw)
 
     def predict_proba(self, texts: Sequence[str]) -> list[dict[str, float]]:
-        """Calibrated ``{label: probability}`` per text (the TaskScorer protocol)."""
+        """Calibrated ``{label: probability}`` per text (the TaskScorer protocol).
+
+        A text's probabilities never depend on the other texts of the call, so results do
+        not depend on batching. Hence ``batch`` calibration is refused here unless already
+        fitted (``fit_calibration``): fitting it on whatever texts the first call happens to
+        get would make every later result depend on that call. Use :meth:`predict_proba_set`
+        to calibrate on a whole set at once.
+        """
         if not texts:
             return []
-        probs = self.calibrated(self.raw_logprobs(texts))
+        return self._rows(self.calibrated(self.raw_logprobs(texts)))
+
+    def predict_proba_set(self, texts: Sequence[str]) -> list[dict[str, float]]:
+        """Calibrated probabilities for exactly this set of texts.
+
+        With ``batch`` calibration (and none fitted yet) the bias is fitted on the raw
+        log-probabilities of all of ``texts`` at once, and not kept: the result depends on
+        the set, never on how the backend batches it (score and evaluate use this for the
+        whole corpus or held-out set). Other methods are the same as :meth:`predict_proba`.
+        """
+        if not texts:
+            return []
+        raw = self.raw_logprobs(texts)
+        if self.calibrator is None and self.config.calibration == "batch":
+            cfg = self.config
+            cal = fit_calibration("batch", cfg.calibration_average, len(self.labels),
+                                  corpus=raw)
+            return self._rows(cal.predict_proba(raw))
+        return self._rows(self.calibrated(raw))
+
+    def _rows(self, probs: np.ndarray) -> list[dict[str, float]]:
         return [dict(zip(self.labels, map(float, row), strict=True)) for row in probs]

@@ -227,18 +227,29 @@ class CallableScorer:
 
 def _load_hf(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
              name: str, batch_size: int, max_length: int, device: str, **_: Any) -> Any:
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    """Load a sequence classifier through synth's resolver (``~`` expanded, a clear error
+    for a missing folder when hub downloads are off); one copy per folder and device in
+    a process (scoring and evaluation share it)."""
+    from synth import resolve_device, resolve_model_path
+    from synth._models import cached_load
 
-    from synth import resolve_device
+    path = resolve_model_path(f"hf:{rest}")
+    dev = resolve_device(device)
 
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(rest)
-        model = AutoModelForSequenceClassification.from_pretrained(rest)
-    except OSError as exc:
-        raise ModelNotAvailable(f"transformers cannot load {rest!r}: {exc}".split("\n")[0],
-                                where=f"hf:{rest}",
-                                fix="give a local model folder (no hub access here)") from None
-    model.to(resolve_device(device))
+    def load() -> tuple[Any, Any]:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(path)
+            model = AutoModelForSequenceClassification.from_pretrained(path)
+        except OSError as exc:
+            raise ModelNotAvailable(f"transformers cannot load {rest!r}: {exc}".split("\n")[0],
+                                    where=f"hf:{rest}",
+                                    fix="give a local model folder (no hub access here)") from None
+        model.to(dev)
+        return model, tokenizer
+
+    model, tokenizer = cached_load("sequence-classifier", path, dev, "float32", load)
     return HFClassifierScorer(model, tokenizer, labels, label_map=label_map, name=name,
                               batch_size=batch_size, max_length=max_length, where=f"hf:{rest}")
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from discovery._data import read_corpus, read_score_file
 from discovery._mining import NgramMiner
-from discovery._ranking import DivergenceRanker, HardSubset
+from discovery._ranking import DivergenceRanker, HardSubset, divergence
 from synth import (
     ConfigError,
     DataError,
@@ -243,8 +243,8 @@ def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] 
     run.set_stage("score", "running", stage_hash=shash)
     started = time.perf_counter()
     try:
-        task_probs, raw, calib = _score_all(cfg, ids, texts, out_dir, task_scorers, reference,
-                                            progress)
+        task_probs, raw, calib, task_calib = _score_all(cfg, ids, texts, out_dir,
+                                                        task_scorers, reference, progress)
     except Exception:
         _restore_manifest(run, saved)
         raise
@@ -252,8 +252,10 @@ def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] 
         path = out_dir / f"task-{tm.name}.jsonl"
         write_jsonl(path, ({"id": i, "probs": dict(zip(labels, map(float, row), strict=True))}
                            for i, row in zip(ids, probs, strict=True)))
+        extra = {"calibration": _calib_info(task_calib[tm.name], labels)} \
+            if tm.name in task_calib else {}
         _write_meta(path, task_model_hash(cfg, tm), task_model=tm.model_dump(mode="json"),
-                    labels=labels, sentences=len(ids), stage="score")
+                    labels=labels, sentences=len(ids), stage="score", **extra)
     probs = calib.predict_proba(raw) if len(raw) else raw
     path = out_dir / "reference.jsonl"
     write_jsonl(path, ({"id": i, "probs": dict(zip(labels, map(float, p), strict=True)),
@@ -261,8 +263,7 @@ def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] 
                        for i, p, lp in zip(ids, probs, raw, strict=True)))
     _write_meta(path, reference_hash(cfg), reference=cfg.reference.model_dump(mode="json"),
                 labels=labels,
-                calibration={"method": calib.method, "average": calib.average,
-                             "bias": dict(zip(labels, map(float, calib.bias_), strict=True))},
+                calibration=_calib_info(calib, labels),
                 sentences=len(ids), stage="score")
     seconds = time.perf_counter() - started
     run.set_stage("score", "complete", stage_hash=shash, sentences=len(ids),
@@ -271,11 +272,17 @@ def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] 
     return {"skipped": False, "stage_hash": shash, "sentences": len(ids), "seconds": seconds}
 
 
+def _calib_info(calib: Any, labels: Sequence[str]) -> dict[str, Any]:
+    return {"method": calib.method, "average": calib.average,
+            "bias": dict(zip(labels, map(float, calib.bias_), strict=True))}
+
+
 def _score_all(cfg: Any, ids: list[str], texts: list[str], out_dir: Path,
                task_scorers: Mapping[str, Any] | None, reference: Any, progress: bool
-               ) -> tuple[list[np.ndarray], np.ndarray, Any]:
-    """Every task model's probabilities, the reference's raw label log-probs and its fitted
-    calibrator; chunks already on disk are reused, models are built only when needed."""
+               ) -> tuple[list[np.ndarray], np.ndarray, Any, dict[str, Any]]:
+    """Every task model's probabilities, the reference's raw label log-probs, its fitted
+    calibrator and the ``fewshot:`` task models' calibrators; chunks already on disk are
+    reused, models are built only when needed."""
     labels = list(cfg.task.labels)
     scorers: dict[str, Any] = dict(task_scorers or {})
     built: dict[str, Any] = {}
@@ -292,11 +299,23 @@ def _score_all(cfg: Any, ids: list[str], texts: list[str], out_dir: Path,
         return lambda texts: _task_fn(get_scorer(name), labels)(texts)
 
     task_probs = []
+    task_calib: dict[str, Any] = {}
     for tm in cfg.task_models:
         key = task_model_hash(cfg, tm)
+        parts = out_dir / ".parts" / f"task-{tm.name}"
+        if _is_fewshot(tm):
+            # Like the reference: raw log-probs per chunk, calibrated once on all of them.
+            def raw_fn(texts: list[str], name: str = tm.name) -> np.ndarray:
+                return np.asarray(get_scorer(name).raw_logprobs(texts))
+
+            rkey = config_hash({"task_model": key, "values": "raw_logprobs"})
+            raw_t = _score_chunks(tm.name, raw_fn, ids, texts, parts, rkey, progress)
+            cal = _stage_calibration(cfg, raw_fn, raw_t, parts, rkey)
+            task_calib[tm.name] = cal
+            task_probs.append(cal.predict_proba(raw_t) if len(raw_t) else raw_t)
+            continue
         task_probs.append(_score_chunks(
-            tm.name, lazy_task_fn(tm.name), ids, texts,
-            out_dir / ".parts" / f"task-{tm.name}", key, progress))
+            tm.name, lazy_task_fn(tm.name), ids, texts, parts, key, progress))
 
     ref_holder: list[Any] = [reference]
 
@@ -308,33 +327,38 @@ def _score_all(cfg: Any, ids: list[str], texts: list[str], out_dir: Path,
         return ref_holder[0]
 
     rkey = reference_hash(cfg)
+    parts = out_dir / ".parts" / "reference"
     raw = _score_chunks("reference", lambda t: get_reference().raw_logprobs(t), ids, texts,
-                        out_dir / ".parts" / "reference", rkey, progress)
-    calib = _fit_calibration(cfg, get_reference, raw, out_dir / ".parts" / "reference", rkey)
-    return task_probs, raw, calib
+                        parts, rkey, progress)
+    calib = _stage_calibration(cfg, lambda t: get_reference().raw_logprobs(t), raw, parts, rkey)
+    return task_probs, raw, calib, task_calib
 
 
-def _fit_calibration(cfg: Any, get_reference: Callable[[], Any], raw: np.ndarray, parts: Path,
-                     key: str) -> Any:
-    """Fit the reference's calibrator; content-free log-probs are cached beside the chunks."""
-    from discovery._calibration import Calibrator
+def _is_fewshot(tm: Any) -> bool:
+    return str(tm.spec).partition(":")[0] == "fewshot"
 
-    ref_cfg = cfg.reference
-    cal = Calibrator(ref_cfg.calibration, ref_cfg.calibration_average)
-    if ref_cfg.calibration == "contextual":
+
+def _stage_calibration(cfg: Any, raw_fn: Callable[[list[str]], np.ndarray], raw: np.ndarray,
+                       parts: Path, key: str) -> Any:
+    """Fit a few-shot scorer's calibrator (reference or ``fewshot:`` task model).
+
+    ``batch`` calibration is fitted on the raw log-probs of the whole corpus at once, so it
+    does not depend on chunking, batch size or what a resumed run had already scored;
+    content-free log-probs (``contextual``) are cached beside the chunks.
+    """
+    from discovery._calibration import fit_calibration
+
+    def content_free() -> np.ndarray:
         path = parts / f"content-free-{key}.json"
         if path.is_file():
-            cf = np.array(json.loads(path.read_text(encoding="utf-8")), dtype=np.float64)
-        else:
-            cf = get_reference().raw_logprobs(ref_cfg.content_free)
-            write_json_atomic(path, cf.tolist())
-        return cal.fit(cf)
-    if ref_cfg.calibration == "batch":
-        if len(raw) == 0:
-            raise DataError("batch calibration needs a non-empty corpus", where="corpus",
-                            fix="generate a corpus first")
-        return cal.fit(raw)
-    return cal.fit(np.zeros((1, len(cfg.task.labels))))
+            return np.array(json.loads(path.read_text(encoding="utf-8")), dtype=np.float64)
+        cf = np.asarray(raw_fn(list(cfg.reference.content_free)), dtype=np.float64)
+        write_json_atomic(path, cf.tolist())
+        return cf
+
+    ref_cfg = cfg.reference
+    return fit_calibration(ref_cfg.calibration, ref_cfg.calibration_average,
+                           len(cfg.task.labels), corpus=raw, content_free=content_free)
 
 
 def _ranking_task(cfg: Any) -> str:
@@ -422,9 +446,9 @@ def mine_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
                             "larger ranking.top_k / top_fraction, or without "
                             "ranking.require_disagreement")
     ids, texts, task, ref = load_scores(cfg, run.path)
-    ranker = _ranker(cfg)
-    ranker.top_k, ranker.top_fraction = None, 1.0  # full-corpus divergences, no cut here
-    ranker.fit(task, ref)
+    # Full-corpus divergences and disagreements (the hard subset itself is hard.jsonl).
+    div = divergence(task, ref, cfg.ranking.metric)
+    disagree = task.argmax(axis=1) != ref.argmax(axis=1)
     index = {cid: i for i, cid in enumerate(ids)}
     unknown = [h for h in hard_ids if h not in index]
     if unknown:
@@ -436,8 +460,8 @@ def mine_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
                        statistic=m.statistic, test=m.test, prior_strength=m.prior_strength,
                        stopwords=m.stopwords, drop_subsumed=m.drop_subsumed,
                        max_examples=m.max_examples)
-    miner.fit(texts, [index[h] for h in hard_ids], ids=ids, divergence=ranker.divergence_,
-              disagree=ranker.disagree_)
+    miner.fit(texts, [index[h] for h in hard_ids], ids=ids, divergence=div,
+              disagree=disagree)
     records = miner.to_records()
     _open(run, cfg, "mine", mhash)
     write_jsonl(out_jsonl, records)

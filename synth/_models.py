@@ -8,6 +8,7 @@ result as an ordinary transformers folder under ``$SYNTHCHECK_CACHE`` (default
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import os
 import shutil
@@ -186,28 +187,77 @@ def resolve_dtype(dtype: str, device: str) -> Any:
     return getattr(torch, dtype)
 
 
+# Models loaded in this process: (what was loaded, device, dtype) -> (model, tokenizer).
+# ``synthcheck discover`` builds a generator, a reference and maybe ``fewshot:`` task
+# models that name the same LLM, and builds task models for scoring and again for
+# evaluation; they all share one copy of the weights. Nothing the backends do changes a
+# model's weights, and they use the tokenizer only to encode and decode (padding is laid
+# out by hand, never by ``tokenizer.padding_side``), so sharing is safe.
+_LOADED: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+
+def _path_key(path: Path | str) -> tuple[Any, ...]:
+    """What identifies a load: the resolved folder plus its files' sizes and times (so a
+    folder rewritten in place is loaded anew), or the hub id as given."""
+    if not isinstance(path, Path):
+        return (str(path),)
+    resolved = path.resolve()
+    files: tuple[Any, ...] = ()
+    if resolved.is_dir():
+        files = tuple(sorted((f.name, f.stat().st_size, f.stat().st_mtime_ns)
+                             for f in resolved.iterdir() if f.is_file()))
+    return (str(resolved), files)
+
+
+def cached_load(kind: str, path: Path | str, device: str, dtype: Any,
+                load: Any) -> tuple[Any, Any]:
+    """Return ``load()``'s ``(model, tokenizer)`` for this ``kind``, folder, device and
+    dtype, loading it only the first time in this process."""
+    key = (kind, _path_key(path), device, str(dtype))
+    hit = _LOADED.get(key)
+    if hit is None:
+        hit = _LOADED[key] = load()
+    return hit
+
+
+def clear_model_cache() -> None:
+    """Forget every model loaded in this process (frees them once nothing else holds them)."""
+    _LOADED.clear()
+
+
 def load_hf_causal_lm(
     spec: str, *, device: str = "auto", dtype: str = "auto"
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """Load a causal LM and its tokenizer for a generator/reference spec, ready for batching.
 
-    The tokenizer pads on the left (generation) and has a pad token.
+    The tokenizer pads on the left (generation) and has a pad token. A spec that resolves to
+    the same folder, device and dtype as an earlier call in this process returns the same
+    model (see ``_LOADED``) and a shallow copy of the same tokenizer: every backend built for
+    one LLM shares its weights.
     """
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     path = resolve_model_path(spec)
     device = resolve_device(device)
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=resolve_dtype(dtype, device))
-    except OSError as exc:
-        raise ModelNotAvailable(f"transformers cannot load {spec!r}: {exc}".split("\n")[0],
-                                fix="check the path or id") from None
-    prepare_tokenizer(tokenizer)
-    # transformers types `to` as @wraps(nn.Module.to), which loses the bound self.
-    model.to(device)  # type: ignore[arg-type]
-    model.eval()
-    return model, tokenizer
+    torch_dtype = resolve_dtype(dtype, device)
+
+    def load() -> tuple[Any, Any]:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(path)
+            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
+        except OSError as exc:
+            raise ModelNotAvailable(f"transformers cannot load {spec!r}: {exc}".split("\n")[0],
+                                    fix="check the path or id") from None
+        prepare_tokenizer(tokenizer)
+        # transformers types `to` as @wraps(nn.Module.to), which loses the bound self.
+        model.to(device)  # type: ignore[arg-type]
+        model.eval()
+        return model, tokenizer
+
+    model, tokenizer = cached_load("causal-lm", path, device, torch_dtype, load)
+    # Each caller gets its own shallow copy: attributes it sets (a chat template, the
+    # padding side) stay its own; the vocabulary and special tokens are shared and equal.
+    return model, copy.copy(tokenizer)
 
 
 def prepare_tokenizer(tokenizer: PreTrainedTokenizerBase) -> None:

@@ -49,6 +49,8 @@ class HFBackend:
         self.tokenizer = tokenizer
         self.batch_size = batch_size
         self.sentence_done = sentence_done
+        # Few-shot prefix key/value states, reused across label_logprobs calls (see there).
+        self.prefix_cache: dict[tuple[Any, ...], Any] = {}
 
     @property
     def device(self) -> torch.device:
@@ -77,7 +79,10 @@ class HFBackend:
                                          params, [seeds[i] for i in idx])
             for i, gen in zip(idx, batch, strict=True):
                 results[i] = gen
-        return [r for r in results if r is not None]
+        missing = [i for i, r in enumerate(results) if r is None]
+        if missing:  # every prompt is in exactly one batch; a gap would misalign outputs
+            raise RuntimeError(f"internal error: no generation for prompts {missing[:5]}")
+        return cast(list[Generation], results)
 
     def _generate_batch(
         self, ids: list[list[int]], prompts: list[str], params: SamplingConfig, seeds: list[int]
@@ -156,12 +161,15 @@ class HFBackend:
     ) -> list[dict[str, float]]:
         """Log-probability of each label continuation after ``prefix + text + suffix``.
 
-        The shared prefix's key/value cache is computed once and reused for every batch.
+        The shared prefix's key/value cache is computed once per backend and prefix, and
+        reused for every batch of this and every later call (``prefix_cache``, keyed by the
+        prefix's token ids and the model).
         """
         from synth._backends._hf_scoring import hf_label_logprobs
 
         return hf_label_logprobs(self.model, self.tokenizer, prefix, texts, label_continuations,
-                                 suffix, batch_size=self.batch_size)
+                                 suffix, batch_size=self.batch_size,
+                                 prefix_cache=self.prefix_cache)
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:

@@ -119,6 +119,24 @@ def _prefix_state(model: Any, prefix_ids: list[int]) -> tuple[Any, Any]:
     return layers, last
 
 
+_PREFIX_CACHE_SIZE = 4
+
+
+def _cached_prefix_state(model: Any, prefix_ids: list[int],
+                         cache: dict[tuple[Any, ...], Any] | None) -> tuple[Any, Any]:
+    """``_prefix_state``, looked up in (and stored into) ``cache`` when one is given."""
+    if cache is None:
+        return _prefix_state(model, prefix_ids)
+    key = (id(model), str(model.device), tuple(prefix_ids))
+    state = cache.get(key)
+    if state is None:
+        state = _prefix_state(model, prefix_ids)
+        while len(cache) >= _PREFIX_CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        cache[key] = state
+    return state  # type: ignore[no-any-return]
+
+
 def _batch_cache(model: Any, layers: list[tuple[Any, Any]], batch: int) -> Any:
     """A fresh DynamicCache holding the prefix expanded to ``batch`` rows.
 
@@ -142,6 +160,7 @@ def hf_label_logprobs(
     *,
     batch_size: int = 32,
     progress: bool = False,
+    prefix_cache: dict[tuple[Any, ...], Any] | None = None,
 ) -> list[dict[str, float]]:
     """Log-probability of each label's continuation after ``prefix + text + suffix``.
 
@@ -154,6 +173,10 @@ def hf_label_logprobs(
         suffix: text after each input, e.g. ``"\\nAnswer:"``.
         batch_size: rows per forward pass (does not change results).
         progress: show a tqdm progress bar.
+        prefix_cache: a dict that keeps the prefix's key/value states between calls, keyed
+            by the model and the prefix's token ids (``HFBackend`` passes its own). The
+            stored tensors are never modified (see ``_batch_cache``). At most
+            ``_PREFIX_CACHE_SIZE`` prefixes are kept; the oldest is dropped first.
 
     Returns:
         One ``{label: log-probability}`` dict per text; multi-token labels sum their tokens.
@@ -176,7 +199,7 @@ def hf_label_logprobs(
     if not prefix_ids and any(len(r.ids) == 0 for r in rows):
         raise ConfigError("the prompt before a label is empty", where="reference.prompt",
                           fix="give the reference a non-empty prompt or suffix")
-    layers, prefix_last = _prefix_state(model, prefix_ids)
+    layers, prefix_last = _cached_prefix_state(model, prefix_ids, prefix_cache)
     p_len = len(prefix_ids)
     device = model.device
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0

@@ -95,3 +95,32 @@ def test_label_word_prefix_of_another_is_refused(tiny_llama, tiny_tokenizer):
     with pytest.raises(ConfigError, match="adds no tokens after the text"):
         hf_label_logprobs(tiny_llama, tiny_tokenizer, PREFIX, [" good"],
                           {"a": " great", "b": " great film"})
+
+
+def test_backend_reuses_the_prefix_state_across_calls(tiny_llama, tiny_tokenizer, monkeypatch):
+    import synth._backends._hf_scoring as scoring
+    from synth import HFBackend
+
+    labels = {"negative": " negative", "positive": " positive"}
+    fresh = hf_label_logprobs(tiny_llama, tiny_tokenizer, PREFIX, TEXTS, labels, "\nAnswer:",
+                              batch_size=2)
+    calls = []
+    real = scoring._prefix_state
+
+    def counting(model, prefix_ids):
+        calls.append(tuple(prefix_ids))
+        return real(model, prefix_ids)
+
+    monkeypatch.setattr(scoring, "_prefix_state", counting)
+    backend = HFBackend(tiny_llama, tiny_tokenizer, batch_size=2)
+    first = backend.label_logprobs(PREFIX, TEXTS, labels, "\nAnswer:")
+    second = backend.label_logprobs(PREFIX, TEXTS[::-1], labels, "\nAnswer:")
+    assert len(calls) == 1  # the second call ran no prefix forward
+    assert first == second[::-1]
+    for g, w in zip(first, fresh, strict=True):
+        assert g == pytest.approx(w, abs=1e-6)
+    backend.label_logprobs(PREFIX + " Again:", TEXTS[:1], labels)  # another prefix: computed
+    assert len(calls) == 2
+    for i in range(6):  # the cache keeps a few prefixes, not every one ever seen
+        backend.label_logprobs(PREFIX + f" {i}", TEXTS[:1], labels)
+    assert len(backend.prefix_cache) <= scoring._PREFIX_CACHE_SIZE

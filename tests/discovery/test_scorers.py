@@ -225,3 +225,30 @@ def test_reference_label_words_must_match_task_labels(tiny_llama, tiny_tokenizer
                                           "nothing"):
         FewShotReference(None, ReferenceConfig(label_words={"negative": " no",
                                                             "positive": ""}), LABELS)
+
+
+def test_batch_calibrated_fewshot_scores_do_not_depend_on_batch_size(tiny_llama, tiny_tokenizer):
+    from synth import HFBackend
+
+    texts = TEXTS * 5
+    cfg = ReferenceConfig(calibration="batch", k=2)
+    small = FewShotReference(HFBackend(tiny_llama, tiny_tokenizer, batch_size=2), cfg, LABELS)
+    large = FewShotReference(HFBackend(tiny_llama, tiny_tokenizer, batch_size=64), cfg, LABELS)
+    a, b = small.predict_proba_set(texts), large.predict_proba_set(texts)
+    for x, y in zip(a, b, strict=True):
+        assert x == pytest.approx(y, abs=1e-6)
+    # Piecewise texts are refused rather than calibrated on whichever piece came first.
+    with pytest.raises(ConfigError, match="batch calibration is fitted on the whole set"):
+        small.predict_proba(texts[:2])
+
+
+def test_hf_task_model_goes_through_the_model_resolver(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    path = _tiny_bert_dir(home, {0: "NEGATIVE", 1: "POSITIVE"})
+    monkeypatch.setenv("HOME", str(home))
+    scorer = load_task_scorer("hf:~/bert", LABELS)  # ~ is expanded
+    assert len(scorer.predict_proba(TEXTS)) == len(TEXTS)
+    assert load_task_scorer(f"hf:{path}", LABELS).model is scorer.model  # loaded once
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelNotAvailable, match=r"model folder not found: ~/missing"):
+        load_task_scorer("hf:~/missing", LABELS)

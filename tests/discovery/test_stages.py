@@ -245,3 +245,91 @@ def test_demo_and_fewshot_task_model_hashes_follow_what_they_depend_on():
     assert task_model_hash(split, py) == task_model_hash(base, py)
     assert task_model_hash(prompt, few) != task_model_hash(base, few)
     assert task_model_hash(prompt, py) == task_model_hash(base, py)
+
+
+class ToyLLM:
+    """A Backend whose label log-probs are ToyReference's (for FewShotReference)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def label_logprobs(self, prefix, texts, words, suffix=""):
+        self.calls.append(len(texts))
+        raw = ToyReference().raw_logprobs(list(texts))
+        return [dict(zip(words, map(float, row), strict=True)) for row in raw]
+
+
+@pytest.mark.parametrize("calibration", ["batch", "contextual"])
+def test_fewshot_task_model_calibration_does_not_depend_on_chunking(tmp_path, monkeypatch,
+                                                                    calibration):
+    import discovery._stages as stages
+    from discovery import FewShotReference, ReferenceConfig
+    from discovery._calibration import fit_calibration
+
+    texts = _corpus()
+    cfg = _cfg(task_models=[TaskModelConfig(name="few", spec="fewshot:hf:/llm")],
+               reference=ReferenceConfig(calibration=calibration))
+    results, llms = [], []
+    for chunk in (2, 64):
+        run = tmp_path / f"chunk-{chunk}"
+        write_jsonl(run / "corpus" / "shard-00000.jsonl",
+                    [{"id": f"s{i:03d}", "text": t} for i, t in enumerate(texts)])
+        monkeypatch.setattr(stages, "CHUNK", chunk)
+        llm = ToyLLM()
+        few = FewShotReference(llm, cfg.reference, cfg.task.labels, name="few")
+        score_run(cfg, run, task_scorers={"few": few}, reference=ToyReference(), progress=False)
+        results.append(read_jsonl(run / "scores" / "task-few.jsonl"))
+        llms.append(llm)
+    assert llms[0].calls.count(2) == 20 and 40 in llms[1].calls  # really chunked differently
+    assert results[0] == results[1]
+    # Batch calibration is fitted on the whole corpus at once, as for the reference.
+    ref = FewShotReference(ToyLLM(), cfg.reference, cfg.task.labels)
+    raw = ref.raw_logprobs(texts)
+    cal = fit_calibration(calibration, "logprob", 2, corpus=raw,
+                          content_free=lambda: ref.raw_logprobs(cfg.reference.content_free))
+    want = cal.predict_proba(raw)
+    got = np.array([[r["probs"]["negative"], r["probs"]["positive"]] for r in results[0]])
+    assert np.allclose(got, want, atol=1e-12)
+    meta = json.loads((tmp_path / "chunk-2" / "scores" / "task-few.jsonl.meta.json").read_text())
+    assert meta["calibration"]["method"] == calibration
+
+
+def test_batch_calibrated_fewshot_scorer_refuses_piecewise_texts():
+    from discovery import FewShotReference, ReferenceConfig
+    from synth import ConfigError
+
+    few = FewShotReference(ToyLLM(), ReferenceConfig(calibration="batch"),
+                           ["negative", "positive"], name="few")
+    texts = _corpus(10)
+    with pytest.raises(ConfigError, match=r"few: batch calibration is fitted on the whole set "
+                                          r"of texts being scored, but these texts come piece "
+                                          r"by piece"):
+        few.predict_proba(texts[:2])
+    # Calibrating on a whole set: the result is the set's, however it is split for the LLM.
+    whole = few.predict_proba_set(texts)
+    assert few.calibrator is None  # nothing kept that a later call would depend on
+    few.fit_calibration(few.raw_logprobs(texts))
+    for got, want in zip(few.predict_proba(texts[:2]), whole[:2], strict=True):
+        assert got == pytest.approx(want)
+
+
+def test_mine_run_does_not_build_a_ranker(run_dir, monkeypatch):
+    import discovery._stages as stages
+    from discovery._ranking import divergence
+
+    cfg = _cfg()
+    score_run(cfg, run_dir, task_scorers={"toy": ToyTask()}, reference=ToyReference(),
+              progress=False)
+    rank_run(cfg, run_dir)
+
+    def no_ranker(cfg):
+        raise AssertionError("mine_run must not build (and reconfigure) a ranker")
+
+    monkeypatch.setattr(stages, "_ranker", no_ranker)
+    mine_run(cfg, run_dir)
+    rows = {r["ngram"]: r for r in read_jsonl(run_dir / "ngrams.jsonl")}
+    # Its divergences are the whole corpus' (not only the top_k=8 hard subset's).
+    _, texts, task, ref = stages.load_scores(cfg, run_dir)
+    div = divergence(task, ref, cfg.ranking.metric)
+    assert len(div) == 40
+    assert "not bad at all" in rows
