@@ -160,6 +160,15 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
         from formalize import check_suite_labels
 
         check_suite_labels(cfg.suite, cfg.task.labels, task_source="the run config's task.labels")
+        fewshot = [t.name for t in cfg.task_models if t.spec.startswith("fewshot:")]
+        if fewshot and cfg.reference.calibration == "batch":
+            from synth import ConfigError
+
+            raise ConfigError(
+                f"task model(s) {', '.join(fewshot)} use the reference prompt with batch "
+                f"calibration, which verify cannot fit: the suite's cases come batch by batch",
+                where="reference.calibration",
+                fix="use calibration: contextual (or none), or run without a suite")
     gen = timed("generate", generate)
     result.info["corpus"] = json.loads((run.path / "corpus" / "stats.json").read_text())
     result.info["generate"] = gen

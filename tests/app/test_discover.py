@@ -341,3 +341,17 @@ def test_config_command_prints_the_hashes_a_run_records(
         f"# generation hash (manifest.json config_hash): {manifest['config_hash']}",
         f"# evaluate stage hash (stage_hashes.evaluate): {stages['evaluate']}",
         f"# verify stage hash (stage_hashes.verify): {stages['verify']}"]
+
+
+def test_fewshot_task_model_with_batch_calibration_and_a_suite_is_refused_first(
+        cfg_path: Path, tmp_path: Path) -> None:
+    from synth import ConfigError
+
+    data = yaml.safe_load(cfg_path.read_text())
+    data["reference"]["calibration"] = "batch"
+    data["task_models"][0]["spec"] = f"fewshot:{data['reference']['model']}"
+    cfg_path.write_text(yaml.safe_dump(data, sort_keys=False))
+    cfg = load_run_config(cfg_path)
+    with pytest.raises(ConfigError, match=r"toy use the reference prompt with batch calibration"):
+        discover(cfg, tmp_path / "r", progress=False, log=lambda s: None)
+    assert not (tmp_path / "r").exists()  # refused before any stage ran
