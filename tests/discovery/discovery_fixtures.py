@@ -96,3 +96,42 @@ def keyword_model(texts):
 def wrong_labels_model(texts):
     """A model whose own label names ('pos', 'neg') are not the task's."""
     return [{"pos": 0.6, "neg": 0.4} for _ in texts]
+
+
+# --- a planted phrase for the mining tests: "not bad at all" fools the word-counting model ---
+
+GOOD = ["a wonderful film", "the acting is great", "a lovely story", "great fun for all",
+        "a sharp and moving script", "the music is wonderful", "a great cast"]
+BAD = ["a dull film", "the acting is weak", "a boring story", "no fun at all",
+       "a lifeless and tired script", "the music is awful", "a weak cast"]
+
+
+def planted_corpus():
+    """60 sentences; every 6th carries "not bad at all"."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    texts = []
+    for i in range(60):
+        base = (GOOD + BAD)[i % 14]
+        texts.append(f"{base} , not bad at all" if i % 6 == 0 else f"{base} {rng.integers(9)}")
+    return texts
+
+
+def planted_models(texts):
+    """(task, reference) probabilities: word counting, fooled by "not bad at all"; the
+    reference knows the phrase."""
+    import math
+
+    import numpy as np
+
+    def score(t, knows):
+        s = sum(w in t for w in ("wonderful", "great", "lovely", "sharp", "fun")) - sum(
+            w in t for w in ("dull", "weak", "boring", "lifeless", "awful", "bad"))
+        if knows and "not bad at all" in t:
+            s = 2
+        return 1 / (1 + math.exp(-2 * s))
+
+    task = np.array([[1 - score(t, False), score(t, False)] for t in texts])
+    ref = np.array([[1 - score(t, True), score(t, True)] for t in texts])
+    return task, ref

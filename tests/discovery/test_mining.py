@@ -6,43 +6,17 @@ import math
 
 import numpy as np
 import pytest
+from discovery_fixtures import planted_corpus, planted_models
 
 from discovery._mining import NgramMiner
 from discovery._ranking import DivergenceRanker
 from discovery._stats import benjamini_hochberg, log_odds_dirichlet, wilson_interval
 from synth import DataError
 
-GOOD = ["a wonderful film", "the acting is great", "a lovely story", "great fun for all",
-        "a sharp and moving script", "the music is wonderful", "a great cast"]
-BAD = ["a dull film", "the acting is weak", "a boring story", "no fun at all",
-       "a lifeless and tired script", "the music is awful", "a weak cast"]
-
-
-def _toy_models(texts):
-    """Task model: word counting, fooled by 'not bad at all'. Reference: knows the phrase."""
-    def score(t, knows):
-        s = sum(w in t for w in ("wonderful", "great", "lovely", "sharp", "fun")) - sum(
-            w in t for w in ("dull", "weak", "boring", "lifeless", "awful", "bad"))
-        if knows and "not bad at all" in t:
-            s = 2
-        return 1 / (1 + math.exp(-2 * s))
-    task = np.array([[1 - score(t, False), score(t, False)] for t in texts])
-    ref = np.array([[1 - score(t, True), score(t, True)] for t in texts])
-    return task, ref
-
-
-def _corpus():
-    rng = np.random.default_rng(0)
-    texts = []
-    for i in range(60):
-        base = (GOOD + BAD)[i % 14]
-        texts.append(f"{base} , not bad at all" if i % 6 == 0 else f"{base} {rng.integers(9)}")
-    return texts
-
 
 def test_planted_phrase_is_the_top_ngram():
-    texts = _corpus()
-    task, ref = _toy_models(texts)
+    texts = planted_corpus()
+    task, ref = planted_models(texts)
     ranker = DivergenceRanker(top_k=10).fit(task, ref)
     miner = NgramMiner(min_support=3).fit(texts, ranker.hard_indices_,
                                           divergence=ranker.divergence_,

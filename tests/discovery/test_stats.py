@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import math
 import typing
 
 import numpy as np
 import pytest
+from discovery_fixtures import planted_corpus, planted_models
 from scipy.stats import chi2_contingency, false_discovery_control, fisher_exact
 
 from discovery import MiningConfig
@@ -55,30 +55,9 @@ def test_benjamini_hochberg_matches_scipy():
     assert benjamini_hochberg(p) == pytest.approx(false_discovery_control(p, method="bh"))
 
 
-GOOD = ["a wonderful film", "the acting is great", "a lovely story", "great fun for all",
-        "a sharp and moving script", "the music is wonderful", "a great cast"]
-BAD = ["a dull film", "the acting is weak", "a boring story", "no fun at all",
-       "a lifeless and tired script", "the music is awful", "a weak cast"]
-
-
 def _planted():
-    """60 sentences; every 6th carries "not bad at all", which fools the toy task model."""
-    rng = np.random.default_rng(0)
-    texts = []
-    for i in range(60):
-        base = (GOOD + BAD)[i % 14]
-        texts.append(f"{base} , not bad at all" if i % 6 == 0 else f"{base} {rng.integers(9)}")
-
-    def score(t, knows):
-        s = sum(w in t for w in ("wonderful", "great", "lovely", "sharp", "fun")) - sum(
-            w in t for w in ("dull", "weak", "boring", "lifeless", "awful", "bad"))
-        if knows and "not bad at all" in t:
-            s = 2
-        return 1 / (1 + math.exp(-2 * s))
-
-    task = np.array([[1 - score(t, False), score(t, False)] for t in texts])
-    ref = np.array([[1 - score(t, True), score(t, True)] for t in texts])
-    return texts, DivergenceRanker(top_k=15).fit(task, ref)
+    texts = planted_corpus()
+    return texts, DivergenceRanker(top_k=15).fit(*planted_models(texts))
 
 
 def test_g_test_path_of_the_miner_matches_scipy():
