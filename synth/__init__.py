@@ -4,9 +4,10 @@
 registries and the LLM backends (the LLM that writes also judges).
 """
 
+from synth._backends import make_backend
 from synth._backends._base import Backend, Generation
 from synth._backends._hf import HFBackend
-from synth._backends._vllm import VLLMBackend, make_backend
+from synth._backends._vllm import VLLMBackend
 from synth._config import (
     GeneratorConfig,
     PromptConfig,

@@ -94,13 +94,13 @@ class GenerationReport:
 
 
 def _build_backend(cfg: Stage1Config) -> Backend:
-    from synth._backends._vllm import make_backend
+    from synth._backends import make_backend
 
     gen = cfg.generator
     kwargs: dict[str, Any] = {}
     if gen.backend == "hf":
         kwargs["sentence_done"] = sentence_done
-    return make_backend(gen.model, backend=gen.backend, device=gen.device, dtype=gen.dtype,  # type: ignore[no-any-return]
+    return make_backend(gen.model, backend=gen.backend, device=gen.device, dtype=gen.dtype,
                         batch_size=gen.batch_size, **kwargs)
 
 
@@ -108,7 +108,7 @@ def _prompt_for(cfg: Stage1Config, backend: Backend, query: str) -> str:
     prompt = cfg.generator.prompt
     text = prompt.template.replace("{query}", query)
     if prompt.style == "chat":
-        return str(backend.render_chat(text, prompt.system))  # type: ignore[attr-defined]
+        return backend.render_chat(text, prompt.system)
     return text
 
 

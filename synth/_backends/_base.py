@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from synth._sampling import SamplingConfig
 
@@ -22,11 +22,24 @@ class Generation:
     num_tokens: int
 
 
+def render_chat(tokenizer: Any, user: str, system: str | None = None) -> str:
+    """Render one user turn (and optional system turn) with ``tokenizer``'s chat template."""
+    messages = ([{"role": "system", "content": system}] if system else []) + [
+        {"role": "user", "content": user}
+    ]
+    return str(tokenizer.apply_chat_template(messages, tokenize=False,
+                                             add_generation_prompt=True))
+
+
 @runtime_checkable
 class Backend(Protocol):
     """An LLM engine. Every method takes a batch and returns results in input order."""
 
     name: str
+
+    def render_chat(self, user: str, system: str | None = None) -> str:
+        """Render one user turn (and optional system turn) with the model's chat template."""
+        ...
 
     def generate(
         self, prompts: Sequence[str], params: SamplingConfig, seeds: Sequence[int]

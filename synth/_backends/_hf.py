@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from synth._backends._base import Generation
+from synth._backends._base import Generation, render_chat
 from synth._sampling import SamplingConfig
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,11 +58,7 @@ class HFBackend:
 
     def render_chat(self, user: str, system: str | None = None) -> str:
         """Render one user turn (and optional system turn) with the model's chat template."""
-        messages = ([{"role": "system", "content": system}] if system else []) + [
-            {"role": "user", "content": user}
-        ]
-        return str(self.tokenizer.apply_chat_template(messages, tokenize=False,
-                                                      add_generation_prompt=True))
+        return render_chat(self.tokenizer, user, system)
 
     def generate(
         self, prompts: Sequence[str], params: SamplingConfig, seeds: Sequence[int]

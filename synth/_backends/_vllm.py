@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from synth._backends._base import Generation
+from synth._backends._base import Generation, render_chat
 from synth._errors import ModelNotAvailable
 from synth._sampling import SamplingConfig
 
@@ -17,7 +17,7 @@ def import_vllm() -> Any:
     try:
         import vllm
     except ImportError:
-        raise ModelNotAvailable("the vllm backend needs the vllm package",
+        raise ModelNotAvailable("vLLM is not installed", where="backend: vllm",
                                 fix=VLLM_INSTALL) from None
     return vllm
 
@@ -47,13 +47,8 @@ class VLLMBackend:
         return cls(llm)
 
     def render_chat(self, user: str, system: str | None = None) -> str:
-        """Render one user turn with the model's chat template."""
-        messages = ([{"role": "system", "content": system}] if system else []) + [
-            {"role": "user", "content": user}
-        ]
-        tokenizer = self.llm.get_tokenizer()
-        return str(tokenizer.apply_chat_template(messages, tokenize=False,
-                                                 add_generation_prompt=True))
+        """Render one user turn (and optional system turn) with the model's chat template."""
+        return render_chat(self.llm.get_tokenizer(), user, system)
 
     def sampling_params(self, params: SamplingConfig, seed: int) -> Any:
         """Translate the SamplingConfig into one vLLM ``SamplingParams`` for one prompt."""
@@ -97,21 +92,3 @@ class VLLMBackend:
 
         return vllm_label_logprobs(self.llm, prefix, texts, label_continuations, suffix)
 
-
-def make_backend(
-    spec: str, *, backend: str = "hf", device: str = "auto", dtype: str = "auto",
-    batch_size: int = 32, **kwargs: Any,
-) -> Any:
-    """Build a Backend for a model spec: ``hf`` (transformers) or ``vllm``."""
-    if backend == "vllm":
-        return VLLMBackend.from_spec(spec, dtype=dtype)
-    if backend == "hf":
-        from synth._backends._hf import HFBackend
-        from synth._models import load_hf_causal_lm
-
-        model, tokenizer = load_hf_causal_lm(spec, device=device, dtype=dtype)
-        return HFBackend(model, tokenizer, batch_size=batch_size, **kwargs)
-    from synth._errors import ConfigError
-    from synth._registry import did_you_mean
-
-    raise ConfigError(f"unknown backend {backend!r}", fix=did_you_mean(backend, ["hf", "vllm"]))

@@ -34,18 +34,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from synth._backends._hf_scoring import build_rows
-from synth._errors import ConfigError, ModelNotAvailable
-
-_INSTALL = "pip install 'synthcheck[vllm]' (vLLM needs a CUDA GPU)"
+from synth._backends._vllm import import_vllm
+from synth._errors import ConfigError
 
 
 def _sampling_params(**kwargs: Any) -> Any:
-    try:
-        from vllm import SamplingParams
-    except ImportError:
-        raise ModelNotAvailable("vLLM is not installed", where="backend: vllm",
-                                fix=_INSTALL) from None
-    return SamplingParams(**kwargs)
+    return import_vllm().SamplingParams(**kwargs)
 
 
 def _logprob_value(entry: Any) -> float:
