@@ -10,7 +10,7 @@ from discovery._config import (
     TaskModelConfig,
 )
 from discovery._data import LabeledSet, read_labeled_file, rotten_tomatoes_split
-from discovery._demo import ensure_demo_model, train_demo_model
+from discovery._demo import check_split, ensure_demo_model, train_demo_model
 from discovery._evaluate import classification_report, evaluate, format_reports
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._protocols import TaskScorer
@@ -22,15 +22,19 @@ from discovery._scorers import (
     LabelMapper,
     SklearnScorer,
     load_task_scorer,
+    task_model_availability,
 )
 from discovery._stages import (
+    build_task_scorers,
     load_scores,
     mine_run,
     mine_stage_hash,
     rank_run,
     rank_stage_hash,
+    reference_hash,
     score_run,
     score_stage_hash,
+    task_model_hash,
 )
 
 __all__ = [
@@ -53,6 +57,8 @@ __all__ = [
     "TOKEN_PATTERN",
     "TaskModelConfig",
     "TaskScorer",
+    "build_task_scorers",
+    "check_split",
     "classification_report",
     "divergence",
     "ensure_demo_model",
@@ -65,8 +71,11 @@ __all__ = [
     "rank_run",
     "rank_stage_hash",
     "read_labeled_file",
+    "reference_hash",
     "rotten_tomatoes_split",
     "score_run",
     "score_stage_hash",
+    "task_model_availability",
+    "task_model_hash",
     "train_demo_model",
 ]

@@ -12,7 +12,13 @@ from formalize._formats import (
     read_hatecheck_placeholders,
 )
 from formalize._groups import GroupVariantMaker, read_run_texts, substitute_entity
-from formalize._html_report import Report, ReportSection, build_report, write_report
+from formalize._html_report import (
+    REPORT_FORMAT,
+    Report,
+    ReportSection,
+    build_report,
+    write_report,
+)
 from formalize._lexicons import (
     BUILTIN_LEXICON_DIR,
     LexiconSet,
@@ -31,6 +37,7 @@ from formalize._propose import (
     run_draft,
 )
 from formalize._report import VerifyResult, group_deviations
+from formalize._report_data import RunData
 from formalize._review import TAGS as REVIEW_TAGS
 from formalize._review import (
     ReviewLog,
@@ -58,6 +65,7 @@ from formalize._template import (
 )
 
 __all__ = [
+    "REPORT_FORMAT",
     "REVIEW_TAGS",
     "Report",
     "ReportSection",
@@ -65,6 +73,7 @@ __all__ = [
     "ReviewLogWarning",
     "ReviewSession",
     "ReviewWidget",
+    "RunData",
     "TemplateDraft",
     "append_tests",
     "build_report",

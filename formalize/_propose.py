@@ -283,8 +283,12 @@ def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
 
     from pydantic import ValidationError
 
-    from discovery import EvaluationConfig, ReferenceConfig, TaskModelConfig
-    from discovery._stages import build_task_scorers
+    from discovery import (
+        EvaluationConfig,
+        ReferenceConfig,
+        TaskModelConfig,
+        build_task_scorers,
+    )
     from formalize._report_data import RunData
     from synth import ConfigError
 

@@ -11,7 +11,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from discovery._scorers import task_model_availability
+    from discovery import task_model_availability
     from synth import model_availability
 
     rows = model_availability()

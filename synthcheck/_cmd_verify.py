@@ -131,7 +131,7 @@ def _model_specs(args: argparse.Namespace, cfg: Any) -> dict[str, str]:
 def _load_scorers(args: argparse.Namespace, cfg: Any, specs: Mapping[str, str],
                   labels: list[str]) -> dict[str, Any]:
     if cfg is not None and not args.model:
-        from discovery._stages import build_task_scorers
+        from discovery import build_task_scorers
 
         return build_task_scorers(cfg)
     from discovery import load_task_scorer
