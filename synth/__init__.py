@@ -63,7 +63,7 @@ from synth._models import (
 )
 from synth._queries import Query, QuerySampler
 from synth._registry import Registry, did_you_mean, import_object
-from synth._rundir import RunDir, git_commit, package_version, provenance
+from synth._rundir import RunDir, git_commit, has_corpus, package_version, provenance
 from synth._sampling import SamplingConfig
 from synth._segment import (
     SentenceFilter,
@@ -127,6 +127,7 @@ __all__ = [
     "generation_config_hash",
     "generation_hash_payload",
     "git_commit",
+    "has_corpus",
     "import_object",
     "iter_corpus",
     "iter_jsonl",

@@ -24,7 +24,7 @@ from synth._corpus import load_seed_corpus
 from synth._errors import ConfigError, RunDirError
 from synth._io import iter_jsonl, write_json_atomic, write_jsonl
 from synth._queries import QuerySampler
-from synth._rundir import RunDir, provenance
+from synth._rundir import RunDir, has_corpus, provenance
 from synth._segment import SentenceFilter, first_sentence, sentence_done
 from synth._yamlconfig import config_hash
 
@@ -161,19 +161,18 @@ def run_generation(
     total = n if n is not None else cfg.generator.n
     ranges = shard_ranges(total, cfg.generator.shard_size)
     existing = sorted(corpus_dir(run).glob("shard-*.done.json")) if corpus_dir(run).exists() else []
-    if run.exists():
-        old = run.read_manifest().get("stage_hashes", {}).get(STAGE)
-        if old is not None and old != chash:
-            if existing or _has_shards(run):
-                raise RunDirError(
-                    f"run directory belongs to another config (generation hash {old}, this "
-                    f"config {chash}){'; --resume refused' if resume else ''}",
-                    where=str(run.path),
-                    fix="use a new --run directory, or restore the config it was made with",
-                )
-            # A start that failed (bad input) recorded its hash but wrote no shard: no
-            # result is lost by letting the corrected config take the directory.
-            run.reset_stage(STAGE)
+    old = run.stage_hash(STAGE)
+    if old is not None and old != chash:
+        if existing or has_corpus(run.path):
+            raise RunDirError(
+                f"run directory belongs to another config (generation hash {old}, this "
+                f"config {chash}){'; --resume refused' if resume else ''}",
+                where=str(run.path),
+                fix="use a new --run directory, or restore the config it was made with",
+            )
+        # A start that failed (bad input) recorded its hash but wrote no shard: no
+        # result is lost by letting the corrected config take the directory.
+        run.reset_stage(STAGE)
     if existing and not resume:
         raise RunDirError(f"run directory already holds {len(existing)} finished shard(s)",
                           where=str(run.path),
@@ -197,25 +196,13 @@ def run_generation(
         run.set_stage(STAGE, "running", prompts=total)
         _generate_shards(cfg, run, backend, sampler, ranges, todo, chash, report, progress)
     report.complete = all(shard_done(run, s, len(r), chash) for s, r in enumerate(ranges))
-    if report.complete and not _corpus_current(run, chash, len(ranges), total):
-        finalize_corpus(run, len(ranges), chash, total)
+    if report.complete:
+        # When stats.json and the manifest already describe this complete corpus, a rerun
+        # that wrote no shard leaves every corpus file (and its mtime) untouched.
+        stats = run.current_output(STAGE, chash, corpus_dir(run) / "stats.json", prompts=total)
+        if stats is None or stats.get("shards") != len(ranges):
+            finalize_corpus(run, len(ranges), chash, total)
     return report
-
-
-def _has_shards(run: RunDir) -> bool:
-    return corpus_dir(run).is_dir() and any(corpus_dir(run).glob("shard-*.jsonl"))
-
-
-def _corpus_current(run: RunDir, chash: str, num_shards: int, total: int) -> bool:
-    """True when ``stats.json`` and the manifest already describe this complete corpus, so a
-    rerun that wrote no shard leaves every corpus file (and its mtime) untouched."""
-    path = corpus_dir(run) / "stats.json"
-    if not path.is_file():
-        return False
-    stats = json.loads(path.read_text(encoding="utf-8"))
-    entry = run.stage_status(STAGE) or {}
-    return bool(stats.get("config_hash") == chash and stats.get("shards") == num_shards
-                and entry.get("status") == "complete" and entry.get("prompts") == total)
 
 
 def _generate_shards(
@@ -267,7 +254,7 @@ def finalize_corpus(run: RunDir, num_shards: int, chash: str, total: int) -> dic
     stats = {"prompts": prompts, "kept": kept, "dropped": dict(sorted(dropped.items())),
              "shards": num_shards, **provenance(chash)}
     write_json_atomic(corpus_dir(run) / "stats.json", stats)
-    run.set_stage(STAGE, "complete", prompts=total, kept=kept, shards=num_shards)
+    run.complete(STAGE, chash, prompts=total, kept=kept, shards=num_shards)
     return stats
 
 
@@ -302,7 +289,8 @@ def merge_runs(cfg: Stage1Config, out_dir: str | Path, parts: list[str | Path], 
     ranges = shard_ranges(total, cfg.generator.shard_size)
     for part in parts:  # check every part before the output directory is touched
         prun = RunDir(part)
-        phash = prun.read_manifest().get("stage_hashes", {}).get(STAGE)
+        prun.read_manifest()  # a part without a (readable) manifest is refused
+        phash = prun.stage_hash(STAGE)
         if phash != chash:
             raise RunDirError(f"part was made with another config (hash {phash}, expected {chash})",
                               where=str(prun.path), fix="merge only parts of one config")

@@ -91,25 +91,37 @@ class RunDir:
         Raises:
             RunDirError: the directory already holds ``stage`` outputs of another stage hash.
         """
-        stage_hash = stage_hash or config_hash
+        return self._record(config, config_hash, stage, stage_hash or config_hash, replace=False)
+
+    def open_stage(self, config: dict[str, Any], stage: str, stage_hash: str) -> dict[str, Any]:
+        """Like :meth:`open`, for a stage that is redone when its config changes: another
+        recorded hash of ``stage`` is replaced (and the stage's status forgotten) instead of
+        refused. The manifest keeps the config hash it has (a new one takes ``stage_hash``)."""
+        return self._record(config, None, stage, stage_hash, replace=True)
+
+    def _record(self, config: dict[str, Any], config_hash: str | None, stage: str,
+                stage_hash: str, *, replace: bool) -> dict[str, Any]:
         self.path.mkdir(parents=True, exist_ok=True)
         if self.exists():
             manifest = self.read_manifest()
             old = manifest.get("stage_hashes", {}).get(stage)
             if old is not None and old != stage_hash:
-                raise RunDirError(
-                    f"run directory belongs to another config (stage '{stage}' was run with "
-                    f"config hash {old}, this config has {stage_hash})",
-                    where=str(self.path),
-                    fix="use a new --run directory, or undo the config change",
-                )
+                if not replace:
+                    raise RunDirError(
+                        f"run directory belongs to another config (stage '{stage}' was run "
+                        f"with config hash {old}, this config has {stage_hash})",
+                        where=str(self.path),
+                        fix="use a new --run directory, or undo the config change",
+                    )
+                manifest["stage_hashes"].pop(stage)
+                manifest.get("stages", {}).pop(stage, None)
         else:
             manifest = {"created": datetime.now(UTC).isoformat(timespec="seconds"),
                         "stages": {}, "stage_hashes": {}}
         before = json.dumps(manifest, sort_keys=True)
         manifest.setdefault("stage_hashes", {})[stage] = stage_hash
         manifest["config"] = config
-        manifest.update(provenance(config_hash))
+        manifest.update(provenance(config_hash or manifest.get("config_hash") or stage_hash))
         if json.dumps(manifest, sort_keys=True) != before:  # a no-op rerun leaves it untouched
             write_json_atomic(self.manifest_path, manifest)
         return manifest
@@ -133,3 +145,51 @@ class RunDir:
         if not self.exists():
             return None
         return self.read_manifest().get("stages", {}).get(stage)
+
+    def stage_hash(self, stage: str) -> str | None:
+        """Return the hash ``stage`` was last opened with, or None (also without a manifest)."""
+        return self._manifest_or_empty().get("stage_hashes", {}).get(stage)
+
+    def is_current(self, stage: str, stage_hash: str, **info: Any) -> bool:
+        """True if the manifest records ``stage`` complete with ``stage_hash`` (and each
+        ``info`` value in the stage's entry); False without a manifest. Reads only."""
+        manifest = self._manifest_or_empty()
+        entry = manifest.get("stages", {}).get(stage) or {}
+        return bool(manifest.get("stage_hashes", {}).get(stage) == stage_hash
+                    and entry.get("status") == "complete"
+                    and all(entry.get(k) == v for k, v in info.items()))
+
+    def current_output(self, stage: str, stage_hash: str, path: str | Path,
+                       **info: Any) -> dict[str, Any] | None:
+        """Return the JSON object file ``path`` of ``stage`` if the stage is current
+        (:meth:`is_current`) *and* the file's own provenance records ``stage_hash``; else None.
+
+        Some commands rewrite a stage's file without touching the manifest; the hash the
+        file records then differs, so the stage is not current.
+        """
+        path = Path(path)
+        if not (self.is_current(stage, stage_hash, **info) and path.is_file()):
+            return None
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return None
+        return data if isinstance(data, dict) and data.get("config_hash") == stage_hash else None
+
+    def complete(self, stage: str, stage_hash: str, /, **info: Any) -> None:
+        """Record ``stage`` complete with ``stage_hash`` and ``info`` (its manifest entry).
+        The manifest is written only if this changes it."""
+        manifest = self.read_manifest()
+        before = json.dumps(manifest, sort_keys=True)
+        manifest.setdefault("stage_hashes", {})[stage] = stage_hash
+        manifest.setdefault("stages", {})[stage] = {"status": "complete", **info}
+        if json.dumps(manifest, sort_keys=True) != before:
+            write_json_atomic(self.manifest_path, manifest)
+
+    def _manifest_or_empty(self) -> dict[str, Any]:
+        return self.read_manifest() if self.exists() else {}
+
+
+def has_corpus(run_dir: str | Path) -> bool:
+    """True if the run directory holds generated corpus shards (``corpus/shard-*.jsonl``)."""
+    return any((Path(run_dir) / "corpus").glob("shard-*.jsonl"))
