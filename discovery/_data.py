@@ -20,9 +20,9 @@ def iter_corpus_records(run_dir: str | Path) -> Iterator[dict[str, Any]]:
     Raises:
         DataError: the run has no corpus shards.
     """
-    from synth import iter_corpus
+    from synth import has_corpus, iter_corpus
 
-    if not sorted((Path(run_dir) / "corpus").glob("shard-*.jsonl")):
+    if not has_corpus(run_dir):
         raise DataError("the run has no corpus shards", where=str(Path(run_dir) / "corpus"),
                         fix="run `synthcheck generate --run DIR` first")
     yield from iter_corpus(run_dir)

@@ -56,12 +56,6 @@ def _dump(model: Any) -> Any:
     return data
 
 
-def _upstream(run: RunDir, stage: str) -> str | None:
-    if not run.exists():
-        return None
-    return run.read_manifest().get("stage_hashes", {}).get(stage)
-
-
 def _fingerprint(ids: Sequence[str], texts: Sequence[str]) -> str:
     h = hashlib.sha256()
     for i, t in zip(ids, texts, strict=True):
@@ -109,22 +103,6 @@ def rank_stage_hash(cfg: Any, score_hash: str) -> str:
 def mine_stage_hash(cfg: Any, rank_hash: str) -> str:
     """Hash of the mine stage: the mining config plus the rank stage hash."""
     return config_hash({"mining": _dump(cfg.mining), "rank": rank_hash})
-
-
-def _is_done(run: RunDir, stage: str, stage_hash: str) -> bool:
-    """True if the manifest records ``stage`` complete with ``stage_hash`` (reads only)."""
-    manifest = run.read_manifest() if run.exists() else {}
-    return (manifest.get("stage_hashes", {}).get(stage) == stage_hash
-            and manifest.get("stages", {}).get(stage, {}).get("status") == "complete")
-
-
-def _open(run: RunDir, cfg: Any, stage: str, stage_hash: str) -> None:
-    """Record the stage and its hash in the manifest (forgetting an older hash's status)."""
-    manifest = run.read_manifest() if run.exists() else {}
-    if manifest.get("stage_hashes", {}).get(stage) not in (None, stage_hash):
-        run.reset_stage(stage)  # the config changed: redo this stage (outputs are rewritten)
-    top = manifest.get("config_hash") or stage_hash
-    run.open(cfg.model_dump(mode="json"), top, stage=stage, stage_hash=stage_hash)
 
 
 def _manifest_bytes(run: RunDir) -> bytes | None:
@@ -226,11 +204,11 @@ def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] 
     run = RunDir(run_dir)
     ids, texts = read_corpus(run.path)
     fp = _fingerprint(ids, texts)
-    shash = score_stage_hash(cfg, fp, _upstream(run, "generate"))
+    shash = score_stage_hash(cfg, fp, run.stage_hash("generate"))
     out_dir = run.path / "scores"
     outputs = [out_dir / f"task-{t.name}.jsonl" for t in cfg.task_models] + [
         out_dir / "reference.jsonl"]
-    if _is_done(run, "score", shash) and all(p.is_file() for p in outputs):
+    if run.is_current("score", shash) and all(p.is_file() for p in outputs):
         return {"skipped": True, "stage_hash": shash, "sentences": len(ids)}
     labels = list(cfg.task.labels)
     if reference is None:
@@ -239,7 +217,7 @@ def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] 
 
         FewShotReference(None, cfg.reference, labels)
     saved = _manifest_bytes(run)
-    _open(run, cfg, "score", shash)
+    run.open_stage(cfg.model_dump(mode="json"), "score", shash)
     run.set_stage("score", "running", stage_hash=shash)
     started = time.perf_counter()
     try:
@@ -266,9 +244,9 @@ def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] 
                 calibration=_calib_info(calib, labels),
                 sentences=len(ids), stage="score")
     seconds = time.perf_counter() - started
-    run.set_stage("score", "complete", stage_hash=shash, sentences=len(ids),
-                  seconds=round(seconds, 2),
-                  outputs=[str(p.relative_to(run.path)) for p in outputs])
+    run.complete("score", shash, stage_hash=shash, sentences=len(ids),
+                 seconds=round(seconds, 2),
+                 outputs=[str(p.relative_to(run.path)) for p in outputs])
     return {"skipped": False, "stage_hash": shash, "sentences": len(ids), "seconds": seconds}
 
 
@@ -401,23 +379,23 @@ def rank_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
     ``hard.jsonl`` is touched, so bad input leaves the run directory unchanged.
     """
     run = RunDir(run_dir)
-    upstream = _upstream(run, "score")
-    if upstream is None or (run.stage_status("score") or {}).get("status") != "complete":
+    upstream = run.stage_hash("score")
+    if upstream is None or not run.is_current("score", upstream):
         raise DataError("the run has no complete scores", where=str(run.path),
                         fix="run `synthcheck score` first")
     rhash = rank_stage_hash(cfg, upstream)
     out = run.path / "hard.jsonl"
-    if _is_done(run, "rank", rhash) and out.is_file():
+    if run.is_current("rank", rhash) and out.is_file():
         return {"skipped": True, "stage_hash": rhash}
     ids, texts, task, ref = load_scores(cfg, run.path)
     ranker = _ranker(cfg).fit(task, ref)
     hard = HardSubset.from_ranker(ranker, ids, texts, list(cfg.task.labels), task, ref)
-    _open(run, cfg, "rank", rhash)
+    run.open_stage(cfg.model_dump(mode="json"), "rank", rhash)
     write_jsonl(out, hard.records)
     _write_meta(out, rhash, ranking=cfg.ranking.model_dump(mode="json"),
                 task_model=_ranking_task(cfg), corpus=len(ids), hard=len(hard), stage="rank")
-    run.set_stage("rank", "complete", stage_hash=rhash, hard=len(hard), corpus=len(ids),
-                  disagreements=int(ranker.disagree_.sum()))
+    run.complete("rank", rhash, stage_hash=rhash, hard=len(hard), corpus=len(ids),
+                 disagreements=int(ranker.disagree_.sum()))
     return {"skipped": False, "stage_hash": rhash, "hard": len(hard), "corpus": len(ids),
             "disagreements": int(ranker.disagree_.sum())}
 
@@ -430,13 +408,13 @@ def mine_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
     (an empty hard subset, unknown ids) leaves the run directory unchanged.
     """
     run = RunDir(run_dir)
-    upstream = _upstream(run, "rank")
-    if upstream is None or (run.stage_status("rank") or {}).get("status") != "complete":
+    upstream = run.stage_hash("rank")
+    if upstream is None or not run.is_current("rank", upstream):
         raise DataError("the run has no hard subset", where=str(run.path),
                         fix="run `synthcheck rank` first")
     mhash = mine_stage_hash(cfg, upstream)
     out_jsonl, out_csv = run.path / "ngrams.jsonl", run.path / "ngrams.csv"
-    if _is_done(run, "mine", mhash) and out_jsonl.is_file() and out_csv.is_file():
+    if run.is_current("mine", mhash) and out_jsonl.is_file() and out_csv.is_file():
         return {"skipped": True, "stage_hash": mhash}
     hard_path = run.path / "hard.jsonl"
     hard_ids = [str(r["id"]) for r in iter_jsonl(hard_path)]
@@ -463,12 +441,12 @@ def mine_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
     miner.fit(texts, [index[h] for h in hard_ids], ids=ids, divergence=div,
               disagree=disagree)
     records = miner.to_records()
-    _open(run, cfg, "mine", mhash)
+    run.open_stage(cfg.model_dump(mode="json"), "mine", mhash)
     write_jsonl(out_jsonl, records)
     _write_csv(out_csv, records)
     _write_meta(out_jsonl, mhash, mining=m.model_dump(mode="json"), hard=len(hard_ids),
                 corpus=len(ids), ngrams=len(records), stage="mine")
-    run.set_stage("mine", "complete", stage_hash=mhash, ngrams=len(records))
+    run.complete("mine", mhash, stage_hash=mhash, ngrams=len(records))
     return {"skipped": False, "stage_hash": mhash, "ngrams": len(records),
             "hard": len(hard_ids), "top": [r["ngram"] for r in records[:10]]}
 
