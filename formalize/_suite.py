@@ -71,6 +71,8 @@ class CompiledTest:
     perturbations: tuple[Perturbation, ...] = ()
     group_maker: GroupVariantMaker | None = None
     base_texts: tuple[str, ...] = ()
+    lexicons: LexiconSet | None = field(default=None, repr=False, compare=False)
+    """The suite's lexicons: where a contrast item without ``alternatives`` draws them."""
 
     @property
     def name(self) -> str:
@@ -181,9 +183,10 @@ class CompiledTest:
     def _alternatives(self, item: Any) -> list[str]:
         if item.alternatives is not None:
             return [a for a in item.alternatives if a != item.entity]
-        return [a for a in self._lexicon_values(item.lexicon) if a != item.entity]
-
-    _lexicon_values: Any = None
+        if self.lexicons is None:
+            raise ValueError(f"test {self.name!r} has no lexicons to draw "
+                             f"{item.lexicon!r} alternatives from")
+        return [a for a in self.lexicons.values(item.lexicon) if a != item.entity]
 
 
 class Suite:
@@ -231,14 +234,7 @@ class Suite:
         return list(self.spec.labels)
 
     def _where(self, *loc: int | str, test: str | None = None) -> str:
-        line = node_line(self._node, loc) if self._node is not None else None
-        where = self.source
-        if test is not None:
-            where += f", test {test!r}"
-        field_path = ".".join(str(p) for p in loc[2:]) if test is not None else ""
-        if field_path:
-            where += f", {field_path}"
-        return where + (f", line {line}" if line else "")
+        return _where(self.source, self._node, *loc, test=test)
 
     def _build_lexicons(self, extra: Mapping[str, list[str]]) -> LexiconSet:
         spec = self.spec
@@ -304,8 +300,7 @@ class Suite:
             raise TemplateError(f"duplicate test name {spec.name!r}",
                                 where=self._where("tests", i, "name", test=spec.name),
                                 fix="give every test a unique name")
-        test = CompiledTest(spec=spec, slug=slugify(spec.name))
-        test._lexicon_values = self.lexicons.values
+        test = CompiledTest(spec=spec, slug=slugify(spec.name), lexicons=self.lexicons)
         if isinstance(spec, MFTTest | INVTest | DIRTest):
             test.source = self._source(i, spec)
         if isinstance(spec, MFTTest):
@@ -533,53 +528,88 @@ class Suite:
             TemplateError: a gold label (or a suite label) is not one of the task's labels
                 (naming the test and line that uses it), or the suite lacks a task label.
         """
-        task = list(task_labels)
-        listed = ", ".join(task)
-        extra = [lab for lab in self.spec.labels if lab not in task]
-        missing = [lab for lab in task if lab not in self.spec.labels]
-        if extra:
-            for i, fld, lab, test in self._label_uses():
-                if lab in extra:
-                    raise TemplateError(
-                        f"label {lab!r} is not one of the task's labels ({listed}) from "
-                        f"{task_source}", where=self._where("tests", i, *fld, test=test),
-                        fix=did_you_mean(lab, task) + "; or run the suite with a config of "
-                        "its own task")
-            raise TemplateError(
-                f"the suite's label {extra[0]!r} is not one of the task's labels ({listed}) "
-                f"from {task_source}", where=self._labels_where(),
-                fix=f"write labels: [{listed}] in the suite")
-        if missing:
-            raise TemplateError(
-                f"the suite lacks the task's label {missing[0]!r} (task labels: {listed}, "
-                f"from {task_source})", where=self._labels_where(),
-                fix=f"write labels: [{listed}] in the suite (the models score every label)")
+        check_spec_labels(self.spec, task_labels, source=self.source, node=self._node,
+                          task_source=task_source)
 
-    def _labels_where(self) -> str:
-        line = node_line(self._node, ("labels",)) if self._node is not None else None
-        return f"{self.source}, labels" + (f", line {line}" if line else "")
 
-    def _label_uses(self) -> Iterator[tuple[int, tuple[int | str, ...], str, str]]:
-        """Yield (test index, field path, gold label, test name) for every gold label."""
-        for i, spec in enumerate(self.spec.tests):
-            if isinstance(spec, MFTTest | DIRTest):
-                if isinstance(spec.label, LabelRule):
-                    for source, lab in spec.label.map.items():
-                        yield i, ("label", "map", source), lab, spec.name
-                elif spec.label is not None:
-                    yield i, ("label",), spec.label, spec.name
-            if isinstance(spec, MFTTest):
-                for k, case in enumerate(spec.cases):
-                    if case.label is not None:
-                        yield i, ("cases", k, "label"), case.label, spec.name
-            if isinstance(spec, ContrastTest):
+def _where(source: str, node: yaml.Node | None, *loc: int | str,
+           test: str | None = None) -> str:
+    """``file, test 'name', field.path, line N`` for a suite location ``loc``."""
+    line = node_line(node, loc) if node is not None else None
+    where = source
+    if test is not None:
+        where += f", test {test!r}"
+    field_path = ".".join(str(p) for p in loc[2:]) if test is not None else ""
+    if field_path:
+        where += f", {field_path}"
+    return where + (f", line {line}" if line else "")
+
+
+def check_spec_labels(spec: SuiteSpec, task_labels: Sequence[str], *, source: str = "<suite>",
+                      node: yaml.Node | None = None, task_source: str = "the task") -> None:
+    """Refuse a suite spec whose labels are not the task's (see :meth:`Suite.check_labels`).
+
+    Reads only the spec and its YAML nodes (for line numbers), never lexicons or texts.
+
+    Args:
+        spec: the validated suite.
+        task_labels: the run config's ``task.labels``.
+        source: the suite's file name, for the message.
+        node: the suite's YAML node, for line numbers (optional).
+        task_source: where the task labels come from, for the message.
+
+    Raises:
+        TemplateError: as :meth:`Suite.check_labels`.
+    """
+    task = list(task_labels)
+    listed = ", ".join(task)
+    extra = [lab for lab in spec.labels if lab not in task]
+    missing = [lab for lab in task if lab not in spec.labels]
+    if extra:
+        for i, fld, lab, test in _label_uses(spec):
+            if lab in extra:
+                raise TemplateError(
+                    f"label {lab!r} is not one of the task's labels ({listed}) from "
+                    f"{task_source}", where=_where(source, node, "tests", i, *fld, test=test),
+                    fix=did_you_mean(lab, task) + "; or run the suite with a config of "
+                    "its own task")
+        raise TemplateError(
+            f"the suite's label {extra[0]!r} is not one of the task's labels ({listed}) "
+            f"from {task_source}", where=_labels_where(source, node),
+            fix=f"write labels: [{listed}] in the suite")
+    if missing:
+        raise TemplateError(
+            f"the suite lacks the task's label {missing[0]!r} (task labels: {listed}, "
+            f"from {task_source})", where=_labels_where(source, node),
+            fix=f"write labels: [{listed}] in the suite (the models score every label)")
+
+
+def _labels_where(source: str, node: yaml.Node | None) -> str:
+    line = node_line(node, ("labels",)) if node is not None else None
+    return f"{source}, labels" + (f", line {line}" if line else "")
+
+
+def _label_uses(spec: SuiteSpec) -> Iterator[tuple[int, tuple[int | str, ...], str, str]]:
+    """Yield (test index, field path, gold label, test name) for every gold label."""
+    for i, test in enumerate(spec.tests):
+        if isinstance(test, MFTTest | DIRTest):
+            if isinstance(test.label, LabelRule):
+                for source, lab in test.label.map.items():
+                    yield i, ("label", "map", source), lab, test.name
+            elif test.label is not None:
+                yield i, ("label",), test.label, test.name
+        if isinstance(test, MFTTest):
+            for k, case in enumerate(test.cases):
+                if case.label is not None:
+                    yield i, ("cases", k, "label"), case.label, test.name
+        if isinstance(test, ContrastTest):
+            for fld in ("label", "contrast_label"):
+                if getattr(test, fld) is not None:
+                    yield i, (fld,), getattr(test, fld), test.name
+            for k, item in enumerate(test.items):
                 for fld in ("label", "contrast_label"):
-                    if getattr(spec, fld) is not None:
-                        yield i, (fld,), getattr(spec, fld), spec.name
-                for k, item in enumerate(spec.items):
-                    for fld in ("label", "contrast_label"):
-                        if getattr(item, fld) is not None:
-                            yield i, ("items", k, fld), getattr(item, fld), spec.name
+                    if getattr(item, fld) is not None:
+                        yield i, ("items", k, fld), getattr(item, fld), test.name
 
 
 def _read_yaml(path: Path) -> tuple[Any, yaml.Node | None]:
@@ -703,9 +733,8 @@ def check_suite_labels(path: str | Path, task_labels: Sequence[str], *,
     """
     path = Path(path)
     data, node = _read_yaml(path)
-    bare = Suite.__new__(Suite)  # the spec and its YAML lines are all check_labels reads
-    bare.spec, bare.source, bare._node = _validate(data, str(path), node), str(path), node
-    bare.check_labels(task_labels, task_source=task_source)
+    check_spec_labels(_validate(data, str(path), node), task_labels, source=str(path),
+                      node=node, task_source=task_source)
 
 
 def load_suite(path: str | Path) -> Suite:

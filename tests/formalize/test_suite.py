@@ -442,3 +442,17 @@ def test_check_suite_labels_reads_only_the_file(tmp_path):
     (tmp_path / "broken.yaml").write_text("name: s\nlabels: [a, b\n")
     with pytest.raises(TemplateError, match=r"malformed YAML.*broken.yaml, line"):
         check_suite_labels(tmp_path / "broken.yaml", ["a", "b"])
+
+
+def test_compiled_tests_carry_the_suite_lexicons():
+    suite = Suite.from_dict(suite_dict(mft("This {NOUN} is {POS_ADJ}.")))
+    assert all(t.lexicons is suite.lexicons for t in suite.tests)
+
+
+def test_check_spec_labels_needs_only_the_spec():
+    from formalize._suite import check_spec_labels
+
+    spec = SuiteSpec.model_validate(suite_dict(mft("{NOUN}", label="great"),
+                                                  labels=["great", "positive"]))
+    with pytest.raises(TemplateError, match=r"label 'great' .*from the task.*<s>, test 't'"):
+        check_spec_labels(spec, ["negative", "positive"], source="<s>")
