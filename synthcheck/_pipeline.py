@@ -35,37 +35,10 @@ class DiscoverResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def _stage_done(run: RunDir, stage: str, stage_hash: str) -> bool:
-    manifest = run.read_manifest()
-    return bool(manifest.get("stage_hashes", {}).get(stage) == stage_hash
-                and manifest.get("stages", {}).get(stage, {}).get("status") == "complete")
-
-
-def _output_current(run: RunDir, stage: str, stage_hash: str, path: Path) -> dict[str, Any] | None:
-    """The JSON output ``path`` of ``stage`` if the stage is current: the manifest records it
-    complete with ``stage_hash`` *and* the file's own provenance hash is ``stage_hash``.
-    Other commands (``synthcheck verify --run``, ``evaluate --run``) rewrite these files
-    without touching the manifest; their files record another hash, so the stage reruns."""
-    if not (_stage_done(run, stage, stage_hash) and path.is_file()):
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-    return data if isinstance(data, dict) and data.get("config_hash") == stage_hash else None
-
-
-def _mark(run: RunDir, stage: str, stage_hash: str, **info: Any) -> None:
-    manifest = run.read_manifest()
-    manifest.setdefault("stage_hashes", {})[stage] = stage_hash
-    manifest.setdefault("stages", {})[stage] = {"status": "complete", **info}
-    write_json_atomic(run.manifest_path, manifest)
-
-
 def evaluate_stage_hash(cfg: RunConfig) -> str:
     """The evaluate stage's hash: the evaluation settings, the task models and the reference
     (it needs no run directory)."""
-    from discovery._stages import reference_hash, task_model_hash
+    from discovery import reference_hash, task_model_hash
 
     return config_hash({"evaluation": cfg.evaluation.model_dump(mode="json"),
                         "task_models": [task_model_hash(cfg, t) for t in cfg.task_models],
@@ -75,7 +48,7 @@ def evaluate_stage_hash(cfg: RunConfig) -> str:
 def verify_stage_hash(cfg: RunConfig, suite: Any) -> str:
     """The verify stage's hash: the loaded ``suite``'s fingerprint, the task models and the
     ``verify:`` settings that change results."""
-    from discovery._stages import task_model_hash
+    from discovery import task_model_hash
 
     return config_hash({"suite": suite.fingerprint(),
                         "task_models": [task_model_hash(cfg, t) for t in cfg.task_models],
@@ -90,14 +63,14 @@ def evaluate_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, 
 
     ehash = evaluate_stage_hash(cfg)
     path = run.path / "eval.json"
-    stored = _output_current(run, "evaluate", ehash, path)
+    stored = run.current_output("evaluate", ehash, path)
     if stored is not None and isinstance(stored.get("reports"), dict):
         return False, stored["reports"]
     reports = evaluate(cfg, scorers=scorers(), progress=progress)
     from synth import provenance
 
     write_json_atomic(path, {"reports": reports, **provenance(ehash)})
-    _mark(run, "evaluate", ehash, models=sorted(reports))
+    run.complete("evaluate", ehash, models=sorted(reports))
     return True, reports
 
 
@@ -114,12 +87,12 @@ def verify_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, An
     v = cfg.verify
     vhash = verify_stage_hash(cfg, suite)
     out = run.path / "verify" / suite.name
-    stored = _output_current(run, "verify", vhash, out / "summary.json")
+    stored = run.current_output("verify", vhash, out / "summary.json")
     if stored is not None:
         return False, stored
     suite.check_limit(v.sample, v.max_cases)  # refuse an oversized suite before scoring
     result, _ = run_verify(suite, scorers(), v, out, vhash, recall)
-    _mark(run, "verify", vhash, suite=suite.name, path=str(out.relative_to(run.path)))
+    run.complete("verify", vhash, suite=suite.name, path=str(out.relative_to(run.path)))
     return True, result
 
 
@@ -130,8 +103,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
     Raises:
         RunDirError: ``run_dir`` holds a corpus generated with another config.
     """
-    from discovery import mine_run, rank_run, score_run
-    from discovery._stages import build_task_scorers
+    from discovery import build_task_scorers, mine_run, rank_run, score_run
 
     result = DiscoverResult(Path(run_dir))
     run = RunDir(run_dir)
@@ -202,15 +174,14 @@ def report_stage_hash(run: RunDir) -> str:
     of every verified suite)."""
     import hashlib
 
-    from formalize._html_report import REPORT_FORMAT
+    from formalize import REPORT_FORMAT
 
     def digest(path: Path) -> str | None:
         return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
 
-    hashes = run.read_manifest().get("stage_hashes", {})
     return config_hash({
         "format": REPORT_FORMAT,
-        "stages": {s: hashes.get(s) for s in STAGES if s != "report"},
+        "stages": {s: run.stage_hash(s) for s in STAGES if s != "report"},
         "decisions": digest(run.path / "review" / "decisions.jsonl"),
         "verify": {p.parent.name: digest(p)
                    for p in sorted((run.path / "verify").glob("*/summary.json"))},
@@ -223,9 +194,9 @@ def report_stage(run: RunDir) -> tuple[bool, Path]:
 
     rhash = report_stage_hash(run)
     html = run.path / "report.html"
-    if (_stage_done(run, "report", rhash) and html.is_file()
+    if (run.is_current("report", rhash) and html.is_file()
             and (run.path / "summary.md").is_file()):
         return False, html
     path = write_report(run.path)
-    _mark(run, "report", rhash, path=str(path.relative_to(run.path)))
+    run.complete("report", rhash, path=str(path.relative_to(run.path)))
     return True, path

@@ -118,9 +118,9 @@ def test_rerun_skips_current_stages(cfg_path: Path, tmp_path: Path,
     (run / "report.html").unlink()
     assert ran(discover(cfg, run, progress=False, log=lambda s: None)) == {"report"}
     assert (run / "report.html").is_file()
-    import formalize._html_report as html_report
+    import formalize
 
-    monkeypatch.setattr(html_report, "REPORT_FORMAT", html_report.REPORT_FORMAT + 1)
+    monkeypatch.setattr(formalize, "REPORT_FORMAT", formalize.REPORT_FORMAT + 1)
     assert ran(discover(cfg, run, progress=False, log=lambda s: None)) == {"report"}
     own = ("report.html", "summary.md", "manifest.json")
     assert {k: v for k, v in snapshot(run).items() if k not in own and k in before} == \
