@@ -12,7 +12,7 @@ from pathlib import Path
 
 from formalize._perturb import case_like
 from formalize._template import indefinite_article
-from synth import DataError, TemplateError, iter_corpus, iter_jsonl
+from synth import DataError, TemplateError, has_corpus, iter_corpus, iter_jsonl
 
 
 def read_texts_file(path: str | Path, where: str) -> list[str]:
@@ -46,10 +46,6 @@ def read_texts_file(path: str | Path, where: str) -> list[str]:
                         fix="use .txt, .jsonl or .csv")
 
 
-def _has_corpus(run_dir: Path) -> bool:
-    return any((run_dir / "corpus").glob("shard-*.jsonl"))
-
-
 def read_run_texts(run: str | Path, where: str, *, base_dir: str | Path = ".",
                    limit: int | None = None, seed: int | str = 0,
                    keep: Callable[[str], bool] | None = None) -> list[str]:
@@ -68,10 +64,10 @@ def read_run_texts(run: str | Path, where: str, *, base_dir: str | Path = ".",
         TemplateError: no corpus in the run directory, or a corpus record without a ``text``.
     """
     run_dir = Path(base_dir) / run
-    if not _has_corpus(run_dir):
+    if not has_corpus(run_dir):
         fix = ("generate it first (synthcheck generate --run DIR), or check the path; a "
                "relative path is relative to the suite file's folder")
-        if not Path(run).is_absolute() and _has_corpus(Path(run)):
+        if not Path(run).is_absolute() and has_corpus(Path(run)):
             rel = Path(os.path.relpath(Path(run).resolve(), Path(base_dir).resolve()))
             fix = (f"a relative path is relative to the suite file's folder: write "
                    f"{rel.as_posix()!r} (or an absolute path) for the run in the current "

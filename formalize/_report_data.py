@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synth import DataError, RunDir, iter_corpus, iter_jsonl
+from synth import DataError, RunDir, has_corpus, iter_corpus, iter_jsonl
 
 
 @dataclass
@@ -110,7 +110,7 @@ class RunData:
                     kept = None
                 if isinstance(kept, int):
                     return kept
-            if not any((self.path / "corpus").glob("shard-*.jsonl")):
+            if not has_corpus(self.path):
                 return None
             return len(self.corpus_texts())
 
