@@ -59,8 +59,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
 
 def run_train_demo(args: argparse.Namespace) -> int:
-    from discovery import train_demo_model
-    from discovery._demo import check_split
+    from discovery import check_split, train_demo_model
 
     check_split(args.seed, args.holdout_fraction, args.limit,
                 where=("--seed", "--holdout-fraction", "--limit"))

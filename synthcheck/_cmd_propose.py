@@ -35,8 +35,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from formalize import append_tests, format_drafts, propose_templates, tagged_sentences
-    from formalize._report_data import RunData
+    from formalize import RunData, append_tests, format_drafts, propose_templates, tagged_sentences
     from synth import ConfigError, DataError
 
     if (args.append_to is None) != (args.accept is None):
