@@ -49,17 +49,15 @@ def main() -> None:
     import torch
 
     from synth import (
-        HFBackend,
         QuerySampler,
-        SamplingConfig,
         SentenceFilter,
         Stage1Config,
         first_sentence,
-        load_hf_causal_lm,
         load_seed_corpus,
-        load_yaml,
         sentence_done,
     )
+    from synth.core import load_yaml
+    from synth.engines import HFBackend, SamplingConfig, load_hf_causal_lm
 
     torch.set_num_threads(args.threads)
     # The file is a whole run config; the benchmark needs only its stage-1 sections.

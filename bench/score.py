@@ -87,7 +87,7 @@ def bench_reference(n_ours: int, n_naive: int, batch_size: int) -> None:
     import torch
 
     from discovery import FewShotReference, ReferenceConfig
-    from synth import HFBackend, load_hf_causal_lm
+    from synth.engines import HFBackend, load_hf_causal_lm
 
     model, tok = load_hf_causal_lm("packaged:smollm2-135m-instruct", device="cpu")
     backend = HFBackend(model, tok, batch_size=batch_size)

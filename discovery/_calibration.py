@@ -7,7 +7,7 @@ from typing import Literal
 
 import numpy as np
 
-from synth import ConfigError, DataError
+from synth.core import ConfigError, DataError
 
 
 def log_normalize(logprobs: np.ndarray) -> np.ndarray:

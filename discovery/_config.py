@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
-_STRICT = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+from synth.core import STRICT as _STRICT
+from synth.core import runtime_field
 
 # SynthEval appendix A.1: the sentiment prompt of the few-shot reference.
 DEFAULT_PROMPT = (
@@ -68,9 +69,9 @@ class ReferenceConfig(BaseModel):
     by mean probabilities (Zhao et al.'s diagonal W)."""
     content_free: list[str] = Field(default_factory=lambda: ["N/A", "", "[MASK]"])
     """Content-free inputs for contextual calibration."""
-    batch_size: int = Field(32, ge=1)
+    batch_size: int = runtime_field(32, ge=1)
     """Sentences per forward batch (does not change outputs)."""
-    device: str = "auto"
+    device: str = runtime_field("auto")
     """``auto``, ``cpu``, ``cuda`` or ``cuda:N`` (does not change outputs)."""
 
     @field_validator("prompt")
@@ -102,7 +103,7 @@ class TaskModelConfig(BaseModel):
     label_map: dict[str, str] | None = None
     """Model label (name or index, as text) -> task label; needed when the model's own label
     names differ from the task's (e.g. ``LABEL_0: negative``)."""
-    batch_size: int = Field(64, ge=1)
+    batch_size: int = runtime_field(64, ge=1)
     """Texts per batch (does not change outputs)."""
     max_length: int = Field(256, ge=8)
     """Truncate inputs to this many tokens (transformers classifiers)."""

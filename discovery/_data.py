@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from synth import DataError, iter_jsonl
+from synth.core import DataError, iter_jsonl
 
 
 def iter_corpus_records(run_dir: str | Path) -> Iterator[dict[str, Any]]:

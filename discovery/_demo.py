@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from synth import ConfigError, write_json_atomic
+from synth.core import ConfigError, write_json_atomic
 
 DEMO_TASKS = {"sentiment": "demo-sentiment-tfidf-lr"}
 DEFAULT_SPLIT_SEED = 0
@@ -39,7 +39,7 @@ def demo_model_path(task: str = "sentiment", *, seed: int = DEFAULT_SPLIT_SEED,
                     holdout_fraction: float = DEFAULT_HOLDOUT_FRACTION) -> Path:
     """Where the demo model for ``task`` trained on split (``seed``, ``holdout_fraction``)
     lives in the cache folder, e.g. ``demo-sentiment-tfidf-lr-split0-holdout0.2.skops``."""
-    from synth import cache_dir
+    from synth.core import cache_dir
 
     check_split(seed, holdout_fraction)
     # repr() is the shortest text that reads back as the same float: distinct fractions
@@ -73,7 +73,7 @@ def train_demo_model(out: str | Path | None = None, *, seed: int = DEFAULT_SPLIT
     from sklearn.pipeline import Pipeline
 
     from discovery._data import rotten_tomatoes_split
-    from synth import atomic_open, provenance
+    from synth.core import atomic_open, provenance
 
     check_split(seed, holdout_fraction, limit)
     path = Path(out) if out is not None else demo_model_path(

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from discovery._data import LabeledSet, read_labeled_file, rotten_tomatoes_split
-from synth import ConfigError
+from synth.core import ConfigError
 
 
 def classification_report(golds: Sequence[str], preds: Sequence[str],

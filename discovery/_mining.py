@@ -14,7 +14,7 @@ from discovery._stats import (
     log_odds_dirichlet,
     wilson_interval,
 )
-from synth import ConfigError, DataError
+from synth.core import ConfigError, DataError
 
 # Words are runs of letters, digits, underscores and apostrophes, so "n't" and "don't" stay
 # tokens (the packaged Rotten Tomatoes text is tokenized as "does n't").

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from synth import ConfigError, DataError
+from synth.core import ConfigError, DataError
 
 METRICS = ("abs_top", "signed", "kl", "js", "tv")
 _EPS = 1e-12

@@ -9,7 +9,7 @@ import numpy as np
 
 from discovery._calibration import Calibrator, fit_calibration
 from discovery._config import ReferenceConfig
-from synth import ConfigError
+from synth.core import ConfigError
 
 
 class FewShotReference:
@@ -43,7 +43,7 @@ class FewShotReference:
     def from_config(cls, config: ReferenceConfig, labels: Sequence[str], *,
                     name: str = "reference", model: str | None = None) -> FewShotReference:
         """Build the backend that ``config`` names (``model`` overrides its spec) and wrap it."""
-        from synth import make_backend
+        from synth.engines import make_backend
 
         backend = make_backend(model or config.model, backend=config.backend,
                                device=config.device, batch_size=config.batch_size)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from synth import ConfigError, DataError, ModelNotAvailable, Registry
+from synth.core import ConfigError, DataError, ModelNotAvailable, Registry
 
 SCHEMES: Registry[Callable[..., Any]] = Registry("task-model scheme", {
     "hf": "discovery._scorers:_load_hf",
@@ -230,8 +230,8 @@ def _load_hf(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] |
     """Load a sequence classifier through synth's resolver (``~`` expanded, a clear error
     for a missing folder when hub downloads are off); one copy per folder and device in
     a process (scoring and evaluation share it)."""
-    from synth import resolve_device, resolve_model_path
-    from synth._models import cached_load
+    from synth.engines import resolve_device, resolve_model_path
+    from synth.engines._models import cached_load
 
     path = resolve_model_path(f"hf:{rest}")
     dev = resolve_device(device)
@@ -299,7 +299,7 @@ def _find_module_or_cwd(module_name: str, spec: str) -> None:
 
 def _load_python(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
                  name: str, batch_size: int, **_: Any) -> Any:
-    from synth import import_object
+    from synth.core import import_object
 
     module_name, sep, attr = rest.partition(":")
     if sep and module_name and attr:  # a malformed target is reported by import_object
@@ -331,7 +331,7 @@ def _load_demo(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str]
     from discovery._demo import DEMO_TASKS, ensure_demo_model
 
     if rest not in DEMO_TASKS:
-        from synth import did_you_mean
+        from synth.core import did_you_mean
 
         raise ConfigError(f"unknown demo model {rest!r}", where=f"demo:{rest}",
                           fix=did_you_mean(rest, sorted(DEMO_TASKS)))

@@ -31,31 +31,20 @@ import numpy as np
 from discovery._data import read_corpus, read_score_file
 from discovery._mining import NgramMiner
 from discovery._ranking import DivergenceRanker, HardSubset, divergence
-from synth import (
+from synth.core import (
     ConfigError,
     DataError,
     RunDir,
     atomic_open,
     config_hash,
     iter_jsonl,
+    output_dump,
     provenance,
     write_json_atomic,
     write_jsonl,
 )
 
 CHUNK = 512  # sentences per resumable scoring chunk
-# Fields that do not change outputs (left out of stage hashes).
-_NO_OUTPUT = {"batch_size", "device"}
-
-
-def _dump(model: Any) -> Any:
-    data = model.model_dump(mode="json")
-    if isinstance(data, dict):
-        for k in _NO_OUTPUT:
-            data.pop(k, None)
-    return data
-
-
 def _fingerprint(ids: Sequence[str], texts: Sequence[str]) -> str:
     h = hashlib.sha256()
     for i, t in zip(ids, texts, strict=True):
@@ -67,13 +56,13 @@ def task_model_hash(cfg: Any, tm: Any) -> str:
     """Hash of what changes one task model's scores: its spec, label map and the labels;
     for ``demo:`` models the evaluation split they are trained on, for ``fewshot:`` models
     the reference prompt config they use."""
-    payload: dict[str, Any] = {"labels": cfg.task.labels, "task_model": _dump(tm)}
+    payload: dict[str, Any] = {"labels": cfg.task.labels, "task_model": output_dump(tm)}
     scheme = str(tm.spec).partition(":")[0]
     if scheme == "demo":
         ev = _evaluation(cfg)
         payload["demo_split"] = [ev.split_seed, ev.holdout_fraction]
     elif scheme == "fewshot":
-        payload["reference"] = _dump(cfg.reference)
+        payload["reference"] = output_dump(cfg.reference)
     return config_hash(payload)
 
 
@@ -85,7 +74,7 @@ def _evaluation(cfg: Any) -> Any:
 
 def reference_hash(cfg: Any) -> str:
     """Hash of what changes the reference's scores."""
-    return config_hash({"labels": cfg.task.labels, "reference": _dump(cfg.reference)})
+    return config_hash({"labels": cfg.task.labels, "reference": output_dump(cfg.reference)})
 
 
 def score_stage_hash(cfg: Any, corpus_fp: str, upstream: str | None) -> str:
@@ -97,12 +86,12 @@ def score_stage_hash(cfg: Any, corpus_fp: str, upstream: str | None) -> str:
 
 def rank_stage_hash(cfg: Any, score_hash: str) -> str:
     """Hash of the rank stage: the ranking config plus the score stage hash."""
-    return config_hash({"ranking": _dump(cfg.ranking), "score": score_hash})
+    return config_hash({"ranking": output_dump(cfg.ranking), "score": score_hash})
 
 
 def mine_stage_hash(cfg: Any, rank_hash: str) -> str:
     """Hash of the mine stage: the mining config plus the rank stage hash."""
-    return config_hash({"mining": _dump(cfg.mining), "rank": rank_hash})
+    return config_hash({"mining": output_dump(cfg.mining), "rank": rank_hash})
 
 
 def _manifest_bytes(run: RunDir) -> bytes | None:
@@ -343,7 +332,7 @@ def _ranking_task(cfg: Any) -> str:
     names = [t.name for t in cfg.task_models]
     want = cfg.ranking.task_model or (names[0] if names else None)
     if want not in names:
-        from synth import did_you_mean
+        from synth.core import did_you_mean
 
         raise ConfigError(f"ranking.task_model {want!r} is not a configured task model",
                           where="ranking.task_model", fix=did_you_mean(str(want), names))

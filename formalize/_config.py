@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-_STRICT = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+from synth.core import STRICT as _STRICT
+from synth.core import runtime_field
 
 
 class VerifyConfig(BaseModel):
@@ -18,9 +19,9 @@ class VerifyConfig(BaseModel):
     """Seed of sampling and perturbations (None: the suite's own seed)."""
     max_cases: int | None = Field(None, ge=1)
     """Refuse exhaustive expansion above this many cases (None: the suite's max_cases)."""
-    batch_size: int = Field(64, ge=1)
+    batch_size: int = runtime_field(64, ge=1)
     """Texts per predict_proba call (does not change results)."""
-    chunk_size: int = Field(4096, ge=1)
+    chunk_size: int = runtime_field(4096, ge=1)
     """Cases expanded and scored together; bounds memory (does not change results)."""
     max_examples: int = Field(5, ge=0)
     """Failures kept per test and model for the report."""

@@ -16,7 +16,7 @@ from formalize._lexicons import LexiconSet
 from formalize._spec import ContrastTest, LabelRule, MFTTest
 from formalize._suite import Suite
 from formalize._template import Slot, Text, parse_template, to_template_text
-from synth import DataError, TemplateError, write_jsonl, write_text_atomic
+from synth.core import DataError, TemplateError, write_jsonl, write_text_atomic
 
 HATECHECK_COLUMNS = ["functionality", "case_id", "test_case", "label_gold", "target_ident",
                      "direction", "focus_words", "focus_lemma", "ref_case_id", "ref_templ_id",

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from formalize._perturb import case_like
 from formalize._template import indefinite_article
-from synth import DataError, TemplateError, has_corpus, iter_corpus, iter_jsonl
+from synth import has_corpus, iter_corpus
+from synth.core import DataError, TemplateError, iter_jsonl
 
 
 def read_texts_file(path: str | Path, where: str) -> list[str]:

@@ -20,7 +20,7 @@ from discovery import SORT_KEYS
 from formalize import _report_figures as figs
 from formalize._report import summary_tests
 from formalize._report_data import RunData, read_summary_json
-from synth import DataError, git_commit, package_version, write_text_atomic
+from synth.core import DataError, git_commit, package_version, write_text_atomic
 
 # Bump when the report's content or layout changes: `discover` then rewrites a current report.
 REPORT_FORMAT = 2

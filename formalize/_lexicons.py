@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from synth import ConfigError, TemplateError, did_you_mean, load_yaml
+from synth.core import ConfigError, TemplateError, did_you_mean, load_yaml
 
 #: Where the built-in lexicons live: ``formalize/lexicons`` inside the package (package data,
 #: so a non-editable install has them too; ``configs/lexicons`` in a checkout links here).

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from synth import ConfigError, Registry, TemplateError, did_you_mean
+from synth.core import ConfigError, Registry, TemplateError, did_you_mean
 
 
 class PerturbFn(Protocol):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synth import DataError, TemplateError, write_text_atomic
+from synth.core import DataError, TemplateError, write_text_atomic
 
 _MAX_SPANS = 12  # lexicon words considered per sentence
 _MAX_COMBOS = 4096  # candidate templates per sentence
@@ -290,7 +290,7 @@ def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
         build_task_scorers,
     )
     from formalize._report_data import RunData
-    from synth import ConfigError
+    from synth.core import ConfigError
 
     run = RunData(Path(run_dir))
     where = str(run.path / "manifest.json")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synth import provenance, write_json_atomic, write_text_atomic
+from synth.core import provenance, write_json_atomic, write_text_atomic
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -120,7 +120,7 @@ class VerifyResult:
     def write(self, out_dir: str | Path, config_hash: str) -> list[Path]:
         """Write summary.csv, fills.csv, groups.csv, examples.jsonl and summary.json (with
         provenance) into ``out_dir`` atomically; return the paths."""
-        from synth import write_jsonl
+        from synth.core import write_jsonl
 
         out = Path(out_dir)
         paths = [out / "summary.csv", out / "fills.csv", out / "groups.csv"]

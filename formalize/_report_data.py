@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synth import DataError, RunDir, has_corpus, iter_corpus, iter_jsonl
+from synth import has_corpus, iter_corpus
+from synth.core import DataError, RunDir, iter_jsonl
 
 
 @dataclass

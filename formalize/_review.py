@@ -20,7 +20,7 @@ from typing import Any
 
 from discovery import TOKEN_PATTERN
 from formalize._report_data import RunData
-from synth import DataError, RunDirError, append_jsonl, did_you_mean, provenance
+from synth.core import DataError, RunDirError, append_jsonl, did_you_mean, provenance
 
 #: The tags an annotator gives a hard sentence.
 TAGS = ("task-model error", "reference error", "ambiguous", "not a pattern")
@@ -110,7 +110,7 @@ class ReviewLog:
             ids: set[str] = set()
             hard = self.run_dir / "hard.jsonl"
             if hard.is_file():
-                from synth import iter_jsonl
+                from synth.core import iter_jsonl
 
                 ids.update(str(r.get("id")) for r in iter_jsonl(hard))
             if (self.run_dir / "corpus").is_dir():

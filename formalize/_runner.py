@@ -11,7 +11,7 @@ from typing import IO, TYPE_CHECKING, Any
 from discovery import TaskScorer
 from formalize._expand import Case
 from formalize._suite import Suite
-from synth import DataError, SynthcheckError, atomic_open, dumps_record
+from synth.core import DataError, SynthcheckError, atomic_open, dumps_record
 
 if TYPE_CHECKING:
     from formalize._report import VerifyResult

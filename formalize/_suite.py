@@ -42,7 +42,7 @@ from formalize._spec import (
     SuiteSpec,
 )
 from formalize._template import Slot, parse_template
-from synth import (
+from synth.core import (
     ConfigError,
     TemplateError,
     describe_field_error,

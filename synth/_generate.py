@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synth._backends._base import Backend
 from synth._config import Stage1Config, generation_hash_payload
 from synth._corpus import load_seed_corpus
-from synth._errors import ConfigError, RunDirError
-from synth._io import iter_jsonl, write_json_atomic, write_jsonl
 from synth._queries import QuerySampler
-from synth._rundir import RunDir, has_corpus, provenance
 from synth._segment import SentenceFilter, first_sentence, sentence_done
-from synth._yamlconfig import config_hash
+from synth.core._config import config_hash
+from synth.core._errors import ConfigError, RunDirError
+from synth.core._io import iter_jsonl, write_json_atomic, write_jsonl
+from synth.core._rundir import RunDir, provenance
+from synth.engines._base import Backend
 
 STAGE = "generate"
 
@@ -94,7 +94,7 @@ class GenerationReport:
 
 
 def _build_backend(cfg: Stage1Config) -> Backend:
-    from synth._backends import make_backend
+    from synth.engines._registry import make_backend
 
     gen = cfg.generator
     kwargs: dict[str, Any] = {}
@@ -315,3 +315,8 @@ def merge_runs(cfg: Stage1Config, out_dir: str | Path, parts: list[str | Path], 
         raise RunDirError(f"{len(missing)} shard(s) missing after merge: {shown}",
                           where=str(out.path), fix="run the missing --shard i/n processes first")
     return finalize_corpus(out, len(ranges), chash, total)
+
+
+def has_corpus(run_dir: str | Path) -> bool:
+    """True if the run directory holds generated corpus shards (``corpus/shard-*.jsonl``)."""
+    return any((Path(run_dir) / "corpus").glob("shard-*.jsonl"))

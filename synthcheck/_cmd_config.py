@@ -45,7 +45,7 @@ def hash_lines(cfg: RunConfig) -> list[str]:
              f"evaluate stage hash (stage_hashes.evaluate): {evaluate_stage_hash(cfg)}"]
     if cfg.suite:
         from formalize import load_suite
-        from synth import SynthcheckError
+        from synth.core import SynthcheckError
 
         try:
             vhash = verify_stage_hash(cfg, load_suite(cfg.suite))

@@ -42,7 +42,7 @@ def format_summary(cfg: Any, run_dir: Path, info: dict[str, Any], *, hardest: in
                    ngrams: int = 15) -> str:
     """The text `discover` prints: accuracy, corpus size, hardest sentences, top n-grams,
     the per-template table and where the report is."""
-    from synth import iter_jsonl
+    from synth.core import iter_jsonl
 
     lines = [f"== synthcheck discover: {cfg.name} ({run_dir}) =="]
     reports = info.get("evaluate") or {}

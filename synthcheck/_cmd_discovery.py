@@ -44,7 +44,7 @@ def run_score(args: argparse.Namespace) -> int:
 
 def run_rank(args: argparse.Namespace) -> int:
     from discovery import rank_run
-    from synth import iter_jsonl
+    from synth.core import iter_jsonl
 
     if args.top_k is not None:
         args.overrides.append(f"ranking.top_k={args.top_k}")
@@ -68,7 +68,7 @@ def run_rank(args: argparse.Namespace) -> int:
 
 def run_mine(args: argparse.Namespace) -> int:
     from discovery import mine_run
-    from synth import iter_jsonl
+    from synth.core import iter_jsonl
 
     cfg = load_args_config(args)
     report = mine_run(cfg, args.run)

@@ -38,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run_evaluate(args: argparse.Namespace) -> int:
     from discovery import evaluate, format_reports
-    from synth import provenance, write_json_atomic
+    from synth.core import provenance, write_json_atomic
 
     if args.size is not None:
         args.overrides.append(f"evaluation.size={args.size}")

@@ -40,7 +40,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from formalize import Suite, dump_suite_yaml, import_capability_csv, import_hatecheck
-    from synth import ConfigError, write_text_atomic
+    from synth.core import ConfigError, write_text_atomic
 
     out = Path(args.out)
     name = args.name or out.stem
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 def _relative_to_suite(path: str, out: Path) -> str:
     """A --lexicon-file path (relative to the current folder) as the suite will name it:
     relative to the suite file's folder, like every path in a suite."""
-    from synth import ConfigError
+    from synth.core import ConfigError
 
     p = Path(path)
     if not p.is_file():

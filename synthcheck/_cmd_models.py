@@ -12,7 +12,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from discovery import task_model_availability
-    from synth import model_availability
+    from synth.engines import model_availability
 
     rows = model_availability()
     # synth cannot import discovery: its task-model schemes go before the backend rows.

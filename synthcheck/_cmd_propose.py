@@ -36,7 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from formalize import RunData, append_tests, format_drafts, propose_templates, tagged_sentences
-    from synth import ConfigError, DataError
+    from synth.core import ConfigError, DataError
 
     if (args.append_to is None) != (args.accept is None):
         raise ConfigError("--append-to and --accept go together", where="--append-to/--accept",

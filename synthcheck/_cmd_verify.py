@@ -56,7 +56,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from formalize import load_suite
-    from synth import ConfigError, config_hash
+    from synth.core import ConfigError, config_hash, output_dump
     from synthcheck._verify import run_verify
 
     cfg = _config(args)
@@ -78,8 +78,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.run) / "verify" / suite.name
     print(f"verify: suite {suite.name!r}, up to {total:,} cases, {len(scorers)} model(s)")
     chash = config_hash({"suite": suite.fingerprint(), "models": specs,
-                         "verify": v.model_dump(mode="json",
-                                                exclude={"batch_size", "chunk_size"})})
+                         "verify": output_dump(v)})
     result, paths = run_verify(suite, scorers, v, out, chash, recall)
     print(result.format_table())
     print()
@@ -102,7 +101,7 @@ def verify_config(args: argparse.Namespace, cfg: Any) -> Any:
 
 
 def _config(args: argparse.Namespace) -> Any:
-    from synth import ConfigError
+    from synth.core import ConfigError
 
     if args.config is None:
         if args.overrides:
@@ -117,7 +116,7 @@ def _config(args: argparse.Namespace) -> Any:
 def _model_specs(args: argparse.Namespace, cfg: Any) -> dict[str, str]:
     """Model name -> spec: ``--model`` specs are named by themselves, the config's task
     models by their names."""
-    from synth import ConfigError
+    from synth.core import ConfigError
 
     if args.model:
         return {spec: spec for spec in args.model}
@@ -179,7 +178,7 @@ def read_recall(path_arg: str, models: Sequence[str], labels: Sequence[str],
     Raises:
         DataError: unreadable file, wrong shape, an unknown label, or no model in common.
     """
-    from synth import DataError
+    from synth.core import DataError
 
     path = Path(path_arg)
     if path.is_dir():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import ConfigDict, Field
+from pydantic import Field
 
 from discovery import (
     EvaluationConfig,
@@ -15,9 +15,9 @@ from discovery import (
     TaskModelConfig,
 )
 from formalize import VerifyConfig
-from synth import Stage1Config, load_config
-
-_STRICT = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+from synth import Stage1Config
+from synth.core import STRICT as _STRICT
+from synth.core import load_config
 
 
 class RunConfig(Stage1Config):

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synth import RunDir, config_hash, run_generation, write_json_atomic
+from synth import run_generation
+from synth.core import RunDir, config_hash, output_dump, write_json_atomic
 from synthcheck._config import RunConfig
 
 STAGES = ("generate", "score", "rank", "mine", "evaluate", "verify", "report")
@@ -52,8 +53,7 @@ def verify_stage_hash(cfg: RunConfig, suite: Any) -> str:
 
     return config_hash({"suite": suite.fingerprint(),
                         "task_models": [task_model_hash(cfg, t) for t in cfg.task_models],
-                        "verify": cfg.verify.model_dump(mode="json",
-                                                        exclude={"batch_size", "chunk_size"})})
+                        "verify": output_dump(cfg.verify)})
 
 
 def evaluate_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, Any]],
@@ -67,7 +67,7 @@ def evaluate_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, 
     if stored is not None and isinstance(stored.get("reports"), dict):
         return False, stored["reports"]
     reports = evaluate(cfg, scorers=scorers(), progress=progress)
-    from synth import provenance
+    from synth.core import provenance
 
     write_json_atomic(path, {"reports": reports, **provenance(ehash)})
     run.complete("evaluate", ehash, models=sorted(reports))
@@ -134,7 +134,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
         check_suite_labels(cfg.suite, cfg.task.labels, task_source="the run config's task.labels")
         fewshot = [t.name for t in cfg.task_models if t.spec.startswith("fewshot:")]
         if fewshot and cfg.reference.calibration == "batch":
-            from synth import ConfigError
+            from synth.core import ConfigError
 
             raise ConfigError(
                 f"task model(s) {', '.join(fewshot)} use the reference prompt with batch "

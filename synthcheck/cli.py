@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from synth import SynthcheckError
+from synth.core import SynthcheckError
 
 # Order is the order of `synthcheck --help`.
 COMMAND_MODULES = [
@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.version:
-        from synth import package_version
+        from synth.core import package_version
 
         print(f"synthcheck {package_version()}")
         return 0

@@ -116,7 +116,7 @@ def build_run(run_dir: Path, *, verify: bool = True, ngrams: bool = True,
     import numpy as np
 
     from discovery import DivergenceRanker, HardSubset, NgramMiner
-    from synth import provenance, write_json_atomic, write_jsonl
+    from synth.core import provenance, write_json_atomic, write_jsonl
 
     run_dir = Path(run_dir)
     corpus = corpus_records()
@@ -162,6 +162,6 @@ def build_run(run_dir: Path, *, verify: bool = True, ngrams: bool = True,
 
 def hard_ids(run_dir: Path) -> list[str]:
     """The hard subset's ids in rank order."""
-    from synth import read_jsonl
+    from synth.core import read_jsonl
 
     return [r["id"] for r in read_jsonl(Path(run_dir) / "hard.jsonl")]

@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE.parent / "discovery"))
 
 from discovery_fixtures import keyword_model, save_tiny_llama  # noqa: E402
 
-from synth import read_jsonl, write_jsonl  # noqa: E402
+from synth.core import read_jsonl, write_jsonl  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 
 LABELS = ["negative", "positive"]
@@ -424,7 +424,7 @@ def test_train_demo_then_evaluate_on_the_held_out_split(tiny_ref, tmp_path, monk
                                                         capsys) -> None:
     import discovery._demo as demo
     from discovery import EvaluationConfig, load_task_scorer, rotten_tomatoes_split
-    from synth import cache_dir
+    from synth.core import cache_dir
 
     code, out, _ = cli(["train-demo", "--seed", 3, "--holdout-fraction", 0.25, "--limit", 400],
                        capsys)

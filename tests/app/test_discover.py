@@ -23,7 +23,7 @@ from conftest import build_tiny_llama  # noqa: E402
 from fakes import FakeBackend  # noqa: E402
 
 from formalize import ReviewLog  # noqa: E402
-from synth import RunDirError  # noqa: E402
+from synth.core import RunDirError  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import STAGES, discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
@@ -345,7 +345,7 @@ def test_config_command_prints_the_hashes_a_run_records(
 
 def test_fewshot_task_model_with_batch_calibration_and_a_suite_is_refused_first(
         cfg_path: Path, tmp_path: Path) -> None:
-    from synth import ConfigError
+    from synth.core import ConfigError
 
     data = yaml.safe_load(cfg_path.read_text())
     data["reference"]["calibration"] = "batch"

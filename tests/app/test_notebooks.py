@@ -24,7 +24,7 @@ nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
 
 from formalize import ReviewLog, load_suite  # noqa: E402
-from synth import read_jsonl  # noqa: E402
+from synth.core import read_jsonl  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "app"))

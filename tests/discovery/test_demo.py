@@ -18,7 +18,8 @@ from discovery import (
     train_demo_model,
 )
 from discovery._demo import demo_model_path
-from synth import ConfigError, load_movie_reviews
+from synth import load_movie_reviews
+from synth.core import ConfigError
 
 LABELS = ["negative", "positive"]
 

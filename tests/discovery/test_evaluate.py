@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from discovery import EvaluationConfig, classification_report, evaluate, format_reports
-from synth import DataError, write_jsonl
+from synth.core import DataError, write_jsonl
 from synthcheck import RunConfig
 
 

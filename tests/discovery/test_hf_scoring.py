@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from synth import ConfigError
-from synth._backends._hf_scoring import build_rows, hf_label_logprobs
+from synth.core import ConfigError
+from synth.engines._hf_scoring import build_rows, hf_label_logprobs
 
 PREFIX = "Question: Find the sentiment of this text. Answer: positive\n\nQuestion:"
 TEXTS = [
@@ -98,8 +98,8 @@ def test_label_word_prefix_of_another_is_refused(tiny_llama, tiny_tokenizer):
 
 
 def test_backend_reuses_the_prefix_state_across_calls(tiny_llama, tiny_tokenizer, monkeypatch):
-    import synth._backends._hf_scoring as scoring
-    from synth import HFBackend
+    import synth.engines._hf_scoring as scoring
+    from synth.engines import HFBackend
 
     labels = {"negative": " negative", "positive": " positive"}
     fresh = hf_label_logprobs(tiny_llama, tiny_tokenizer, PREFIX, TEXTS, labels, "\nAnswer:",

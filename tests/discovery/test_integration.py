@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from discovery import MiningConfig, RankingConfig, load_task_scorer, mine_run, rank_run, score_run
-from synth import read_jsonl, write_jsonl
+from synth.core import read_jsonl, write_jsonl
 from synthcheck import RunConfig
 
 pytestmark = pytest.mark.integration
@@ -33,7 +33,7 @@ SENTENCES = [
 
 @pytest.fixture(scope="module")
 def smollm2():
-    from synth import HFBackend, load_hf_causal_lm
+    from synth.engines import HFBackend, load_hf_causal_lm
 
     model, tokenizer = load_hf_causal_lm("packaged:smollm2-135m-instruct", device="cpu")
     return HFBackend(model, tokenizer, batch_size=16)
@@ -43,7 +43,7 @@ def test_cached_prefix_equals_full_forward_on_smollm2(smollm2):
     import torch
 
     from discovery import FewShotReference, ReferenceConfig
-    from synth._backends._hf_scoring import build_rows
+    from synth.engines._hf_scoring import build_rows
 
     ref = FewShotReference(smollm2, ReferenceConfig(), ["negative", "positive"])
     texts = [" " + s for s in SENTENCES[:3]]

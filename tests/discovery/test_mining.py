@@ -11,7 +11,7 @@ from discovery_fixtures import planted_corpus, planted_models
 from discovery._mining import NgramMiner
 from discovery._ranking import DivergenceRanker
 from discovery._stats import benjamini_hochberg, log_odds_dirichlet, wilson_interval
-from synth import DataError
+from synth.core import DataError
 
 
 def test_planted_phrase_is_the_top_ngram():

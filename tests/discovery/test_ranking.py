@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from discovery._ranking import DivergenceRanker, HardSubset, divergence
-from synth import ConfigError, DataError
+from synth.core import ConfigError, DataError
 
 TASK = np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]])
 REF = np.array([[0.3, 0.7], [0.1, 0.9], [0.5, 0.5]])

@@ -10,7 +10,7 @@ import pytest
 from discovery_fixtures import make_tokenizer
 
 from discovery import FewShotReference, ReferenceConfig, load_task_scorer
-from synth import ConfigError, DataError, ModelNotAvailable
+from synth.core import ConfigError, DataError, ModelNotAvailable
 
 LABELS = ["negative", "positive"]
 TEXTS = ["a great film", "a dull , lifeless mess that never works at all .", "not bad", "ok"]
@@ -184,8 +184,8 @@ def test_unknown_scheme_did_you_mean():
 
 
 def test_fewshot_task_model_uses_the_reference_prompt(monkeypatch, tiny_llama, tiny_tokenizer):
-    import synth
-    from synth import HFBackend
+    import synth.engines
+    from synth.engines import HFBackend
 
     seen = {}
 
@@ -193,7 +193,7 @@ def test_fewshot_task_model_uses_the_reference_prompt(monkeypatch, tiny_llama, t
         seen["spec"] = spec
         return HFBackend(tiny_llama, tiny_tokenizer)
 
-    monkeypatch.setattr(synth, "make_backend", fake_make_backend)
+    monkeypatch.setattr(synth.engines, "make_backend", fake_make_backend)
     scorer = load_task_scorer("fewshot:hf:/some/llm", LABELS,
                               reference=ReferenceConfig(calibration="none", k=2))
     assert isinstance(scorer, FewShotReference) and seen["spec"] == "hf:/some/llm"
@@ -202,7 +202,7 @@ def test_fewshot_task_model_uses_the_reference_prompt(monkeypatch, tiny_llama, t
 
 
 def test_reference_prompt_layout(tiny_llama, tiny_tokenizer):
-    from synth import HFBackend
+    from synth.engines import HFBackend
 
     ref = FewShotReference(HFBackend(tiny_llama, tiny_tokenizer), ReferenceConfig(k=1), LABELS)
     assert ref.prompt_for("so good") == (
@@ -228,7 +228,7 @@ def test_reference_label_words_must_match_task_labels(tiny_llama, tiny_tokenizer
 
 
 def test_batch_calibrated_fewshot_scores_do_not_depend_on_batch_size(tiny_llama, tiny_tokenizer):
-    from synth import HFBackend
+    from synth.engines import HFBackend
 
     texts = TEXTS * 5
     cfg = ReferenceConfig(calibration="batch", k=2)

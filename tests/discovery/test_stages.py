@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from discovery import MiningConfig, RankingConfig, TaskModelConfig, mine_run, rank_run, score_run
-from synth import DataError, RunDir, read_jsonl, write_jsonl
+from synth.core import DataError, RunDir, read_jsonl, write_jsonl
 from synthcheck import RunConfig
 
 WORDS = ["film", "story", "cast", "script", "music", "plot", "ending"]
@@ -171,7 +171,7 @@ def test_rank_before_score_is_an_error_with_exit_2(run_dir, tmp_path, capsys):
 
 
 def test_config_typo_names_the_field(tmp_path):
-    from synth import ConfigError
+    from synth.core import ConfigError
     from synthcheck import load_run_config
 
     cfg = tmp_path / "c.yaml"
@@ -296,7 +296,7 @@ def test_fewshot_task_model_calibration_does_not_depend_on_chunking(tmp_path, mo
 
 def test_batch_calibrated_fewshot_scorer_refuses_piecewise_texts():
     from discovery import FewShotReference, ReferenceConfig
-    from synth import ConfigError
+    from synth.core import ConfigError
 
     few = FewShotReference(ToyLLM(), ReferenceConfig(calibration="batch"),
                            ["negative", "positive"], name="few")

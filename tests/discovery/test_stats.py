@@ -111,7 +111,7 @@ def test_sorting_by_each_statistic(statistic):
 
 
 def test_sorting_by_divergence_or_disagreement_needs_them():
-    from synth import ConfigError
+    from synth.core import ConfigError
 
     texts, ranker = _planted()
     with pytest.raises(ConfigError, match=r"statistic 'divergence' needs per-sentence "

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from synth import ModelNotAvailable
-from synth._backends._hf_scoring import hf_label_logprobs
-from synth._backends._vllm_scoring import vllm_label_logprobs
+from synth.core import ModelNotAvailable
+from synth.engines._hf_scoring import hf_label_logprobs
+from synth.engines._vllm_scoring import vllm_label_logprobs
 
 PREFIX = "Question: Find the sentiment of this text. Answer: positive\n\nQuestion:"
 TEXTS = [" a great and moving film .", " boring , predictable and far too long .", " not bad"]

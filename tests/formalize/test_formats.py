@@ -16,7 +16,7 @@ from formalize import (
     import_capability_csv,
     import_hatecheck,
 )
-from synth import DataError, read_jsonl
+from synth.core import DataError, read_jsonl
 from tests.formalize.conftest import suite_dict
 
 

@@ -17,7 +17,7 @@ import pytest
 import formalize
 from formalize import Suite, builtin_lexicons
 from formalize import _lexicons as lexmod
-from synth import TemplateError
+from synth.core import TemplateError
 from tests.formalize.conftest import suite_dict
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from formalize import PERTURBATIONS, make_perturbation
-from synth import TemplateError
+from synth.core import TemplateError
 
 TEXT = "I do not think this movie is great."
 

@@ -19,7 +19,7 @@ from formalize import (
     propose_templates,
     run_draft,
 )
-from synth import TemplateError
+from synth.core import TemplateError
 from synthcheck.cli import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
@@ -177,7 +177,7 @@ def test_cli_propose_without_manifest(tmp_path: Path, capsys: pytest.CaptureFixt
 
 # -- load_run_scorers (formalize.ipynb's task models) ---------------------------------
 def _set_config(run: Path, **changes: object) -> None:
-    from synth import write_json_atomic
+    from synth.core import write_json_atomic
 
     manifest = json.loads((run / "manifest.json").read_text())
     manifest["config"].update(changes)
@@ -210,7 +210,7 @@ class FakeBackend:
 
 def test_load_run_scorers_fewshot_uses_the_runs_reference_prompt(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import synth
+    import synth.engines
 
     made: list[tuple[str, dict[str, object]]] = []
     backend = FakeBackend()
@@ -219,7 +219,7 @@ def test_load_run_scorers_fewshot_uses_the_runs_reference_prompt(
         made.append((model, kw))
         return backend
 
-    monkeypatch.setattr(synth, "make_backend", fake_make_backend)
+    monkeypatch.setattr(synth.engines, "make_backend", fake_make_backend)
     run = runbuilder.build_run(tmp_path / "run", verify=False, ngrams=False)
     reference = {"model": "packaged:smollm2-135m-instruct", "prompt": "Review: {text}\nVerdict:",
                  "shots": [{"text": "Loved it.", "label": "positive"},
@@ -246,10 +246,10 @@ def test_load_run_scorers_fewshot_uses_the_runs_reference_prompt(
 
 def test_load_run_scorers_fewshot_without_a_reference_section_uses_the_defaults(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import synth
+    import synth.engines
     from discovery import ReferenceConfig
 
-    monkeypatch.setattr(synth, "make_backend", lambda model, **kw: FakeBackend())
+    monkeypatch.setattr(synth.engines, "make_backend", lambda model, **kw: FakeBackend())
     run = runbuilder.build_run(tmp_path / "run", verify=False, ngrams=False)
     _set_config(run, task_models=[{"name": "llm", "spec": "fewshot:hf:/models/tiny-llm"}])
     assert load_run_scorers(run)["llm"].config == ReferenceConfig()
@@ -268,7 +268,7 @@ def test_load_run_scorers_fewshot_without_a_reference_section_uses_the_defaults(
 ])
 def test_load_run_scorers_errors(tmp_path: Path, changes: dict[str, object],
                                  pattern: str) -> None:
-    from synth import ConfigError
+    from synth.core import ConfigError
 
     run = runbuilder.build_run(tmp_path / "run", verify=False, ngrams=False)
     _set_config(run, **changes)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from formalize import REVIEW_TAGS, ReviewLog, ReviewLogWarning, ReviewSession, tagged_sentences
-from synth import DataError, RunDirError, write_json_atomic, write_jsonl
+from synth.core import DataError, RunDirError, write_json_atomic, write_jsonl
 
 HARD = [
     ("h1", "I was blown away by this movie.", 0.8, 0.1, 0.9),

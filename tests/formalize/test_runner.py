@@ -8,7 +8,7 @@ import math
 import pytest
 
 from formalize import Suite, TemplateRunner, group_deviations, judge
-from synth import DataError, read_jsonl
+from synth.core import DataError, read_jsonl
 from tests.formalize.conftest import KeywordScorer, LengthScorer, suite_dict
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from formalize import Suite, builtin_lexicons, load_suite
 from formalize._spec import SuiteSpec
-from synth import TemplateError
+from synth.core import TemplateError
 from tests.formalize.conftest import suite_dict
 
 SUITES = Path(__file__).resolve().parents[2] / "configs" / "suites"

@@ -6,7 +6,7 @@ import pytest
 
 from formalize import Slot, Text, indefinite_article, parse_template, render, tokenize
 from formalize._template import to_template_text
-from synth import TemplateError
+from synth.core import TemplateError
 
 
 def test_parse_slots_articles_and_second_draw():

@@ -62,7 +62,8 @@ def tiny_llama_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_backend(tiny_llama_dir: Path):
-    from synth import HFBackend, load_hf_causal_lm, sentence_done
+    from synth import sentence_done
+    from synth.engines import HFBackend, load_hf_causal_lm
 
     model, tokenizer = load_hf_causal_lm(f"hf:{tiny_llama_dir}", device="cpu")
     return HFBackend(model, tokenizer, batch_size=4, sentence_done=sentence_done)

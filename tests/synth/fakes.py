@@ -6,7 +6,7 @@ import random
 import time
 from collections.abc import Sequence
 
-from synth import Generation, SamplingConfig
+from synth.engines import Generation, SamplingConfig
 
 WORDS = ("good bad film plot actor scene music story great dull long short funny sad "
          "bright dark quiet loud").split()

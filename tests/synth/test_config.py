@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from synth import ConfigError, apply_overrides, load_config
+from synth.core import ConfigError, apply_overrides, load_config
 from synthcheck import RunConfig, load_run_config
 
 REPO = Path(__file__).resolve().parents[2]

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from synth import DataError, SeedCorpusConfig, load_movie_reviews, load_seed_corpus
+from synth import SeedCorpusConfig, load_movie_reviews, load_seed_corpus
+from synth.core import DataError
 
 
 def test_jsonl_csv_txt(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ import pytest
 from conftest import write_config
 from fakes import FakeBackend
 
-from synth import RunDirError, iter_corpus, merge_runs, read_jsonl, run_generation
+from synth import iter_corpus, merge_runs, run_generation
+from synth.core import RunDirError, read_jsonl
 from synthcheck import load_run_config
 
 

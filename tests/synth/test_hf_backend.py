@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from synth import HFBackend, SamplingConfig
+from synth.engines import HFBackend, SamplingConfig
 
 PROMPTS = ["The film was", "A quiet story about", "This movie is terrible", "I"]
 

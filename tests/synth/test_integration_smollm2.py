@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from synth import iter_corpus, read_jsonl, run_generation
+from synth import iter_corpus, run_generation
+from synth.core import read_jsonl
 from synthcheck import load_run_config
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from synth import append_jsonl, write_json_atomic, write_jsonl
-from synth._io import atomic_open, current_umask
+from synth.core import append_jsonl, write_json_atomic, write_jsonl
+from synth.core._io import atomic_open, current_umask
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
 

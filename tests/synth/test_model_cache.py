@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from synth import HFBackend, SamplingConfig, make_backend
-from synth._models import clear_model_cache, load_hf_causal_lm
+from synth.engines import HFBackend, SamplingConfig, make_backend
+from synth.engines._models import clear_model_cache, load_hf_causal_lm
 
 PROMPTS = ["The film was", "A quiet story about", "I"]
 TEXTS = [" a great film", " boring and far too long", ""]
@@ -85,7 +85,7 @@ def test_a_rewritten_folder_is_loaded_again(tiny_llama_dir: Path, tmp_path: Path
 
 def test_generate_never_drops_a_missing_result(tiny_backend: HFBackend,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    import synth._backends._hf as hf
+    import synth.engines._hf as hf
 
     # A planning bug that leaves one prompt out of every batch must not shift the outputs.
     monkeypatch.setattr(hf, "sorted", lambda xs, key=None: list(xs)[1:], raising=False)

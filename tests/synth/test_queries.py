@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from synth import DataError, Document, QueryConfig, QuerySampler
+from synth import Document, QueryConfig, QuerySampler
+from synth.core import DataError
 
 DOCS = [Document("alpha beta gamma delta epsilon zeta. Eta theta iota kappa lambda mu nu."),
         Document("one two three four five six seven eight"),

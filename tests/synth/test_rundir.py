@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from synth import RunDir, RunDirError, has_corpus, provenance, write_json_atomic
+from synth import has_corpus
+from synth.core import RunDir, RunDirError, provenance, write_json_atomic
 
 
 def opened(tmp_path: Path) -> RunDir:

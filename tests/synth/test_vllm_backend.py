@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from synth import ModelNotAvailable, SamplingConfig, VLLMBackend
+from synth.core import ModelNotAvailable
+from synth.engines import SamplingConfig, VLLMBackend
 
 
 @dataclass

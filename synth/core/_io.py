@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from synth._errors import DataError
+from synth.core._errors import DataError
 
 
 def dumps_record(record: dict[str, Any]) -> str:
@@ -137,3 +137,13 @@ def append_jsonl(path: str | os.PathLike[str], record: dict[str, Any]) -> None:
         handle.write(dumps_record(record) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def cache_dir() -> Path:
+    """Return the user cache folder (``$SYNTHCHECK_CACHE`` or ``~/.cache/synthcheck``)."""
+    root = os.environ.get("SYNTHCHECK_CACHE") or os.path.join(
+        os.path.expanduser("~"), ".cache", "synthcheck"
+    )
+    path = Path(root)
+    path.mkdir(parents=True, exist_ok=True)
+    return path

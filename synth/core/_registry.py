@@ -7,7 +7,7 @@ import importlib
 from collections.abc import Iterator
 from typing import Generic, TypeVar
 
-from synth._errors import ConfigError, ModelNotAvailable
+from synth.core._errors import ConfigError, ModelNotAvailable
 
 T = TypeVar("T")
 

@@ -33,9 +33,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from synth._backends._hf_scoring import build_rows
-from synth._backends._vllm import import_vllm
-from synth._errors import ConfigError
+from synth.core._errors import ConfigError
+from synth.engines._hf_scoring import build_rows
+from synth.engines._vllm import import_vllm
 
 
 def _sampling_params(**kwargs: Any) -> Any:

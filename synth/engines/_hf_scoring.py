@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from synth._errors import ConfigError
+from synth.core._errors import ConfigError
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
-from pydantic_core import ErrorDetails
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails, PydanticUndefined
 
-from synth._errors import ConfigError
+from synth.core._errors import ConfigError
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -169,3 +169,42 @@ def config_hash(payload: Any) -> str:
     """Return a short, stable SHA-256 hash of a JSON-serialisable payload."""
     blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+# --- Output-affecting fields, marked once on the config models -------------------------
+
+STRICT = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+"""The model config every synthcheck config section uses: unknown fields are errors."""
+
+_RUNTIME = "synthcheck_runtime"
+
+
+def runtime_field(default: Any = PydanticUndefined, **kwargs: Any) -> Any:
+    """A pydantic ``Field`` for a setting that does not change outputs (batch size, device,
+    progress...). Such fields are left out of every stage hash by :func:`output_dump`, so
+    changing them never invalidates finished work. Declare it here, nowhere else."""
+    extra = dict(kwargs.pop("json_schema_extra", None) or {})
+    extra[_RUNTIME] = True
+    return Field(default, json_schema_extra=extra, **kwargs)
+
+
+def is_runtime_field(model: type[BaseModel], name: str) -> bool:
+    """True if ``model.name`` was declared with :func:`runtime_field`."""
+    extra = model.model_fields[name].json_schema_extra
+    return isinstance(extra, dict) and bool(extra.get(_RUNTIME))
+
+
+def output_dump(value: Any) -> Any:
+    """JSON-ready dump of a config (model, list or plain value) without its runtime fields,
+    recursively: the one payload that stage hashes are computed from."""
+    if isinstance(value, BaseModel):
+        cls = type(value)
+        return {name: output_dump(getattr(value, name)) for name in cls.model_fields
+                if not is_runtime_field(cls, name)}
+    if isinstance(value, list | tuple):
+        return [output_dump(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): output_dump(v) for k, v in value.items()}
+    if isinstance(value, Path):
+        return str(value)
+    return value

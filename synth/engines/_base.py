@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from synth._sampling import SamplingConfig
+from synth.engines._sampling import SamplingConfig
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from synth._backends._base import Generation, render_chat
-from synth._sampling import SamplingConfig
+from synth.engines._base import Generation, render_chat
+from synth.engines._sampling import SamplingConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -42,7 +42,7 @@ class HFBackend:
         batch_size: int = 32,
         sentence_done: SentenceDone | None = None,
     ) -> None:
-        from synth._models import prepare_tokenizer
+        from synth.engines._models import prepare_tokenizer
 
         prepare_tokenizer(tokenizer)
         self.model = model
@@ -55,6 +55,15 @@ class HFBackend:
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
+
+    @classmethod
+    def from_spec(cls, spec: str, *, device: str = "auto", dtype: str = "auto",
+                  batch_size: int = 32, **kwargs: Any) -> HFBackend:
+        """Load ``spec`` with transformers (once per process, see ``load_hf_causal_lm``)."""
+        from synth.engines._models import load_hf_causal_lm
+
+        model, tokenizer = load_hf_causal_lm(spec, device=device, dtype=dtype)
+        return cls(model, tokenizer, batch_size=batch_size, **kwargs)
 
     def render_chat(self, user: str, system: str | None = None) -> str:
         """Render one user turn (and optional system turn) with the model's chat template."""
@@ -161,7 +170,7 @@ class HFBackend:
         reused for every batch of this and every later call (``prefix_cache``, keyed by the
         prefix's token ids and the model).
         """
-        from synth._backends._hf_scoring import hf_label_logprobs
+        from synth.engines._hf_scoring import hf_label_logprobs
 
         return hf_label_logprobs(self.model, self.tokenizer, prefix, texts, label_continuations,
                                  suffix, batch_size=self.batch_size,

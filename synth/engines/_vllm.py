@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from synth._backends._base import Generation, render_chat
-from synth._errors import ModelNotAvailable
-from synth._sampling import SamplingConfig
+from synth.core._errors import ModelNotAvailable
+from synth.engines._base import Generation, render_chat
+from synth.engines._sampling import SamplingConfig
 
 VLLM_INSTALL = "pip install 'synthcheck[vllm]' (needs a CUDA GPU)"
 
@@ -37,9 +37,14 @@ class VLLMBackend:
         self.llm = llm
 
     @classmethod
-    def from_spec(cls, spec: str, *, dtype: str = "auto", **engine_kwargs: Any) -> VLLMBackend:
-        """Build the engine for a model spec (packaged models load from the conversion cache)."""
-        from synth._models import resolve_model_path
+    def from_spec(cls, spec: str, *, dtype: str = "auto", device: str = "auto",
+                  batch_size: int = 32, **engine_kwargs: Any) -> VLLMBackend:
+        """Build the engine for a model spec (packaged models load from the conversion cache).
+
+        ``device`` and ``batch_size`` are accepted for a uniform engine interface: vLLM
+        places the model itself and schedules its own batches."""
+        del device, batch_size
+        from synth.engines._models import resolve_model_path
 
         vllm = import_vllm()
         path = resolve_model_path(spec)
@@ -88,7 +93,7 @@ class VLLMBackend:
         suffix: str = "",
     ) -> list[dict[str, float]]:
         """Log-probability of each label continuation (prefix caching shares the prefix)."""
-        from synth._backends._vllm_scoring import vllm_label_logprobs
+        from synth.engines._vllm_scoring import vllm_label_logprobs
 
         return vllm_label_logprobs(self.llm, prefix, texts, label_continuations, suffix)
 

@@ -10,8 +10,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from synth._errors import RunDirError
-from synth._io import write_json_atomic
+from synth.core._errors import RunDirError
+from synth.core._io import write_json_atomic
 
 MANIFEST = "manifest.json"
 
@@ -188,8 +188,3 @@ class RunDir:
 
     def _manifest_or_empty(self) -> dict[str, Any]:
         return self.read_manifest() if self.exists() else {}
-
-
-def has_corpus(run_dir: str | Path) -> bool:
-    """True if the run directory holds generated corpus shards (``corpus/shard-*.jsonl``)."""
-    return any((Path(run_dir) / "corpus").glob("shard-*.jsonl"))

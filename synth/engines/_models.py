@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synth._errors import ConfigError, ModelNotAvailable
-from synth._registry import did_you_mean
+from synth.core._errors import ConfigError, ModelNotAvailable
+from synth.core._io import cache_dir
+from synth.core._registry import did_you_mean
 
 if TYPE_CHECKING:  # pragma: no cover
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -64,16 +65,6 @@ OTHER_SCHEMES = {
                                   "the module is looked for on sys.path, then in the current "
                                   "directory",
 }
-
-
-def cache_dir() -> Path:
-    """Return the user cache folder (``$SYNTHCHECK_CACHE`` or ``~/.cache/synthcheck``)."""
-    root = os.environ.get("SYNTHCHECK_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "synthcheck"
-    )
-    path = Path(root)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 def split_spec(spec: str) -> tuple[str, str]:
