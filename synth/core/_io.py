@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import jsonlines
+
 from synth.core._errors import DataError
 
 
@@ -83,19 +85,27 @@ def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> None:
     write_text_atomic(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+def _jsonl_writer(handle: IO[str]) -> jsonlines.Writer:
+    """The one JSON Lines writer: canonical records (see :func:`dumps_record`), one per line."""
+    return jsonlines.Writer(handle, dumps=dumps_record, flush=False)
+
+
 def write_jsonl(path: str | os.PathLike[str], records: Iterable[dict[str, Any]]) -> int:
     """Write ``records`` as JSON Lines to ``path`` atomically; return how many were written."""
     count = 0
     with atomic_open(path) as handle:
+        writer = _jsonl_writer(handle)
         for record in records:
-            handle.write(dumps_record(record))
-            handle.write("\n")
+            writer.write(record)
             count += 1
     return count
 
 
-def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """Yield the records of a JSON Lines file, one dict per non-blank line.
+def iter_jsonl_numbered(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, record)`` for each non-blank line of a JSON Lines file.
+
+    The one JSON Lines reader (the ``jsonlines`` package), wrapped so that every error names
+    the file and the line.
 
     Raises:
         DataError: the file is missing, or a line is not a JSON object (names the line).
@@ -103,25 +113,40 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     path = Path(path)
     if not path.is_file():
         raise DataError("file not found", where=str(path), fix="check the path")
+    lineno = 0
+
+    def lines(handle: IO[str]) -> Iterator[str]:
+        nonlocal lineno
+        for lineno, line in enumerate(handle, start=1):  # noqa: B007 - read by the caller
+            yield line
+
     with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
+        reader = jsonlines.Reader(lines(handle))
+        while True:
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(
-                    f"line is not valid JSON: {exc.msg}",
-                    where=f"{path}, line {lineno}",
-                    fix="fix or remove that line",
-                ) from None
+                record = reader.read(allow_none=True, skip_empty=True)
+            except EOFError:
+                return
+            except jsonlines.InvalidLineError as exc:
+                cause = exc.__cause__
+                what = (f"line is not valid JSON: {cause.msg}"
+                        if isinstance(cause, json.JSONDecodeError) else "line is not valid JSON")
+                raise DataError(what, where=f"{path}, line {exc.lineno}",
+                                fix="fix or remove that line") from None
             if not isinstance(record, dict):
                 raise DataError(
                     "line is not a JSON object",
                     where=f"{path}, line {lineno}",
                     fix="each line must be one {...} record",
                 )
-            yield record
+            yield lineno, record
+
+
+def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+    """Yield the records of a JSON Lines file, one dict per non-blank line (see
+    :func:`iter_jsonl_numbered`)."""
+    for _, record in iter_jsonl_numbered(path):
+        yield record
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -134,7 +159,7 @@ def append_jsonl(path: str | os.PathLike[str], record: dict[str, Any]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8", newline="\n") as handle:
-        handle.write(dumps_record(record) + "\n")
+        _jsonl_writer(handle).write(record)
         handle.flush()
         os.fsync(handle.fileno())
 
