@@ -19,7 +19,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from formalize import build_report
+    from synthcheck.report import build_report
 
     report = build_report(args.run)
     path = report.write(args.out)
