@@ -35,7 +35,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from formalize import RunOutputs, append_tests, format_drafts, propose_templates, tagged_sentences
+    from formalize import (
+        RunOutputs,
+        append_tests,
+        format_drafts,
+        propose_templates,
+        tagged_sentences,
+    )
     from synth.core import ConfigError, DataError
 
     if (args.append_to is None) != (args.accept is None):

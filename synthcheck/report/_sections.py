@@ -28,8 +28,9 @@ def provenance(run: RunData) -> ReportSection:
         rows.append(("manifest", "none (a run directory made by `verify` alone)"))
     for v in run.verify_outputs():
         s = v.summary
-        rows.append((f"suite {v.suite}", f"config hash {s.get('config_hash', '?')}, synthcheck "
-                                         f"{s.get('version', '?')}, git {s.get('git_commit', '?')}"))
+        rows.append((f"suite {v.suite}", f"config hash {s.get('config_hash', '?')}, "
+                                         f"synthcheck {s.get('version', '?')}, "
+                                         f"git {s.get('git_commit', '?')}"))
     rows.append(("report written by", f"synthcheck {package_version()} ({git_commit()})"))
     return ReportSection("provenance", "Provenance", [Table.of(["field", "value"], rows)])
 
