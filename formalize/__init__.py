@@ -12,13 +12,6 @@ from formalize._formats import (
     read_hatecheck_placeholders,
 )
 from formalize._groups import GroupVariantMaker, read_run_texts, substitute_entity
-from formalize._html_report import (
-    REPORT_FORMAT,
-    Report,
-    ReportSection,
-    build_report,
-    write_report,
-)
 from formalize._lexicons import (
     BUILTIN_LEXICON_DIR,
     LexiconSet,
@@ -36,8 +29,7 @@ from formalize._propose import (
     propose_templates,
     run_draft,
 )
-from formalize._report import VerifyResult, group_deviations
-from formalize._report_data import RunData
+from formalize._report import VerifyResult, group_deviations, summary_tests
 from formalize._review import TAGS as REVIEW_TAGS
 from formalize._review import (
     ReviewLog,
@@ -46,6 +38,7 @@ from formalize._review import (
     ReviewWidget,
     tagged_sentences,
 )
+from formalize._run_outputs import RunOutputs, read_summary_json
 from formalize._runner import TemplateRunner, judge, predict
 from formalize._spec import RunTexts, SuiteSpec
 from formalize._suite import (
@@ -65,25 +58,20 @@ from formalize._template import (
 )
 
 __all__ = [
-    "REPORT_FORMAT",
     "REVIEW_TAGS",
-    "Report",
-    "ReportSection",
     "ReviewLog",
     "ReviewLogWarning",
     "ReviewSession",
     "ReviewWidget",
-    "RunData",
+    "RunOutputs",
     "TemplateDraft",
     "append_tests",
-    "build_report",
     "draft_suite",
     "format_drafts",
     "load_run_scorers",
     "propose_templates",
     "run_draft",
     "tagged_sentences",
-    "write_report",
     "BUILTIN_LEXICON_DIR",
     "PERTURBATIONS",
     "Case",
@@ -121,7 +109,9 @@ __all__ = [
     "read_lexicon_file",
     "read_lexicon_yaml",
     "read_run_texts",
+    "read_summary_json",
     "render",
     "substitute_entity",
+    "summary_tests",
     "tokenize",
 ]

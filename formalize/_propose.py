@@ -289,10 +289,10 @@ def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
         TaskModelConfig,
         build_task_scorers,
     )
-    from formalize._report_data import RunData
+    from formalize._run_outputs import RunOutputs
     from synth.core import ConfigError
 
-    run = RunData(Path(run_dir))
+    run = RunOutputs(Path(run_dir))
     where = str(run.path / "manifest.json")
 
     def validate(model: Any, data: Any, field: str) -> Any:

@@ -152,7 +152,7 @@ class VerifyResult:
         import pandas as pd
 
         if not isinstance(data, Mapping):
-            from formalize._report_data import read_summary_json
+            from formalize._run_outputs import read_summary_json
 
             data = read_summary_json(Path(data))
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from discovery import TOKEN_PATTERN
-from formalize._report_data import RunData
+from formalize._run_outputs import RunOutputs
 from synth.core import DataError, RunDirError, append_jsonl, did_you_mean, provenance
 
 #: The tags an annotator gives a hard sentence.
@@ -220,7 +220,7 @@ def tagged_sentences(run_dir: str | Path, *, tag: str | None = "task-model error
     """The sentences whose current decision has ``tag`` (and ``hypothesis``, if given), as
     ``{"id", "text", "label", "tag", "hypothesis"}``; ``label`` is the reference's label
     from the hard subset (the likely gold label of a task-model error), else None."""
-    run = RunData(Path(run_dir))
+    run = RunOutputs(Path(run_dir))
     wanted = _normalise_tag(tag) if tag else None
     hard = {str(r["id"]): r for r in run.hard() or []}
     corpus: dict[str, str] | None = None
@@ -275,7 +275,7 @@ class ReviewSession:
                  annotator: str | None = None) -> None:
         path, where = _resolve_run_dir(run_dir)
         try:
-            self.run = RunData(path)
+            self.run = RunOutputs(path)
         except RunDirError as exc:
             how = ("set RUN in the notebook's first cell or start Jupyter with "
                    f"{RUN_ENV}=<run directory>; " if run_dir is None or not str(run_dir).strip()

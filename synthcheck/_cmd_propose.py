@@ -35,13 +35,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from formalize import RunData, append_tests, format_drafts, propose_templates, tagged_sentences
+    from formalize import (
+        RunOutputs,
+        append_tests,
+        format_drafts,
+        propose_templates,
+        tagged_sentences,
+    )
     from synth.core import ConfigError, DataError
 
     if (args.append_to is None) != (args.accept is None):
         raise ConfigError("--append-to and --accept go together", where="--append-to/--accept",
                           fix="give both (e.g. --append-to suite.yaml --accept 1), or neither")
-    run_data = RunData(args.run)  # RunDirError without a manifest
+    run_data = RunOutputs(args.run)  # RunDirError without a manifest
     sentences = tagged_sentences(args.run, tag=args.tag, hypothesis=args.hypothesis)
     if not sentences:
         raise DataError(f"no sentences tagged {args.tag!r}"

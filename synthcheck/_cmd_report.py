@@ -8,8 +8,10 @@ from pathlib import Path
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("report", help="write report.html and summary.md for a run",
-                       description="Write RUN/report.html (figures embedded, no external files) "
-                                   "and RUN/summary.md. Sections whose inputs are missing are "
+                       description="Write RUN/report.html (one self-contained file: figures, "
+                                   "sortable and filterable tables, a search box) and "
+                                   "RUN/summary.md, for any run directory, also one made by "
+                                   "`verify` alone. Sections whose inputs are missing are "
                                    "skipped with a note; a run with nothing to report is an "
                                    "error (exit status 2) that leaves existing files alone.")
     p.add_argument("--run", required=True, type=Path, metavar="DIR", help="run directory")
@@ -19,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from formalize import build_report
+    from synthcheck.report import build_report
 
     report = build_report(args.run)
     path = report.write(args.out)

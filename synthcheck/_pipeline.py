@@ -174,7 +174,7 @@ def report_stage_hash(run: RunDir) -> str:
     of every verified suite)."""
     import hashlib
 
-    from formalize import REPORT_FORMAT
+    from synthcheck.report import REPORT_FORMAT
 
     def digest(path: Path) -> str | None:
         return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
@@ -190,7 +190,7 @@ def report_stage_hash(run: RunDir) -> str:
 
 def report_stage(run: RunDir) -> tuple[bool, Path]:
     """Write report.html and summary.md unless both exist and are current."""
-    from formalize import write_report
+    from synthcheck.report import write_report
 
     rhash = report_stage_hash(run)
     html = run.path / "report.html"

@@ -118,9 +118,9 @@ def test_rerun_skips_current_stages(cfg_path: Path, tmp_path: Path,
     (run / "report.html").unlink()
     assert ran(discover(cfg, run, progress=False, log=lambda s: None)) == {"report"}
     assert (run / "report.html").is_file()
-    import formalize
+    import synthcheck.report
 
-    monkeypatch.setattr(formalize, "REPORT_FORMAT", formalize.REPORT_FORMAT + 1)
+    monkeypatch.setattr(synthcheck.report, "REPORT_FORMAT", synthcheck.report.REPORT_FORMAT + 1)
     assert ran(discover(cfg, run, progress=False, log=lambda s: None)) == {"report"}
     own = ("report.html", "summary.md", "manifest.json")
     assert {k: v for k, v in snapshot(run).items() if k not in own and k in before} == \

@@ -23,7 +23,7 @@ import runbuilder  # noqa: E402
 
 PIL_Image = pytest.importorskip("PIL.Image", reason="Pillow decodes the figures")
 
-HARD_RGB = (0xD6, 0x27, 0x28)  # formalize._report_figures.HARD_COLOR
+HARD_RGB = (0xD6, 0x27, 0x28)  # synthcheck.report._figures.HARD_COLOR
 OTHER_RGB = (0x7F, 0x9F, 0xBF)  # OTHER_COLOR
 MODEL_RGB = [(0x1F, 0x77, 0xB4), (0xFF, 0x7F, 0x0E)]  # template bars: first two models
 
@@ -37,7 +37,7 @@ CORPUS_POINT = blend(OTHER_RGB, 0.6)  # the scatter's markers
 HARD_POINT = blend(HARD_RGB, 0.9)
 HARD_BAR = blend(HARD_RGB, 0.85)  # the n-gram bars
 SECTIONS = ["provenance", "overview", "divergence", "scatter", "ngrams", "hard",
-            "verify-tiny", "groups-tiny", "fills-tiny"]
+            "verify-tiny", "examples-tiny", "groups-tiny", "fills-tiny"]
 FIGURES = ["fig-divergence", "fig-scatter", "fig-ngrams", "fig-accuracy-tiny",
            "fig-groups-tiny-reviewer-gender"]
 
@@ -114,7 +114,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
 
 def test_cli_writes_report_and_summary(built: tuple[Path, str, str]) -> None:
     run, out, _ = built
-    assert f"wrote {run / 'report.html'} (9 sections, 5 figures)" in out
+    assert f"wrote {run / 'report.html'} (10 sections, 5 figures)" in out
     assert f"wrote {run / 'summary.md'}" in out
     assert "skipped Review decisions: no review/decisions.jsonl" in out
     assert (run / "report.html").stat().st_size > 10_000
@@ -165,7 +165,8 @@ def test_every_section_is_present_with_its_figure(built: tuple[Path, str, str]) 
 def test_report_is_self_contained(built: tuple[Path, str, str]) -> None:
     _, _, html = built
     page = Page(html)
-    assert {"script", "link", "iframe", "object", "embed"}.isdisjoint(page.tags)
+    assert {"link", "iframe", "object", "embed"}.isdisjoint(page.tags)
+    assert html.count("<script") == 1 and "<script>" in html  # inline only: no src
     bad = [(t, k, v[:60]) for t, k, v in page.links
            if not (v.startswith("#") or v.startswith("data:image/png;base64,"))]
     assert bad == []
@@ -283,17 +284,24 @@ def test_nothing_to_report_is_an_error_that_keeps_old_files(
     assert snapshot(run) == before
 
 
-@pytest.mark.parametrize("make", ["missing", "no-manifest"])
-def test_not_a_run_directory(tmp_path: Path, make: str,
-                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_not_a_run_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = tmp_path / "nope"
-    if make == "no-manifest":
-        run.mkdir()
     assert main(["report", "--run", str(run)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"error: no manifest.json in the run directory ({run}): run "
-                          "`synthcheck generate` (or `discover`) with --run first")
-    assert not (run / "report.html").exists()
+    assert err.startswith(f"error: the run directory does not exist ({run}): pass the "
+                          "directory `discover`, `generate` or `verify` wrote (--run DIR)")
+    assert not run.exists()
+
+
+def test_empty_directory_without_manifest_has_nothing_to_report(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "empty"
+    run.mkdir()
+    assert main(["report", "--run", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: nothing to report: the run has no corpus, scores, hard.jsonl, "
+                          f"ngrams.jsonl, eval.json, review decisions or verify outputs ({run})")
+    assert list(run.iterdir()) == []
 
 
 def test_malformed_input_names_the_file_and_keeps_the_old_report(
@@ -365,7 +373,7 @@ def regions(tiles: set[tuple[int, int]]) -> int:
 def test_figures_render_in_headless_chromium(built: tuple[Path, str, str],
                                              tmp_path: Path) -> None:
     run, _, html = built
-    height = 6000  # the whole page (asserted below), so every figure is in the shot
+    height = 8000  # the whole page (asserted below), so every figure is in the shot
     shot = screenshot(run / "report.html", tmp_path / "report.png", height=height)
     assert shot.shape == (height, 1200, 3)
     ink = np.where((shot < 240).any(axis=(1, 2)))[0]

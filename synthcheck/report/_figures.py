@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 DPI = 100
 HARD_COLOR = "#d62728"
 OTHER_COLOR = "#7f9fbf"
+MODEL_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ def divergence_histogram(values: ArrayLike, threshold: float | None, *, metric: 
     if threshold is not None and not hard_only:
         ax.axvline(threshold, color=HARD_COLOR, linestyle="--", linewidth=1.5,
                    label=f"hard subset cut-off ({threshold:.3f})")
-        ax.legend(loc="upper right", fontsize=8)
+        fig.legend(loc="outside lower center", fontsize=8, frameon=False)
     ax.set_xlabel(f"divergence ({metric})")
     ax.set_ylabel("sentences")
     ax.set_title("hard subset only" if hard_only else f"divergence over {len(vals):,} sentences",
@@ -88,7 +89,7 @@ def probability_scatter(task: ArrayLike, reference: ArrayLike, hard: ArrayLike, 
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel(f"task model {task_name}: p({label})")
     ax.set_ylabel(f"reference: p({label})")
-    ax.legend(loc="lower right", fontsize=8)
+    fig.legend(loc="outside lower center", ncols=2, fontsize=8, frameon=False)
     return _render(fig)
 
 
@@ -108,23 +109,39 @@ def ngram_enrichment(ngrams: Sequence[str], values: Sequence[float], *, statisti
     return _render(fig)
 
 
-def template_accuracy(tests: Sequence[str], models: Sequence[str],
-                      accuracy: Mapping[tuple[str, str], float]) -> Png:
-    """Grouped horizontal bars: accuracy per test (template) for each model."""
+ZERO_STUB = 0.008  # the width drawn for a 0.000 accuracy bar, so that it stays visible
+
+
+def accuracy_figure(tests: Sequence[str], models: Sequence[str],
+                    accuracy: Mapping[tuple[str, str], float]) -> Any:
+    """Grouped horizontal bars: accuracy per test (template) for each model, each bar with
+    its value; a 0.000 bar is drawn as a short stub. The legend sits below the axes, where
+    it cannot cover a bar. Returns the (unrendered) matplotlib Figure."""
     n, m = len(tests), max(1, len(models))
-    fig = _figure(5.6, max(2.4, 0.22 * n * m + 0.3 * n + 1.0))
+    fig = _figure(5.6, max(2.4, 0.22 * n * m + 0.3 * n + 1.0 + 0.2 * math.ceil(m / 3)))
     ax = fig.add_subplot()
     height = 0.8 / m
-    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2"]
     for j, model in enumerate(models):
         ys = [(n - 1 - i) + (m - 1 - j - (m - 1) / 2) * height for i in range(n)]
         vals = [accuracy.get((t, model), float("nan")) for t in tests]
-        ax.barh(ys, vals, height=height * 0.95, color=colors[j % len(colors)], label=model)
+        widths = [v if math.isnan(v) else max(v, ZERO_STUB) for v in vals]
+        ax.barh(ys, widths, height=height * 0.95, color=MODEL_COLORS[j % len(MODEL_COLORS)],
+                label=model)
+        for y, v in zip(ys, vals, strict=True):
+            ax.text(max(0.0 if math.isnan(v) else v, ZERO_STUB) + 0.01, y,
+                    "n/a" if math.isnan(v) else f"{v:.3f}", va="center", fontsize=6)
     ax.set_yticks(range(n)[::-1], [t[:40] for t in tests], fontsize=8)
-    ax.set_xlim(0, 1)
+    ax.set_xlim(0, 1.12)
+    ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_xlabel("accuracy (1 - fail rate)")
-    ax.legend(loc="lower right", fontsize=7)
-    return _render(fig)
+    fig.legend(loc="outside lower center", ncols=min(m, 3), fontsize=7, frameon=False)
+    return fig
+
+
+def template_accuracy(tests: Sequence[str], models: Sequence[str],
+                      accuracy: Mapping[tuple[str, str], float]) -> Png:
+    """:func:`accuracy_figure`, rendered."""
+    return _render(accuracy_figure(tests, models, accuracy))
 
 
 def group_heatmap(test: str, groups: Sequence[str], columns: Sequence[str],

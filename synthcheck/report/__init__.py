@@ -1,0 +1,21 @@
+"""The whole-run report: ``report.html`` (self-contained: figures, CSS and JavaScript inline)
+and ``summary.md``, from jinja2 templates, for any run directory."""
+
+from synthcheck.report._blocks import Figure, Heading, Para, ReportSection, Table
+from synthcheck.report._data import RunData, ScoreTable, VerifyOutputs
+from synthcheck.report._render import REPORT_FORMAT, Report, build_report, write_report
+
+__all__ = [
+    "REPORT_FORMAT",
+    "Figure",
+    "Heading",
+    "Para",
+    "Report",
+    "ReportSection",
+    "RunData",
+    "ScoreTable",
+    "Table",
+    "VerifyOutputs",
+    "build_report",
+    "write_report",
+]

@@ -1,0 +1,156 @@
+"""The report's sections about one verified suite: accuracy per test, capability and label;
+the failing examples per test with their fills; test-group deviations; accuracy per fill."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from formalize import summary_tests
+from synthcheck.report import _figures as figs
+from synthcheck.report._blocks import Figure, Heading, Para, ReportSection, Table, num, slug
+from synthcheck.report._data import VerifyOutputs
+
+
+def suite_sections(v: VerifyOutputs, top_fills: int) -> list[ReportSection]:
+    """Every section of one suite, in reading order."""
+    s = slug(v.suite)
+    models = _models(v)
+    return [accuracy(v, s, models), failing_examples(v, s), groups(v, s),
+            fills(v, s, models, top_fills)]
+
+
+def _models(v: VerifyOutputs) -> list[str]:
+    rows = v.summary.get("summary") or []
+    return [str(m) for m in v.summary.get("models") or dict.fromkeys(r["model"] for r in rows)]
+
+
+def _accuracy_rows(v: VerifyOutputs, level: str) -> dict[tuple[str, str], float]:
+    return {(str(r["key"]), str(r["model"])): 1 - float(r["fail_rate"])
+            for r in v.summary.get("summary") or []
+            if r.get("level") == level and r.get("fail_rate") is not None}
+
+
+def accuracy(v: VerifyOutputs, s: str, models: list[str]) -> ReportSection:
+    """Accuracy per test (a bar chart and a table), then per capability and per label."""
+    data, suite = v.summary, v.suite
+    sec = ReportSection(f"verify-{s}", f"Suite {suite}: accuracy per template")
+    acc = _accuracy_rows(v, "test")
+    if not acc:
+        sec.skipped = f"suite {suite!r} has no pass/fail tests in {v.dir / 'summary.json'}"
+        return sec
+    tests = summary_tests(data)
+    names = [t for t, info in tests.items() if info.get("type") != "group"]  # suite order
+    names += [k for k in dict.fromkeys(k for k, _ in acc) if k not in names]
+    png = figs.template_accuracy(names, models, acc)
+    cap = (f"Accuracy per test of suite {suite!r} for {len(models)} model(s), "
+           f"{data.get('cases', '?')} cases (provenance: config hash "
+           f"{data.get('config_hash', '?')}, git {data.get('git_commit', '?')}).")
+    shade = range(1, len(models) + 1)
+    sec.blocks += [Figure(f"fig-accuracy-{s}", png, "per-template accuracy bars", cap),
+                   Table.of(["test", *models],
+                            [[t, *[acc.get((t, m), math.nan) for m in models]] for t in names],
+                            shade=shade)]
+    for level, title in (("capability", "Accuracy per capability"),
+                         ("label", "Accuracy per expected label")):
+        rows = _accuracy_rows(v, level)
+        if rows:
+            keys = list(dict.fromkeys(k for k, _ in rows))
+            sec.blocks += [Heading(title), Table.of(
+                [level, *models], [[k, *[rows.get((k, m), math.nan) for m in models]]
+                                   for k in keys], shade=shade)]
+    return sec
+
+
+def _probs(p: Any) -> str:
+    if not isinstance(p, dict):
+        return "-"
+    return ", ".join(f"{k} {float(x):.3f}" for k, x in p.items())
+
+
+def _fills(fills: list[dict[str, Any]]) -> str:
+    return "; ".join(f"{f.get('slot')}={f.get('value')}" for f in fills) or "-"
+
+
+def failing_examples(v: VerifyOutputs, s: str) -> ReportSection:
+    """The failures verify kept (``examples.jsonl``), per test in suite order, with fills."""
+    sec = ReportSection(f"examples-{s}", f"Suite {v.suite}: failing examples")
+    examples = v.failing_examples()
+    if examples is None:
+        sec.skipped = f"no {v.dir / 'examples.jsonl'}"
+        return sec
+    if not examples:
+        sec.skipped = f"suite {v.suite!r}: no model failed a test"
+        return sec
+    order = list(summary_tests(v.summary))
+    by_test: dict[str, list[dict[str, Any]]] = {}
+    for e in examples:
+        by_test.setdefault(str(e.get("test")), []).append(e)
+    sec.blocks.append(Para(f"{len(examples):,} failing cases kept by verify (the first few per "
+                           "test and model), with the lexicon values that filled the template."))
+    header = ["model", "text", "fills", "expected", "predicted", "probabilities"]
+    for test in sorted(by_test, key=lambda t: (order.index(t) if t in order else len(order), t)):
+        rows = [[e.get("model"), e.get("text"), _fills(e["fills"]),
+                 e.get("label") if e.get("label") is not None
+                 else f"same as original ({e.get('orig_pred')})",
+                 e.get("pred"), _probs(e.get("probs"))] for e in by_test[test]]
+        sec.blocks += [Heading(test), Table.of(header, rows)]
+    return sec
+
+
+def groups(v: VerifyOutputs, s: str) -> ReportSection:
+    """A heatmap and a table per test-group test: each group's deviation from the others."""
+    data, suite = v.summary, v.suite
+    sec = ReportSection(f"groups-{s}", f"Suite {suite}: test groups")
+    rows_all = data.get("groups") or []
+    if not rows_all:
+        sec.skipped = f"suite {suite!r} has no verified test-group tests"
+        return sec
+    labels = list(data.get("labels") or dict.fromkeys(r["label"] for r in rows_all))
+    shown = labels[-1:] if len(labels) == 2 else labels  # binary: c(neg) = -c(pos)
+    for test in dict.fromkeys(r["test"] for r in rows_all):
+        rows = [r for r in rows_all if r["test"] == test and r["label"] in shown]
+        gnames = list(dict.fromkeys(r["group"] for r in rows))
+        cols = list(dict.fromkeys((r["model"], r["label"]) for r in rows))
+        val = {(r["group"], r["model"], r["label"]): r.get("deviation") for r in rows}
+        matrix = [[num(val.get((g, m, lab))) for m, lab in cols] for g in gnames]
+        col_names = [f"{m}: {lab}" for m, lab in cols]
+        png = figs.group_heatmap(test, gnames, col_names, matrix)
+        cap = f"Test group {test!r}: deviation of mean p(label) per group from the others."
+        sec.blocks += [Figure(f"fig-groups-{s}-{slug(test)}", png, f"test-group heatmap {test}",
+                              cap), Heading(test),
+                       Table.of(["group", *col_names],
+                                [[g, *r] for g, r in zip(gnames, matrix, strict=True)])]
+    return sec
+
+
+def fills(v: VerifyOutputs, s: str, models: list[str], top: int) -> ReportSection:
+    """Per test, the ``top`` fills with the lowest accuracy (worst model)."""
+    import pandas as pd
+
+    sec = ReportSection(f"fills-{s}", f"Suite {v.suite}: accuracy per fill")
+    path = v.dir / "fills.csv"
+    if not path.is_file():
+        sec.skipped = f"no {path}"
+        return sec
+    df = pd.read_csv(path, dtype={c: str for c in ("test", "slot", "lexicon", "value", "model")},
+                     keep_default_na=False)
+    if df.empty:
+        sec.skipped = f"suite {v.suite!r} has no templated tests with fills"
+        return sec
+    models = [m for m in models if m in set(df["model"])] or list(dict.fromkeys(df["model"]))
+    sec.blocks.append(Para(f"The {top} fills with the lowest accuracy (worst model) per test."))
+    for test, part in df.groupby("test", sort=False):
+        wide = part.pivot_table(index=["slot", "value"], columns="model", values="accuracy",
+                                aggfunc="first")
+        n = part.groupby(["slot", "value"])["n"].max()
+        wide = wide.reindex(columns=[m for m in models if m in wide.columns])
+        shown = list(wide.columns)
+        wide["_min"] = wide.min(axis=1)
+        wide = wide.sort_values(["_min"], kind="mergesort").head(top)
+        rows = [[slot, value, int(n[(slot, value)]),
+                 *[float(wide.loc[(slot, value), m]) for m in shown]]
+                for slot, value in wide.index]
+        header = ["slot", "value", "n", *shown]
+        sec.blocks += [Heading(str(test)), Table.of(header, rows, shade=range(3, len(header)))]
+    return sec
