@@ -39,6 +39,8 @@ class Format:
     description: ClassVar[str] = ""
     #: What ``--out`` names on export (a file, or a folder).
     out_help: ClassVar[str] = "output file"
+    #: Whether :meth:`import_` reads ``lexicon_files`` (YAML lexicons the suite refers to).
+    takes_lexicon_files: ClassVar[bool] = False
 
     @classmethod
     def can_export(cls) -> bool:

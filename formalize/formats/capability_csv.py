@@ -96,6 +96,7 @@ class CapabilityCsv(Format):
 
     name = "capability-csv"
     description = "the ADE capability/label/template CSV"
+    takes_lexicon_files = True
 
     def export(self, suite: Suite, out: str | Path, *, sample: int | None = None,
                seed: int | None = None, max_cases: int | None = None) -> Exported:
