@@ -7,7 +7,6 @@ import argparse
 from synthcheck._cli_common import positive_int
 
 
-
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from formalize import FORMATS, export_formats
 

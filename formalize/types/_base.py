@@ -58,6 +58,9 @@ class CompiledTest:
     paired: ClassVar[bool] = False
     #: Cases pass or fail (False: cases are compared across groups, see ``aggregate``).
     scored: ClassVar[bool] = True
+    #: :meth:`count` is only an upper bound: base texts a perturbation or group value does
+    #: not apply to are skipped.
+    count_is_bound: ClassVar[bool] = False
 
     def __init__(self, spec: Any, *, lexicons: LexiconSet | None = None) -> None:
         self.spec = spec

@@ -41,6 +41,7 @@ class PerturbedTest(CompiledTest):
     """A test whose cases are perturbed base texts, each judged against its original."""
 
     paired = True
+    count_is_bound = True
     spec: PerturbTest
 
     def __init__(self, spec: Any, **kwargs: Any) -> None:

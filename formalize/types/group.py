@@ -76,6 +76,7 @@ class Group(CompiledTest):
     type_name = "group"
     spec_model = GroupTest
     scored = False
+    count_is_bound = True
     spec: GroupTest
 
     def __init__(self, spec: Any, *, group_maker: GroupVariantMaker, **kwargs: Any) -> None:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from formalize import Suite, builtin_lexicons, load_suite
-from formalize import SuiteSpec
+from formalize import Suite, SuiteSpec, builtin_lexicons, load_suite
 from synth.core import TemplateError
 from tests.formalize.conftest import suite_dict
 
