@@ -1,17 +1,10 @@
-"""Stage 3: templates, lexicons, perturbations, suites, the runner, import/export."""
+"""Stage 3: templates, lexicons, perturbations, suites and their registered test types, the
+runner and its verify result, import/export formats, and review/propose."""
 
 from formalize._config import VerifyConfig
 from formalize._expand import Case, CompiledTemplate, TemplateSource
-from formalize._formats import (
-    export_adatest,
-    export_capability_csv,
-    export_hatecheck,
-    export_native_cases,
-    import_capability_csv,
-    import_hatecheck,
-    read_hatecheck_placeholders,
-)
 from formalize._groups import GroupVariantMaker, read_run_texts, substitute_entity
+from formalize._labels import check_spec_labels, check_suite_labels
 from formalize._lexicons import (
     BUILTIN_LEXICON_DIR,
     LexiconSet,
@@ -20,34 +13,11 @@ from formalize._lexicons import (
     read_lexicon_yaml,
 )
 from formalize._perturb import PERTURBATIONS, Perturbation, make_perturbation
-from formalize._propose import (
-    TemplateDraft,
-    append_tests,
-    draft_suite,
-    format_drafts,
-    load_run_scorers,
-    propose_templates,
-    run_draft,
-)
-from formalize._report import VerifyResult, group_deviations, summary_tests
-from formalize._review import TAGS as REVIEW_TAGS
-from formalize._review import (
-    ReviewLog,
-    ReviewLogWarning,
-    ReviewSession,
-    ReviewWidget,
-    tagged_sentences,
-)
+from formalize._result import VerifyResult, group_deviations, summary_tests
 from formalize._run_outputs import RunOutputs, read_summary_json
 from formalize._runner import TemplateRunner, judge, predict
 from formalize._spec import RunTexts, SuiteSpec
-from formalize._suite import (
-    CompiledTest,
-    Suite,
-    check_suite_labels,
-    dump_suite_yaml,
-    load_suite,
-)
+from formalize._suite import Suite, dump_suite_yaml, load_suite
 from formalize._template import (
     Slot,
     Text,
@@ -56,6 +26,31 @@ from formalize._template import (
     render,
     tokenize,
 )
+from formalize.formats import FORMATS, Exported, Format, export_formats, import_formats
+from formalize.formats.adatest import export_adatest
+from formalize.formats.capability_csv import export_capability_csv, import_capability_csv
+from formalize.formats.hatecheck import (
+    export_hatecheck,
+    import_hatecheck,
+    read_hatecheck_placeholders,
+)
+from formalize.formats.native_cases import export_native_cases
+from formalize.review import TAGS as REVIEW_TAGS
+from formalize.review import (
+    ReviewLog,
+    ReviewLogWarning,
+    ReviewSession,
+    ReviewWidget,
+    TemplateDraft,
+    append_tests,
+    draft_suite,
+    format_drafts,
+    load_run_scorers,
+    propose_templates,
+    run_draft,
+    tagged_sentences,
+)
+from formalize.types import TEST_TYPES, CompiledTest, TestSpecBase
 
 __all__ = [
     "REVIEW_TAGS",
@@ -77,6 +72,11 @@ __all__ = [
     "Case",
     "CompiledTemplate",
     "CompiledTest",
+    "Exported",
+    "FORMATS",
+    "Format",
+    "TEST_TYPES",
+    "TestSpecBase",
     "GroupVariantMaker",
     "LexiconSet",
     "Perturbation",
@@ -90,13 +90,16 @@ __all__ = [
     "VerifyConfig",
     "VerifyResult",
     "builtin_lexicons",
+    "check_spec_labels",
     "check_suite_labels",
     "dump_suite_yaml",
     "export_adatest",
+    "export_formats",
     "export_capability_csv",
     "export_hatecheck",
     "export_native_cases",
     "group_deviations",
+    "import_formats",
     "import_capability_csv",
     "import_hatecheck",
     "indefinite_article",
@@ -107,9 +110,9 @@ __all__ = [
     "predict",
     "read_hatecheck_placeholders",
     "read_lexicon_file",
+    "read_summary_json",
     "read_lexicon_yaml",
     "read_run_texts",
-    "read_summary_json",
     "render",
     "substitute_entity",
     "summary_tests",

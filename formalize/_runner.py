@@ -2,84 +2,29 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from discovery import TaskScorer
+from formalize._aggregate import Aggregates
 from formalize._expand import Case
+from formalize._labels import check_model_labels
 from formalize._suite import Suite
+from formalize.types import TEST_TYPES, CompiledTest
+from formalize.types._base import predict
 from synth.core import DataError, SynthcheckError, atomic_open, dumps_record
 
 if TYPE_CHECKING:
-    from formalize._report import VerifyResult
+    from formalize._result import VerifyResult
 
-_EPS = 1e-9
-_PAIRED = ("inv", "dir")
-
-
-@dataclass
-class _Counts:
-    n: int = 0
-    failures: int = 0
-
-    def add(self, passed: bool) -> None:
-        self.n += 1
-        self.failures += int(not passed)
-
-
-@dataclass
-class _Aggregates:
-    """Everything the report needs, kept as counters so memory does not grow with cases."""
-
-    max_examples: int
-    tests: dict[str, dict[str, str]] = field(default_factory=dict)
-    by_test: dict[tuple[str, str], _Counts] = field(default_factory=lambda: defaultdict(_Counts))
-    by_capability: dict[tuple[str, str], _Counts] = field(
-        default_factory=lambda: defaultdict(_Counts))
-    by_label: dict[tuple[str, str], _Counts] = field(default_factory=lambda: defaultdict(_Counts))
-    by_fill: dict[tuple[str, str, str, str, str], _Counts] = field(
-        default_factory=lambda: defaultdict(_Counts))
-    group_sum: dict[tuple[str, str, str, str], float] = field(
-        default_factory=lambda: defaultdict(float))
-    group_n: dict[tuple[str, str, str], int] = field(default_factory=lambda: defaultdict(int))
-    examples: dict[tuple[str, str], list[dict[str, Any]]] = field(
-        default_factory=lambda: defaultdict(list))
-    n_cases: int = 0
-    n_texts_scored: int = 0
-
-
-def predict(probs: Mapping[str, float], labels: Sequence[str]) -> str:
-    """Return the label with the highest probability (ties go to the earlier label)."""
-    best, best_p = labels[0], float("-inf")
-    for label in labels:
-        p = probs.get(label, 0.0)
-        if p > best_p:
-            best, best_p = label, p
-    return best
-
+__all__ = ["TemplateRunner", "judge", "predict"]
 
 def judge(case: Case, probs: Mapping[str, float], orig: Mapping[str, float] | None,
           labels: Sequence[str], spec: Any) -> tuple[str, bool | None, str | None]:
-    """Return (prediction, passed, original prediction) for one case; ``passed`` is None for
-    test-group variants, which have no pass/fail."""
-    pred = predict(probs, labels)
-    if case.type in ("mft", "contrast"):
-        return pred, pred == case.label, None
-    if case.type == "group" or orig is None:
-        return pred, None, None
-    orig_pred = predict(orig, labels)
-    if case.type == "inv":
-        passed = pred == orig_pred
-        tol = spec.tolerance
-        if not passed and tol is not None:
-            passed = abs(probs.get(orig_pred, 0.0) - orig.get(orig_pred, 0.0)) <= tol + _EPS
-        return pred, passed, orig_pred
-    delta = probs.get(spec.label, 0.0) - orig.get(spec.label, 0.0)
-    moved = delta if spec.direction == "up" else -delta
-    return pred, moved >= spec.min_delta - _EPS, orig_pred
+    """Return (prediction, passed, original prediction) for one case, judged by its test
+    type; ``passed`` is None for test-group variants, which have no pass/fail."""
+    return TEST_TYPES.get(case.type).judge(spec, case, probs, orig, labels)
 
 
 def _chunks(items: Iterable[Case], size: int) -> Iterator[list[Case]]:
@@ -137,53 +82,48 @@ class TemplateRunner:
             TemplateError: the expansion is over the case limit.
             DataError: a model's labels differ from the suite's, or it returns a bad row.
         """
-        from formalize._report import VerifyResult
+        from formalize._result import VerifyResult
 
         models = _named(scorers)
-        for name, scorer in models.items():
-            if set(scorer.labels) != set(suite.labels):
-                raise DataError(
-                    f"model {name!r} has labels {list(scorer.labels)}, "
-                    f"the suite has {suite.labels}",
-                    where=suite.source,
-                    fix="use a model of the suite's task, or map its labels onto the suite's")
+        check_model_labels(models, suite.labels, suite.source)
         total = suite.check_limit(self.sample, self.max_cases)
         seed = suite.spec.seed if self.seed is None else self.seed
-        agg = _Aggregates(self.max_examples)
-        specs = {t.name: t.spec for t in suite.tests}
+        agg = Aggregates(self.max_examples)
+        tests = {t.name: t for t in suite.tests}
         for t in suite.tests:
             agg.tests[t.name] = {"capability": t.capability, "type": t.type}
         rows: list[dict[str, Any]] | None = [] if self.keep_cases else None
         cases = (c for t in suite.tests for c in t.cases(self.sample, seed))
         if cases_path is not None:
             with atomic_open(cases_path) as handle:
-                self._loop(cases, models, suite.labels, specs, agg, rows, handle)
+                self._loop(cases, models, suite.labels, tests, agg, rows, handle)
         else:
-            self._loop(cases, models, suite.labels, specs, agg, rows, None)
+            self._loop(cases, models, suite.labels, tests, agg, rows, None)
         return VerifyResult.build(suite, list(models), agg, rows, self.heldout_recall,
                                   sample=self.sample, seed=seed, upper_bound=total)
 
     def _loop(self, cases: Iterable[Case], models: dict[str, TaskScorer], labels: list[str],
-              specs: dict[str, Any], agg: _Aggregates, rows: list[dict[str, Any]] | None,
-              handle: IO[str] | None) -> None:
+              tests: dict[str, CompiledTest], agg: Aggregates,
+              rows: list[dict[str, Any]] | None, handle: IO[str] | None) -> None:
         for chunk in _chunks(cases, self.chunk_size):
             # Originals are scored only where judging needs them (INV/DIR pairs).
             texts = list(dict.fromkeys(
                 t for c in chunk
-                for t in ((c.text, c.orig_text) if c.type in _PAIRED else (c.text,))
+                for t in ((c.text, c.orig_text) if tests[c.test].paired else (c.text,))
                 if t is not None))
             agg.n_texts_scored += len(texts)
             scored = {name: self._score(name, scorer, texts, labels)
                       for name, scorer in models.items()}
             for case in chunk:
                 agg.n_cases += 1
+                test = tests[case.test]
                 for name in models:
                     probs = scored[name][case.text]
                     orig = (scored[name][case.orig_text]
-                            if case.type in _PAIRED and case.orig_text is not None else None)
-                    pred, passed, orig_pred = judge(case, probs, orig, labels, specs[case.test])
+                            if test.paired and case.orig_text is not None else None)
+                    pred, passed, orig_pred = test.judge(test.spec, case, probs, orig, labels)
                     row = _row(case, name, pred, probs, passed, orig_pred, orig)
-                    _accumulate(agg, case, name, row, labels)
+                    test.aggregate(agg, case, name, row, labels)
                     if handle is not None:
                         handle.write(dumps_record(row) + "\n")
                     if rows is not None:
@@ -226,27 +166,3 @@ def _row(case: Case, model: str, pred: str, probs: dict[str, float], passed: boo
     row.update(model=model, pred=pred, probs=probs, passed=passed, orig_pred=orig_pred,
                orig_probs=dict(orig) if orig is not None else None)
     return row
-
-
-def _accumulate(agg: _Aggregates, case: Case, model: str, row: dict[str, Any],
-                labels: list[str]) -> None:
-    if case.type == "group":
-        assert case.group is not None
-        agg.group_n[(case.test, model, case.group)] += 1
-        for lab in labels:
-            agg.group_sum[(case.test, model, case.group, lab)] += row["probs"][lab]
-        return
-    passed = bool(row["passed"])
-    agg.by_test[(case.test, model)].add(passed)
-    agg.by_capability[(case.capability, model)].add(passed)
-    if case.label is not None and case.type in ("mft", "contrast"):
-        agg.by_label[(case.label, model)].add(passed)
-    for slot, source, value in case.fills:
-        agg.by_fill[(case.test, slot, source, value, model)].add(passed)
-    if not passed:
-        kept = agg.examples[(case.test, model)]
-        if len(kept) < agg.max_examples:
-            kept.append({k: row[k] for k in ("test", "model", "case_id", "text", "orig_text",
-                                              "label", "pred", "orig_pred", "probs")})
-
-

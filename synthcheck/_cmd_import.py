@@ -12,13 +12,15 @@ from synthcheck._cli_common import positive_int
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from formalize import import_formats
+
     p = sub.add_parser(
-        "import", help="import HateCheck or capability-CSV tests as a suite YAML",
+        "import", help=f"import tests as a suite YAML: {', '.join(import_formats())}",
         description="Build a suite YAML from another tool's files. The suite is checked "
                     "(schema, templates, lexicons, labels) before it is written, so a bad import "
                     "never replaces a good file. A suite over its case limit is written with a "
                     "warning that says which --sample N brings it under the limit.")
-    p.add_argument("--format", required=True, choices=["hatecheck", "capability-csv"])
+    p.add_argument("--format", required=True, choices=import_formats())
     p.add_argument("--in", dest="inp", required=True,
                    help="hatecheck: test_suite_cases.csv or its folder; capability-csv: the CSV")
     p.add_argument("--placeholders", default=None,
@@ -39,25 +41,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from formalize import Suite, dump_suite_yaml, import_capability_csv, import_hatecheck
+    from formalize import FORMATS, Suite, dump_suite_yaml
     from synth.core import ConfigError, write_text_atomic
 
     out = Path(args.out)
     name = args.name or out.stem
     labels = [s.strip() for s in args.labels.split(",")] if args.labels else None
-    if args.lexicon_files and args.format != "capability-csv":
-        raise ConfigError("--lexicon-file applies to --format capability-csv only",
+    fmt = FORMATS.get(args.format)
+    if args.lexicon_files and not fmt.takes_lexicon_files:
+        takes = [n for n in FORMATS.names() if FORMATS.get(n).takes_lexicon_files]
+        raise ConfigError(f"--lexicon-file applies to --format {' and '.join(takes)} only",
                           where="--lexicon-file",
                           fix="HateCheck imports take their lexicons from --placeholders")
     lexicon_files = [_relative_to_suite(p, out) for p in args.lexicon_files]
-    inp = Path(args.inp)
-    if args.format == "hatecheck":
-        cases = inp / "test_suite_cases.csv" if inp.is_dir() else inp
-        ph = Path(args.placeholders) if args.placeholders else cases.parent / \
-            "template_placeholders.csv"
-        data = import_hatecheck(cases, ph if ph.is_file() else None, name=name, labels=labels)
-    else:
-        data = import_capability_csv(inp, name=name, labels=labels, lexicon_files=lexicon_files)
+    data = fmt().import_(args.inp, name=name, labels=labels,
+                         placeholders=args.placeholders, lexicon_files=lexicon_files)
     if args.sample is not None:
         for test in data["tests"]:
             if test.get("templates"):

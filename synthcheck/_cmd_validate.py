@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     width = max(len(n) for n in counts)
     print(f"suite {suite.name!r}: {len(suite.tests)} tests, labels {', '.join(suite.labels)}")
     for test in suite.tests:
-        bound = "<=" if test.type in ("inv", "dir", "group") else "  "
+        bound = "<=" if test.count_is_bound else "  "
         print(f"  {test.name:{width}}  {test.type:8} {test.capability:20} "
               f"{bound}{counts[test.name]:>8,}")
     total = suite.check_limit(args.sample, args.max_cases)

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from formalize import Suite, builtin_lexicons, load_suite
-from formalize._spec import SuiteSpec
+from formalize import Suite, SuiteSpec, builtin_lexicons, load_suite
 from synth.core import TemplateError
 from tests.formalize.conftest import suite_dict
 
@@ -450,7 +449,7 @@ def test_compiled_tests_carry_the_suite_lexicons():
 
 
 def test_check_spec_labels_needs_only_the_spec():
-    from formalize._suite import check_spec_labels
+    from formalize import check_spec_labels
 
     spec = SuiteSpec.model_validate(suite_dict(mft("{NOUN}", label="great"),
                                                   labels=["great", "positive"]))

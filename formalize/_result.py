@@ -1,4 +1,4 @@
-"""Verification results: tables (pandas DataFrames), the side-by-side text table, output files."""
+"""The verify result: tables (pandas DataFrames), the side-by-side text table, output files."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from synth.core import provenance, write_json_atomic, write_text_atomic
 if TYPE_CHECKING:
     import pandas as pd
 
-    from formalize._runner import _Aggregates
+    from formalize._aggregate import Aggregates
     from formalize._suite import Suite
 
 
@@ -49,7 +49,7 @@ class VerifyResult:
     meta: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, suite: Suite, models: list[str], agg: _Aggregates,
+    def build(cls, suite: Suite, models: list[str], agg: Aggregates,
               rows: list[dict[str, Any]] | None, recall: Mapping[str, Mapping[str, float]],
               *, sample: int | None, seed: int, upper_bound: int) -> VerifyResult:
         import pandas as pd
@@ -208,6 +208,13 @@ def group_deviations(sums: Mapping[tuple[str, str, str, str], float],
     return rows
 
 
+def _scored(test_type: str) -> bool:
+    """Whether tests of ``test_type`` pass or fail (a type no longer registered: yes)."""
+    from formalize.types import TEST_TYPES
+
+    return test_type not in TEST_TYPES or TEST_TYPES.get(test_type).scored
+
+
 def _pct(x: float) -> str:
     return "    -" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:5.1f}%"
 
@@ -232,15 +239,13 @@ def format_side_by_side(result: VerifyResult) -> str:
         return f"{key[:width]:{width}}  {kind:8} {n:>6}  {cells}"
 
     current = None
-    for name, info in result.tests.items():
-        if info["type"] == "group":
-            continue
+    scored = {name: info for name, info in result.tests.items() if _scored(info["type"])}
+    for name, info in scored.items():
         if info["capability"] != current:
             current = info["capability"]
             lines.append(f"[{current}]")
         lines.append(row("test", name, info["type"]))
-    caps = list(dict.fromkeys(i["capability"] for i in result.tests.values()
-                              if i["type"] != "group"))
+    caps = list(dict.fromkeys(i["capability"] for i in scored.values()))
     if caps:
         lines += ["", "per capability"]
         lines += [row("capability", c, "") for c in caps]

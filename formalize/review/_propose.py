@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synth.core import DataError, TemplateError, write_text_atomic
+from synth.core import DataError, LabelSpace, TemplateError, write_text_atomic
 
 _MAX_SPANS = 12  # lexicon words considered per sentence
 _MAX_COMBOS = 4096  # candidate templates per sentence
@@ -279,16 +279,9 @@ def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
             one name, or a ``task_models``, ``reference`` or ``evaluation`` entry that does not
             validate.
     """
-    from types import SimpleNamespace
-
     from pydantic import ValidationError
 
-    from discovery import (
-        EvaluationConfig,
-        ReferenceConfig,
-        TaskModelConfig,
-        build_task_scorers,
-    )
+    from discovery import EvaluationConfig, ReferenceConfig, TaskModelConfig
     from formalize._run_outputs import RunOutputs
     from synth.core import ConfigError
 
@@ -309,18 +302,32 @@ def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
     if not isinstance(entries, list) or not entries:
         raise ConfigError("the run's config names no task models", where=where,
                           fix="pass scorers yourself, or add task_models to the run config")
-    cfg = SimpleNamespace(
-        task=SimpleNamespace(labels=run.labels),
-        task_models=[validate(TaskModelConfig, t, f"task_models[{i}]")
-                     for i, t in enumerate(entries)],
-        reference=validate(ReferenceConfig, run.section("reference"), "reference"),
-        evaluation=validate(EvaluationConfig, run.section("evaluation"), "evaluation"))
-    try:
-        return build_task_scorers(cfg)
-    except ConfigError as exc:
-        if exc.where == "task_models":  # a check of the config as a whole (unique names)
-            raise ConfigError(exc.what, where=where, fix=exc.fix) from None
-        raise
+    task_models = [validate(TaskModelConfig, t, f"task_models[{i}]")
+                   for i, t in enumerate(entries)]
+    return _build_scorers(task_models, LabelSpace.of(run.labels),
+                          reference=validate(ReferenceConfig, run.section("reference"),
+                                             "reference"),
+                          evaluation=validate(EvaluationConfig, run.section("evaluation"),
+                                              "evaluation"),
+                          where=where)
+
+
+def _build_scorers(task_models: Sequence[Any], labels: LabelSpace, *, reference: Any,
+                   evaluation: Any, where: str) -> dict[str, Any]:
+    """Load each task model by name over ``labels``, as ``discover`` does (names unique)."""
+    from discovery import load_task_scorer
+    from synth.core import ConfigError
+
+    names = [t.name for t in task_models]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ConfigError(f"task model names must be unique, got {dupes} more than once",
+                          where=where, fix="give each task model its own name")
+    return {t.name: load_task_scorer(t.spec, labels.list, label_map=t.label_map, name=t.name,
+                                     batch_size=t.batch_size, max_length=t.max_length,
+                                     trusted_types=t.trusted_types, reference=reference,
+                                     evaluation=evaluation)
+            for t in task_models}
 
 
 def run_draft(draft: TemplateDraft | str, scorers: Mapping[str, Any], labels: Sequence[str], *,

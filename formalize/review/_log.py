@@ -1,0 +1,189 @@
+"""The review decision log: append-only ``review/decisions.jsonl``, one tag per decision.
+
+Every decision is appended and fsynced before ``tag`` returns, so a crashed kernel loses
+nothing that was acknowledged. The latest decision per sentence id wins when the log is read
+back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from synth.core import DataError, append_jsonl, did_you_mean, provenance
+
+#: The tags an annotator gives a hard sentence.
+TAGS = ("task-model error", "reference error", "ambiguous", "not a pattern")
+#: Where a run directory keeps its decisions.
+DECISIONS = Path("review") / "decisions.jsonl"
+
+
+class ReviewLogWarning(UserWarning):
+    """A line of the decision log was skipped (a write cut off mid-line)."""
+
+
+def _normalise_tag(tag: object) -> str:
+    text = " ".join(str(tag).replace("_", " ").split()).lower()
+    text = text.replace("task model", "task-model")
+    if text in TAGS:
+        return text
+    raise DataError(f"unknown review tag {tag!r}", where="review tag",
+                    fix=f"use one of: {', '.join(TAGS)}; " + did_you_mean(str(tag), list(TAGS)))
+
+
+class ReviewLog:
+    """The decisions of one run's review, in ``<run>/review/decisions.jsonl``.
+
+    Args:
+        run_dir: the run directory.
+        annotator: default annotator name recorded with each decision.
+        known_ids: ids that may be tagged (default: the hard subset's and the corpus's,
+            when the run has them); a tag on another id is refused.
+    """
+
+    def __init__(self, run_dir: str | Path, *, annotator: str | None = None,
+                 known_ids: Iterable[str] | None = None) -> None:
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / DECISIONS
+        self.annotator = annotator
+        self._known = set(map(str, known_ids)) if known_ids is not None else None
+        self._tail_checked = False
+        self.warnings: list[str] = []
+
+    # -- writing -----------------------------------------------------------------------
+    def tag(self, id: str, tag: str, note: str | None = None, hypothesis: str | None = None,
+            annotator: str | None = None) -> dict[str, Any]:
+        """Record one decision at once (appended and fsynced); return the record.
+
+        Raises:
+            DataError: the tag is not one of :data:`TAGS`, or the id is not in the run.
+        """
+        tag = _normalise_tag(tag)
+        sid = str(id)
+        known = self._known_ids()
+        if known and sid not in known:
+            raise DataError(f"unknown sentence id {sid!r}", where=str(self.run_dir),
+                            fix="tag an id from hard.jsonl or the corpus; "
+                                + did_you_mean(sid, sorted(known)))
+        record = {"id": sid, "tag": tag,
+                  "note": note or None, "hypothesis": (hypothesis or "").strip() or None,
+                  "annotator": annotator or self.annotator,
+                  "time": datetime.now(UTC).isoformat(timespec="seconds"),
+                  **provenance(self._config_hash())}
+        self._repair_tail()
+        append_jsonl(self.path, record)
+        return record
+
+    def _known_ids(self) -> set[str]:
+        if self._known is None:
+            ids: set[str] = set()
+            hard = self.run_dir / "hard.jsonl"
+            if hard.is_file():
+                from synth.core import iter_jsonl
+
+                ids.update(str(r.get("id")) for r in iter_jsonl(hard))
+            if (self.run_dir / "corpus").is_dir():
+                from synth import iter_corpus
+
+                ids.update(str(r["id"]) for r in iter_corpus(self.run_dir))
+            self._known = ids
+        return self._known
+
+    def _config_hash(self) -> str:
+        try:
+            manifest = json.loads((self.run_dir / "manifest.json").read_text(encoding="utf-8"))
+            return str(manifest.get("config_hash") or "unknown")
+        except (OSError, ValueError):
+            return "unknown"
+
+    def _repair_tail(self) -> None:
+        """Move a cut-off last line aside (to ``decisions.jsonl.torn``) before appending, so
+        the next record does not glue onto it and turn it into a bad line in the middle."""
+        if self._tail_checked or not self.path.is_file():
+            self._tail_checked = True
+            return
+        data = self.path.read_bytes()
+        body = data.rstrip(b"\n")
+        start = body.rfind(b"\n") + 1
+        last = body[start:]
+        bad = bool(last.strip()) and (not data.endswith(b"\n") or _bad_line(last))
+        if bad:
+            torn = self.path.with_name(self.path.name + ".torn")
+            with torn.open("ab") as handle:
+                handle.write(last + b"\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            with self.path.open("r+b") as handle:
+                handle.truncate(start)
+                handle.flush()
+                os.fsync(handle.fileno())
+            warnings.warn(f"moved a cut-off last line of {self.path} to {torn}",
+                          ReviewLogWarning, stacklevel=3)
+        self._tail_checked = True
+
+    # -- reading -----------------------------------------------------------------------
+    def records(self) -> list[dict[str, Any]]:
+        """Every decision in file order (a cut-off last line is skipped with a warning).
+
+        Raises:
+            DataError: a line other than the last is not a decision record (names the line).
+        """
+        self.warnings = []
+        if not self.path.is_file():
+            return []
+        lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
+        while lines and not lines[-1].strip():
+            lines.pop()
+        out = []
+        for lineno, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            problem = _line_problem(line)
+            if problem is None:
+                out.append(json.loads(line))
+                continue
+            if lineno == len(lines):
+                msg = (f"skipped line {lineno} of {self.path}: {problem} (a write cut off "
+                       f"mid-line; the decisions before it are kept)")
+                self.warnings.append(msg)
+                warnings.warn(msg, ReviewLogWarning, stacklevel=2)
+                continue
+            raise DataError(f"bad decision record: {problem}", where=f"{self.path}, line {lineno}",
+                            fix="fix or delete that line (the log is plain JSON Lines)")
+        return out
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        """The current decision per sentence id (the latest one wins), in first-tag order."""
+        latest: dict[str, dict[str, Any]] = {}
+        for rec in self.records():
+            latest[str(rec["id"])] = rec
+        return latest
+
+    def hypotheses(self) -> dict[str, list[str]]:
+        """Hypothesis text -> ids whose current decision carries it (first-seen order)."""
+        out: dict[str, list[str]] = {}
+        for sid, rec in self.load().items():
+            if rec.get("hypothesis"):
+                out.setdefault(str(rec["hypothesis"]), []).append(sid)
+        return out
+
+
+def _line_problem(line: str) -> str | None:
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return f"not valid JSON ({exc.msg})"
+    if not isinstance(rec, dict):
+        return "not a JSON object"
+    if not isinstance(rec.get("id"), str) or rec.get("tag") not in TAGS:
+        return "lacks an 'id' or a known 'tag'"
+    return None
+
+
+def _bad_line(raw: bytes) -> bool:
+    return _line_problem(raw.decode("utf-8", errors="replace")) is not None
