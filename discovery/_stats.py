@@ -90,10 +90,13 @@ def wilson_interval(k: np.ndarray, n: np.ndarray, z: float = 1.959963984540054
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     level = float(1.0 - 2.0 * norm.sf(z))
-    lo, hi = np.zeros(k.shape), np.ones(k.shape)
-    for i in np.ndindex(k.shape):
-        if n[i] > 0:
-            ci = binomtest(int(k[i]), int(n[i])).proportion_ci(confidence_level=level,
-                                                               method="wilson")
-            lo[i], hi[i] = ci.low, ci.high
+    # One scipy call per distinct (k, n): n-gram counts repeat a lot.
+    pairs, inverse = np.unique(np.stack([k.ravel(), n.ravel()], axis=1), axis=0,
+                               return_inverse=True)
+    bounds = np.array([[0.0, 1.0] if kn[1] <= 0 else
+                       binomtest(int(kn[0]), int(kn[1])).proportion_ci(
+                           confidence_level=level, method="wilson")
+                       for kn in pairs]).reshape(len(pairs), 2)
+    lo = bounds[inverse.ravel(), 0].reshape(k.shape)
+    hi = bounds[inverse.ravel(), 1].reshape(k.shape)
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
