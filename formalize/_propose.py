@@ -290,7 +290,7 @@ def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
         build_task_scorers,
     )
     from formalize._report_data import RunData
-    from synth.core import ConfigError
+    from synth.core import ConfigError, LabelSpace
 
     run = RunData(Path(run_dir))
     where = str(run.path / "manifest.json")
@@ -316,7 +316,8 @@ def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
         reference=validate(ReferenceConfig, run.section("reference"), "reference"),
         evaluation=validate(EvaluationConfig, run.section("evaluation"), "evaluation"))
     try:
-        return build_task_scorers(cfg)
+        return build_task_scorers(cfg.task_models, LabelSpace.of(cfg.task.labels),
+                                  reference=cfg.reference, evaluation=cfg.evaluation)
     except ConfigError as exc:
         if exc.where == "task_models":  # a check of the config as a whole (unique names)
             raise ConfigError(exc.what, where=where, fix=exc.fix) from None

@@ -472,3 +472,22 @@ def test_train_demo_to_a_file_and_bad_arguments(tmp_path, capsys) -> None:
     assert_user_error(code, err, r"^error: limit must be at least 2 sentences, got 1 "
                                  r"\(--limit\)")
     assert not (tmp_path / "x.skops").exists()
+
+
+def test_rank_before_score_is_an_error_with_exit_2(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    write_jsonl(run_dir / "corpus" / "shard-00000.jsonl", [{"id": "s0", "text": "a film"}])
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("ranking:\n  top_k: 3\n")
+    assert main(["rank", "--config", str(cfg), "--run", str(run_dir)]) == 2
+    assert "error: the run has no complete scores" in capsys.readouterr().err
+
+
+def test_config_typo_names_the_field(tmp_path):
+    from synth.core import ConfigError
+    from synthcheck import load_run_config
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("ranking:\n  top_kk: 3\n")
+    with pytest.raises(ConfigError, match=r"unknown field 'ranking.top_kk'.*line 2"):
+        load_run_config(cfg)
