@@ -9,9 +9,22 @@ from discovery._config import (
     Shot,
     TaskModelConfig,
 )
-from discovery._data import LabeledSet, read_labeled_file, rotten_tomatoes_split
+from discovery._data import (
+    LabeledSet,
+    read_corpus,
+    read_labeled_file,
+    read_score_file,
+    rotten_tomatoes_split,
+)
 from discovery._demo import check_split, ensure_demo_model, train_demo_model
-from discovery._evaluate import classification_report, evaluate, format_reports
+from discovery._evaluate import (
+    classification_report,
+    evaluate,
+    format_reports,
+    load_evaluation_set,
+    recall_by_model,
+    write_eval_json,
+)
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._protocols import TaskScorer
 from discovery._ranking import DivergenceRanker, HardSubset, divergence
@@ -31,15 +44,19 @@ from discovery._stages import (
     mine_stage_hash,
     rank_run,
     rank_stage_hash,
+    ranked_task_model,
+    ranked_task_name,
     reference_hash,
     score_run,
     score_stage_hash,
+    stage_record,
     task_model_hash,
+    task_model_hashes,
 )
 
 __all__ = [
-    "CallableScorer",
     "Calibrator",
+    "CallableScorer",
     "DivergenceRanker",
     "EvaluationConfig",
     "FewShotReference",
@@ -64,18 +81,27 @@ __all__ = [
     "ensure_demo_model",
     "evaluate",
     "format_reports",
+    "load_evaluation_set",
     "load_scores",
     "load_task_scorer",
     "mine_run",
     "mine_stage_hash",
     "rank_run",
     "rank_stage_hash",
+    "ranked_task_model",
+    "ranked_task_name",
+    "read_corpus",
     "read_labeled_file",
+    "read_score_file",
+    "recall_by_model",
     "reference_hash",
     "rotten_tomatoes_split",
     "score_run",
     "score_stage_hash",
+    "stage_record",
     "task_model_availability",
     "task_model_hash",
+    "task_model_hashes",
     "train_demo_model",
+    "write_eval_json",
 ]

@@ -12,9 +12,9 @@ from synth.core import ConfigError, DataError
 
 def log_normalize(logprobs: np.ndarray) -> np.ndarray:
     """Renormalise rows of label log-probabilities over the labels (a log-softmax)."""
-    logprobs = np.asarray(logprobs, dtype=np.float64)
-    top = logprobs.max(axis=1, keepdims=True)
-    return logprobs - top - np.log(np.exp(logprobs - top).sum(axis=1, keepdims=True))
+    from scipy.special import log_softmax
+
+    return np.asarray(log_softmax(np.asarray(logprobs, dtype=np.float64), axis=1))
 
 
 class Calibrator:

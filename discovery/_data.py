@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from synth.core import DataError, iter_jsonl
+from synth.core import DataError, LabelSpace, iter_jsonl
 
 
 def iter_corpus_records(run_dir: str | Path) -> Iterator[dict[str, Any]]:
@@ -38,31 +38,32 @@ def read_corpus(run_dir: str | Path) -> tuple[list[str], list[str]]:
 
 
 def read_score_file(
-    path: str | Path, corpus_ids: Sequence[str], labels: Sequence[str]
+    path: str | Path, corpus_ids: Sequence[str], labels: LabelSpace | Sequence[str]
 ) -> np.ndarray:
-    """Read ``{"id", "probs"}`` records into an array aligned with ``corpus_ids``.
+    """Read ``{"id", "probs"}`` records (``scores/*.jsonl``) into an array aligned with
+    ``corpus_ids``, columns in ``labels`` order: the one reader of score files.
 
     Raises:
         DataError: the file names ids that are not in the corpus, misses corpus ids, or a
             record's labels differ from the task's.
     """
+    space = labels if isinstance(labels, LabelSpace) else LabelSpace.of(labels)
     index = {cid: i for i, cid in enumerate(corpus_ids)}
-    out = np.full((len(corpus_ids), len(labels)), np.nan)
+    out = np.full((len(corpus_ids), len(space)), np.nan)
     unknown: list[str] = []
     for lineno, record in enumerate(iter_jsonl(path), start=1):
         rid = str(record.get("id"))
         probs = record.get("probs")
-        if not isinstance(probs, dict) or set(probs) != set(labels):
-            raise DataError(
-                f"record's probs must name exactly the task labels {list(labels)}",
-                where=f"{path}, line {lineno}",
-                fix="rescore with the current config: synthcheck score",
-            )
+        where = f"{path}, line {lineno}"
+        if not isinstance(probs, dict):
+            raise DataError("score record has no 'probs' object", where=where,
+                            fix="rescore with the current config: synthcheck score")
+        space.check_probs(probs, where=where)
         i = index.get(rid)
         if i is None:
             unknown.append(rid)
             continue
-        out[i] = [float(probs[lab]) for lab in labels]
+        out[i] = [float(probs[lab]) for lab in space]
     if unknown:
         shown = ", ".join(unknown[:3]) + (" ..." if len(unknown) > 3 else "")
         raise DataError(

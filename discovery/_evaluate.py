@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from discovery._config import EvaluationConfig, ReferenceConfig, TaskModelConfig
 from discovery._data import LabeledSet, read_labeled_file, rotten_tomatoes_split
-from synth.core import ConfigError
+from synth.core import ConfigError, LabelSpace
 
 
 def classification_report(golds: Sequence[str], preds: Sequence[str],
@@ -28,14 +30,23 @@ def classification_report(golds: Sequence[str], preds: Sequence[str],
     }
 
 
-def load_evaluation_set(cfg: Any, data: str | None = None) -> LabeledSet:
-    """The labeled set ``evaluation.data`` (or ``data``) names, cut to ``evaluation.size``."""
-    ev = cfg.evaluation
+def load_evaluation_set(labels: LabelSpace, evaluation: EvaluationConfig,
+                        data: str | None = None) -> LabeledSet:
+    """The labeled set ``evaluation.data`` (or ``data``) names, cut to ``evaluation.size``.
+
+    Raises:
+        ConfigError: the packaged set's labels are not the task's, or an unknown packaged set.
+        DataError: the labeled file cannot be read (see :func:`read_labeled_file`).
+    """
+    ev = evaluation
     source = data or ev.data
     if source == "packaged:rotten_tomatoes":
-        if list(cfg.task.labels) != ["negative", "positive"]:
-            raise ConfigError("the packaged Rotten Tomatoes set is labeled negative/positive, "
-                              f"but the task's labels are {list(cfg.task.labels)}",
+        from synth import MOVIE_REVIEW_LABELS
+
+        packaged = LabelSpace.of(MOVIE_REVIEW_LABELS[i] for i in sorted(MOVIE_REVIEW_LABELS))
+        if labels != packaged:
+            raise ConfigError(f"the packaged Rotten Tomatoes set is labeled "
+                              f"{'/'.join(packaged)}, but the task's labels are {labels.list}",
                               where="evaluation.data", fix="pass --data with your labeled file")
         _, held = rotten_tomatoes_split(seed=ev.split_seed, holdout_fraction=ev.holdout_fraction)
         labeled = held
@@ -43,36 +54,52 @@ def load_evaluation_set(cfg: Any, data: str | None = None) -> LabeledSet:
         raise ConfigError(f"unknown packaged evaluation set {source!r}", where="evaluation.data",
                           fix="use packaged:rotten_tomatoes or a .jsonl/.csv path")
     else:
-        labeled = read_labeled_file(source, cfg.task.labels)
+        labeled = read_labeled_file(source, labels.list)
     return labeled.head(ev.size)
 
 
-def evaluate(cfg: Any, data: str | None = None, *, scorers: Mapping[str, Any] | None = None,
-             reference: Any = None, progress: bool = True) -> dict[str, dict[str, Any]]:
+def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None = None, *,
+             task_models: Sequence[TaskModelConfig] = (),
+             reference: ReferenceConfig | None = None,
+             scorers: Mapping[str, Any] | None = None, reference_scorer: Any = None,
+             progress: bool = True) -> dict[str, dict[str, Any]]:
     """Evaluate each task model and the (calibrated) reference on held-out labeled data.
 
     Args:
-        cfg: the run config (task, task_models, reference, evaluation).
+        labels: the task's labels (gold labels and every model's outputs use them).
+        evaluation: the evaluation section (data, size, split, include_reference).
         data: a labeled .jsonl/.csv file (default: ``evaluation.data``).
-        scorers: already built task scorers by name (default: from the config).
-        reference: an already built FewShotReference (default: from the config, if
-            ``evaluation.include_reference``).
+        task_models: the task models to build when ``scorers`` is not given.
+        reference: the reference's config: the prompt of ``fewshot:`` task models, and the
+            reference evaluated when ``evaluation.include_reference``.
+        scorers: already built task scorers by name (default: from ``task_models``).
+        reference_scorer: an already built FewShotReference (default: from ``reference``,
+            if ``evaluation.include_reference``).
         progress: print a line per model.
 
     Returns:
         ``{model name: report}``; each report has n, accuracy, macro_f1, per_class, seconds.
+
+    Raises:
+        ValueError: the reference is to be evaluated but neither ``reference`` nor
+            ``reference_scorer`` is given.
     """
+    from discovery._config import ReferenceConfig as _Ref
     from discovery._stages import build_task_scorers
 
-    labeled = load_evaluation_set(cfg, data)
-    labels = list(cfg.task.labels)
-    models: dict[str, Any] = dict(scorers) if scorers is not None else build_task_scorers(cfg)
-    if reference is None and cfg.evaluation.include_reference:
+    labeled = load_evaluation_set(labels, evaluation, data)
+    names = labels.list
+    models: dict[str, Any] = (dict(scorers) if scorers is not None else build_task_scorers(
+        task_models, labels, reference=reference or _Ref(), evaluation=evaluation))
+    if reference_scorer is None and evaluation.include_reference:
+        if reference is None:
+            raise ValueError("evaluate() needs the reference config (or a built reference) "
+                             "when evaluation.include_reference is set")
         from discovery._reference import FewShotReference
 
-        reference = FewShotReference.from_config(cfg.reference, labels)
-    if reference is not None:
-        models["reference"] = reference
+        reference_scorer = FewShotReference.from_config(reference, names)
+    if reference_scorer is not None:
+        models["reference"] = reference_scorer
     out: dict[str, dict[str, Any]] = {}
     for name, scorer in models.items():
         start = time.perf_counter()
@@ -81,11 +108,29 @@ def evaluate(cfg: Any, data: str | None = None, *, scorers: Mapping[str, Any] | 
         # Few-shot scorers calibrate on the whole held-out set at once (batch calibration).
         predict = getattr(scorer, "predict_proba_set", scorer.predict_proba)
         rows = predict(labeled.texts)
-        preds = [max(labels, key=row.__getitem__) for row in rows]
-        report = classification_report(labeled.labels, preds, labels)
+        preds = [max(names, key=row.__getitem__) for row in rows]
+        report = classification_report(labeled.labels, preds, names)
         report["seconds"] = round(time.perf_counter() - start, 2)
         out[name] = report
     return out
+
+
+def recall_by_model(reports: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """``{model: {label: recall}}`` from :func:`evaluate`'s reports, the reference left out
+    (what verify shows beside each task model's results)."""
+    return {name: {lab: c["recall"] for lab, c in rep["per_class"].items()}
+            for name, rep in reports.items() if name != "reference"}
+
+
+def write_eval_json(path: str | Path, reports: Mapping[str, Any], stage_hash: str,
+                    **info: Any) -> Path:
+    """Write ``eval.json``, the one writer `discover` and `synthcheck evaluate --run` share:
+    ``{"reports", **info, **provenance(stage_hash)}`` (keys sorted)."""
+    from synth.core import provenance, write_json_atomic
+
+    path = Path(path)
+    write_json_atomic(path, {**info, "reports": dict(reports), **provenance(stage_hash)})
+    return path
 
 
 def format_reports(reports: Mapping[str, Mapping[str, Any]], labels: Sequence[str]) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from synth.core import ConfigError, DataError, ModelNotAvailable, Registry
+from synth.core import ConfigError, DataError, ModelNotAvailable, Registry, length_sorted_batches
 
 SCHEMES: Registry[Callable[..., Any]] = Registry("task-model scheme", {
     "hf": "discovery._scorers:_load_hf",
@@ -78,12 +78,6 @@ class LabelMapper:
         return [dict(zip(self.task_labels, map(float, row), strict=True)) for row in mapped]
 
 
-def _batches(n: int, lengths: Sequence[int], batch_size: int) -> list[list[int]]:
-    """Index batches, longest first, so each batch pads little."""
-    order = sorted(range(n), key=lambda i: -lengths[i])
-    return [order[s:s + batch_size] for s in range(0, n, batch_size)]
-
-
 class HFClassifierScorer:
     """A transformers sequence classifier: batched, length-sorted, truncated.
 
@@ -121,7 +115,7 @@ class HFClassifierScorer:
         lengths = [len(t) for t in texts]
         out = np.zeros((len(texts), len(self.mapper.model_labels)))
         device = next(self.model.parameters()).device
-        for idx in _batches(len(texts), lengths, self.batch_size):
+        for idx in length_sorted_batches(lengths, self.batch_size):
             enc = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True,
                                  max_length=self.max_length, return_tensors="pt")
             with torch.inference_mode():
@@ -227,29 +221,13 @@ class CallableScorer:
 
 def _load_hf(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
              name: str, batch_size: int, max_length: int, device: str, **_: Any) -> Any:
-    """Load a sequence classifier through synth's resolver (``~`` expanded, a clear error
-    for a missing folder when hub downloads are off); one copy per folder and device in
-    a process (scoring and evaluation share it)."""
-    from synth.engines import resolve_device, resolve_model_path
-    from synth.engines._models import cached_load
+    """Load a sequence classifier with synth's one transformers loader (``~`` expanded, a
+    clear error for a missing folder when hub downloads are off); one copy per folder and
+    device in a process (scoring and evaluation share it)."""
+    from synth.engines import load_hf_model
 
-    path = resolve_model_path(f"hf:{rest}")
-    dev = resolve_device(device)
-
-    def load() -> tuple[Any, Any]:
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(path)
-            model = AutoModelForSequenceClassification.from_pretrained(path)
-        except OSError as exc:
-            raise ModelNotAvailable(f"transformers cannot load {rest!r}: {exc}".split("\n")[0],
-                                    where=f"hf:{rest}",
-                                    fix="give a local model folder (no hub access here)") from None
-        model.to(dev)
-        return model, tokenizer
-
-    model, tokenizer = cached_load("sequence-classifier", path, dev, "float32", load)
+    model, tokenizer = load_hf_model(f"hf:{rest}", "sequence-classifier", device=device,
+                                     dtype=None)
     return HFClassifierScorer(model, tokenizer, labels, label_map=label_map, name=name,
                               batch_size=batch_size, max_length=max_length, where=f"hf:{rest}")
 

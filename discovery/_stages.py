@@ -1,9 +1,11 @@
 """The stage-2 jobs on a run directory: score, rank, mine.
 
-Each takes ``(config, run_dir)`` (a RunConfig, or anything with the same sections), records
-its status and stage hash in the run manifest, and is skipped when already complete with the
-same hash. A stage hash covers the config parts that change the stage's outputs plus the
-upstream stage's hash, so changing ``ranking.top_k`` redoes rank and mine but not scoring.
+Each job takes the run directory, the task's :class:`~synth.core.LabelSpace` and the config
+sections it reads (never the whole run config), records its status and stage hash in the
+run manifest, and is skipped when already complete with the same hash. A stage hash covers
+the config parts that change the stage's outputs (the fields not marked
+``runtime_field``, via ``output_dump``) plus the upstream stage's hash, so changing
+``ranking.top_k`` redoes rank and mine but not scoring.
 
 Scoring is resumable: texts are scored in chunks, each written atomically under
 ``scores/.parts/<name>/`` with the hash of its inputs, and the final files are assembled
@@ -28,12 +30,20 @@ from typing import Any
 
 import numpy as np
 
+from discovery._config import (
+    EvaluationConfig,
+    MiningConfig,
+    RankingConfig,
+    ReferenceConfig,
+    TaskModelConfig,
+)
 from discovery._data import read_corpus, read_score_file
 from discovery._mining import NgramMiner
 from discovery._ranking import DivergenceRanker, HardSubset, divergence
 from synth.core import (
     ConfigError,
     DataError,
+    LabelSpace,
     RunDir,
     atomic_open,
     config_hash,
@@ -52,46 +62,59 @@ def _fingerprint(ids: Sequence[str], texts: Sequence[str]) -> str:
     return h.hexdigest()[:16]
 
 
-def task_model_hash(cfg: Any, tm: Any) -> str:
+def task_model_hash(tm: TaskModelConfig, *, labels: LabelSpace, reference: ReferenceConfig,
+                    evaluation: EvaluationConfig) -> str:
     """Hash of what changes one task model's scores: its spec, label map and the labels;
     for ``demo:`` models the evaluation split they are trained on, for ``fewshot:`` models
     the reference prompt config they use."""
-    payload: dict[str, Any] = {"labels": cfg.task.labels, "task_model": output_dump(tm)}
+    payload: dict[str, Any] = {"labels": labels.list, "task_model": output_dump(tm)}
     scheme = str(tm.spec).partition(":")[0]
     if scheme == "demo":
-        ev = _evaluation(cfg)
-        payload["demo_split"] = [ev.split_seed, ev.holdout_fraction]
+        payload["demo_split"] = [evaluation.split_seed, evaluation.holdout_fraction]
     elif scheme == "fewshot":
-        payload["reference"] = output_dump(cfg.reference)
+        payload["reference"] = output_dump(reference)
     return config_hash(payload)
 
 
-def _evaluation(cfg: Any) -> Any:
-    from discovery._config import EvaluationConfig
+def task_model_hashes(task_models: Sequence[TaskModelConfig], *, labels: LabelSpace,
+                      reference: ReferenceConfig, evaluation: EvaluationConfig) -> list[str]:
+    """:func:`task_model_hash` of each task model, in order (what the score, evaluate and
+    verify stage hashes cover)."""
+    return [task_model_hash(t, labels=labels, reference=reference, evaluation=evaluation)
+            for t in task_models]
 
-    return getattr(cfg, "evaluation", None) or EvaluationConfig()
 
-
-def reference_hash(cfg: Any) -> str:
+def reference_hash(reference: ReferenceConfig, labels: LabelSpace) -> str:
     """Hash of what changes the reference's scores."""
-    return config_hash({"labels": cfg.task.labels, "reference": output_dump(cfg.reference)})
+    return config_hash({"labels": labels.list, "reference": output_dump(reference)})
 
 
-def score_stage_hash(cfg: Any, corpus_fp: str, upstream: str | None) -> str:
+def score_stage_hash(*, labels: LabelSpace, task_models: Sequence[TaskModelConfig],
+                     reference: ReferenceConfig, evaluation: EvaluationConfig, corpus_fp: str,
+                     upstream: str | None) -> str:
     """Hash of the score stage: every task model, the reference, the corpus, upstream."""
-    return config_hash({"task_models": [task_model_hash(cfg, t) for t in cfg.task_models],
-                        "reference": reference_hash(cfg), "corpus": corpus_fp,
+    return config_hash({"task_models": task_model_hashes(task_models, labels=labels,
+                                                         reference=reference,
+                                                         evaluation=evaluation),
+                        "reference": reference_hash(reference, labels), "corpus": corpus_fp,
                         "generate": upstream})
 
 
-def rank_stage_hash(cfg: Any, score_hash: str) -> str:
+def rank_stage_hash(ranking: RankingConfig, score_hash: str) -> str:
     """Hash of the rank stage: the ranking config plus the score stage hash."""
-    return config_hash({"ranking": output_dump(cfg.ranking), "score": score_hash})
+    return config_hash({"ranking": output_dump(ranking), "score": score_hash})
 
 
-def mine_stage_hash(cfg: Any, rank_hash: str) -> str:
+def mine_stage_hash(mining: MiningConfig, rank_hash: str) -> str:
     """Hash of the mine stage: the mining config plus the rank stage hash."""
-    return config_hash({"mining": output_dump(cfg.mining), "rank": rank_hash})
+    return config_hash({"mining": output_dump(mining), "rank": rank_hash})
+
+
+def stage_record(labels: LabelSpace, **sections: Any) -> dict[str, Any]:
+    """What a stage records as the manifest's ``config`` when its caller gives no resolved
+    run config: the task's labels and the sections the stage read."""
+    return {"task": {"labels": labels.list},
+            **{name: output_dump(value) for name, value in sections.items()}}
 
 
 def _manifest_bytes(run: RunDir) -> bytes | None:
@@ -149,28 +172,34 @@ def _task_fn(scorer: Any, labels: Sequence[str]) -> Callable[[list[str]], np.nda
     return fn
 
 
-def build_task_scorers(cfg: Any) -> dict[str, Any]:
-    """Load every configured task model (names must be unique)."""
+def build_task_scorers(task_models: Sequence[TaskModelConfig], labels: LabelSpace, *,
+                       reference: ReferenceConfig, evaluation: EvaluationConfig
+                       ) -> dict[str, Any]:
+    """Load every configured task model (names must be unique); ``fewshot:`` models use the
+    ``reference`` prompt, ``demo:`` models the ``evaluation`` split."""
     from discovery._scorers import load_task_scorer
 
-    _check_task_names(cfg)
-    return {t.name: load_task_scorer(t.spec, cfg.task.labels, label_map=t.label_map,
+    _check_task_names(task_models)
+    return {t.name: load_task_scorer(t.spec, labels.list, label_map=t.label_map,
                                      name=t.name, batch_size=t.batch_size,
                                      max_length=t.max_length, trusted_types=t.trusted_types,
-                                     reference=cfg.reference, evaluation=_evaluation(cfg))
-            for t in cfg.task_models}
+                                     reference=reference, evaluation=evaluation)
+            for t in task_models}
 
 
-def _check_task_names(cfg: Any) -> None:
-    names = [t.name for t in cfg.task_models]
+def _check_task_names(task_models: Sequence[TaskModelConfig]) -> None:
+    names = [t.name for t in task_models]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
         raise ConfigError(f"task model names must be unique, got {dupes} more than once",
                           where="task_models", fix="give each task model its own name")
 
 
-def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] | None = None,
-              reference: Any = None, progress: bool = True) -> dict[str, Any]:
+def score_run(run_dir: str | Path, *, labels: LabelSpace,
+              task_models: Sequence[TaskModelConfig], reference: ReferenceConfig,
+              evaluation: EvaluationConfig, config_dump: Mapping[str, Any] | None = None,
+              task_scorers: Mapping[str, Any] | None = None, reference_scorer: Any = None,
+              progress: bool = True) -> dict[str, Any]:
     """Score every corpus sentence with each task model and the reference.
 
     Writes ``scores/task-<name>.jsonl`` ``{"id", "probs"}`` and ``scores/reference.jsonl``
@@ -180,57 +209,70 @@ def score_run(cfg: Any, run_dir: str | Path, *, task_scorers: Mapping[str, Any] 
     before that leaves the run directory's files (manifest included) as they were.
 
     Args:
-        cfg: the run config (task, reference, task_models).
         run_dir: the run directory (its corpus must exist).
-        task_scorers: already built task scorers by name (default: from the config).
-        reference: an already built FewShotReference (default: from the config).
+        labels: the task's labels.
+        task_models: the task models to score with (names must be unique).
+        reference: the few-shot reference's config (also the prompt of ``fewshot:`` models).
+        evaluation: the evaluation section (the split ``demo:`` models are trained on).
+        config_dump: the resolved run config to record in the manifest (default: the
+            sections above, see :func:`stage_record`).
+        task_scorers: already built task scorers by name (default: from ``task_models``).
+        reference_scorer: an already built FewShotReference (default: from ``reference``).
         progress: show progress bars.
     """
-    if not cfg.task_models:
+    if not task_models:
         raise ConfigError("no task models to score", where="task_models",
                           fix="add at least one task model (e.g. spec: demo:sentiment)")
-    _check_task_names(cfg)
+    _check_task_names(task_models)
     run = RunDir(run_dir)
     ids, texts = read_corpus(run.path)
     fp = _fingerprint(ids, texts)
-    shash = score_stage_hash(cfg, fp, run.stage_hash("generate"))
+    shash = score_stage_hash(labels=labels, task_models=task_models, reference=reference,
+                             evaluation=evaluation, corpus_fp=fp,
+                             upstream=run.stage_hash("generate"))
     out_dir = run.path / "scores"
-    outputs = [out_dir / f"task-{t.name}.jsonl" for t in cfg.task_models] + [
+    outputs = [out_dir / f"task-{t.name}.jsonl" for t in task_models] + [
         out_dir / "reference.jsonl"]
     if run.is_current("score", shash) and all(p.is_file() for p in outputs):
         return {"skipped": True, "stage_hash": shash, "sentences": len(ids)}
-    labels = list(cfg.task.labels)
-    if reference is None:
+    names = labels.list
+    if reference_scorer is None:
         # Prompt, shots and label words are checked before any model is loaded.
         from discovery._reference import FewShotReference
 
-        FewShotReference(None, cfg.reference, labels)
+        FewShotReference(None, reference, names)
     saved = _manifest_bytes(run)
-    run.open_stage(cfg.model_dump(mode="json"), "score", shash)
+    record = dict(config_dump) if config_dump is not None else stage_record(
+        labels, reference=reference, task_models=list(task_models), evaluation=evaluation)
+    run.open_stage(record, "score", shash)
     run.set_stage("score", "running", stage_hash=shash)
     started = time.perf_counter()
     try:
-        task_probs, raw, calib, task_calib = _score_all(cfg, ids, texts, out_dir,
-                                                        task_scorers, reference, progress)
+        task_probs, raw, calib, task_calib = _score_all(
+            ids, texts, out_dir, labels=labels, task_models=task_models, reference=reference,
+            evaluation=evaluation, task_scorers=task_scorers, reference_scorer=reference_scorer,
+            progress=progress)
     except Exception:
         _restore_manifest(run, saved)
         raise
-    for tm, probs in zip(cfg.task_models, task_probs, strict=True):
+    for tm, probs in zip(task_models, task_probs, strict=True):
         path = out_dir / f"task-{tm.name}.jsonl"
-        write_jsonl(path, ({"id": i, "probs": dict(zip(labels, map(float, row), strict=True))}
+        write_jsonl(path, ({"id": i, "probs": dict(zip(names, map(float, row), strict=True))}
                            for i, row in zip(ids, probs, strict=True)))
-        extra = {"calibration": _calib_info(task_calib[tm.name], labels)} \
+        extra = {"calibration": _calib_info(task_calib[tm.name], names)} \
             if tm.name in task_calib else {}
-        _write_meta(path, task_model_hash(cfg, tm), task_model=tm.model_dump(mode="json"),
-                    labels=labels, sentences=len(ids), stage="score", **extra)
+        _write_meta(path, task_model_hash(tm, labels=labels, reference=reference,
+                                          evaluation=evaluation),
+                    task_model=tm.model_dump(mode="json"),
+                    labels=names, sentences=len(ids), stage="score", **extra)
     probs = calib.predict_proba(raw) if len(raw) else raw
     path = out_dir / "reference.jsonl"
-    write_jsonl(path, ({"id": i, "probs": dict(zip(labels, map(float, p), strict=True)),
-                        "logprobs": dict(zip(labels, map(float, lp), strict=True))}
+    write_jsonl(path, ({"id": i, "probs": dict(zip(names, map(float, p), strict=True)),
+                        "logprobs": dict(zip(names, map(float, lp), strict=True))}
                        for i, p, lp in zip(ids, probs, raw, strict=True)))
-    _write_meta(path, reference_hash(cfg), reference=cfg.reference.model_dump(mode="json"),
-                labels=labels,
-                calibration=_calib_info(calib, labels),
+    _write_meta(path, reference_hash(reference, labels),
+                reference=reference.model_dump(mode="json"), labels=names,
+                calibration=_calib_info(calib, names),
                 sentences=len(ids), stage="score")
     seconds = time.perf_counter() - started
     run.complete("score", shash, stage_hash=shash, sentences=len(ids),
@@ -244,31 +286,34 @@ def _calib_info(calib: Any, labels: Sequence[str]) -> dict[str, Any]:
             "bias": dict(zip(labels, map(float, calib.bias_), strict=True))}
 
 
-def _score_all(cfg: Any, ids: list[str], texts: list[str], out_dir: Path,
-               task_scorers: Mapping[str, Any] | None, reference: Any, progress: bool
+def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: LabelSpace,
+               task_models: Sequence[TaskModelConfig], reference: ReferenceConfig,
+               evaluation: EvaluationConfig, task_scorers: Mapping[str, Any] | None,
+               reference_scorer: Any, progress: bool
                ) -> tuple[list[np.ndarray], np.ndarray, Any, dict[str, Any]]:
     """Every task model's probabilities, the reference's raw label log-probs, its fitted
     calibrator and the ``fewshot:`` task models' calibrators; chunks already on disk are
     reused, models are built only when needed."""
-    labels = list(cfg.task.labels)
+    names = labels.list
     scorers: dict[str, Any] = dict(task_scorers or {})
     built: dict[str, Any] = {}
 
     def get_scorer(name: str) -> Any:
         if name not in scorers:
             if not built:
-                built.update(build_task_scorers(cfg))
+                built.update(build_task_scorers(task_models, labels, reference=reference,
+                                                evaluation=evaluation))
             scorers[name] = built[name]
         return scorers[name]
 
     def lazy_task_fn(name: str) -> Callable[[list[str]], np.ndarray]:
         # The scorer is built only when a chunk is not cached.
-        return lambda texts: _task_fn(get_scorer(name), labels)(texts)
+        return lambda texts: _task_fn(get_scorer(name), names)(texts)
 
     task_probs = []
     task_calib: dict[str, Any] = {}
-    for tm in cfg.task_models:
-        key = task_model_hash(cfg, tm)
+    for tm in task_models:
+        key = task_model_hash(tm, labels=labels, reference=reference, evaluation=evaluation)
         parts = out_dir / ".parts" / f"task-{tm.name}"
         if _is_fewshot(tm):
             # Like the reference: raw log-probs per chunk, calibrated once on all of them.
@@ -277,35 +322,37 @@ def _score_all(cfg: Any, ids: list[str], texts: list[str], out_dir: Path,
 
             rkey = config_hash({"task_model": key, "values": "raw_logprobs"})
             raw_t = _score_chunks(tm.name, raw_fn, ids, texts, parts, rkey, progress)
-            cal = _stage_calibration(cfg, raw_fn, raw_t, parts, rkey)
+            cal = _stage_calibration(reference, len(labels), raw_fn, raw_t, parts, rkey)
             task_calib[tm.name] = cal
             task_probs.append(cal.predict_proba(raw_t) if len(raw_t) else raw_t)
             continue
         task_probs.append(_score_chunks(
             tm.name, lazy_task_fn(tm.name), ids, texts, parts, key, progress))
 
-    ref_holder: list[Any] = [reference]
+    ref_holder: list[Any] = [reference_scorer]
 
     def get_reference() -> Any:
         if ref_holder[0] is None:
             from discovery._reference import FewShotReference
 
-            ref_holder[0] = FewShotReference.from_config(cfg.reference, labels)
+            ref_holder[0] = FewShotReference.from_config(reference, names)
         return ref_holder[0]
 
-    rkey = reference_hash(cfg)
+    rkey = reference_hash(reference, labels)
     parts = out_dir / ".parts" / "reference"
     raw = _score_chunks("reference", lambda t: get_reference().raw_logprobs(t), ids, texts,
                         parts, rkey, progress)
-    calib = _stage_calibration(cfg, lambda t: get_reference().raw_logprobs(t), raw, parts, rkey)
+    calib = _stage_calibration(reference, len(labels),
+                               lambda t: get_reference().raw_logprobs(t), raw, parts, rkey)
     return task_probs, raw, calib, task_calib
 
 
-def _is_fewshot(tm: Any) -> bool:
+def _is_fewshot(tm: TaskModelConfig) -> bool:
     return str(tm.spec).partition(":")[0] == "fewshot"
 
 
-def _stage_calibration(cfg: Any, raw_fn: Callable[[list[str]], np.ndarray], raw: np.ndarray,
+def _stage_calibration(reference: ReferenceConfig, n_labels: int,
+                       raw_fn: Callable[[list[str]], np.ndarray], raw: np.ndarray,
                        parts: Path, key: str) -> Any:
     """Fit a few-shot scorer's calibrator (reference or ``fewshot:`` task model).
 
@@ -319,18 +366,29 @@ def _stage_calibration(cfg: Any, raw_fn: Callable[[list[str]], np.ndarray], raw:
         path = parts / f"content-free-{key}.json"
         if path.is_file():
             return np.array(json.loads(path.read_text(encoding="utf-8")), dtype=np.float64)
-        cf = np.asarray(raw_fn(list(cfg.reference.content_free)), dtype=np.float64)
+        cf = np.asarray(raw_fn(list(reference.content_free)), dtype=np.float64)
         write_json_atomic(path, cf.tolist())
         return cf
 
-    ref_cfg = cfg.reference
-    return fit_calibration(ref_cfg.calibration, ref_cfg.calibration_average,
-                           len(cfg.task.labels), corpus=raw, content_free=content_free)
+    return fit_calibration(reference.calibration, reference.calibration_average,
+                           n_labels, corpus=raw, content_free=content_free)
 
 
-def _ranking_task(cfg: Any) -> str:
-    names = [t.name for t in cfg.task_models]
-    want = cfg.ranking.task_model or (names[0] if names else None)
+def ranked_task_model(want: str | None, names: Sequence[str]) -> str | None:
+    """The one rule for which task model is ranked: ``ranking.task_model`` when set, else the
+    first configured task model (None when there is none). Not checked against ``names``:
+    :func:`ranked_task_name` does that."""
+    return want or (names[0] if names else None)
+
+
+def ranked_task_name(ranking: RankingConfig, task_models: Sequence[TaskModelConfig]) -> str:
+    """The name of the task model that rank and mine read (see :func:`ranked_task_model`).
+
+    Raises:
+        ConfigError: ``ranking.task_model`` names no configured task model.
+    """
+    names = [t.name for t in task_models]
+    want = ranked_task_model(ranking.task_model, names)
     if want not in names:
         from synth.core import did_you_mean
 
@@ -339,69 +397,90 @@ def _ranking_task(cfg: Any) -> str:
     return str(want)
 
 
-def load_scores(cfg: Any, run_dir: str | Path) -> tuple[list[str], list[str], np.ndarray,
-                                                        np.ndarray]:
-    """Read the corpus and the ranked task model's and reference's probabilities, aligned.
+def load_scores(run_dir: str | Path, *, labels: LabelSpace, task_name: str
+                ) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+    """Read the corpus and the task model ``task_name``'s and the reference's probabilities,
+    aligned (columns in ``labels`` order).
 
     Raises:
         DataError: a scores file is missing, names unknown ids, or misses corpus ids.
     """
     run = RunDir(run_dir)
     ids, texts = read_corpus(run.path)
-    labels = list(cfg.task.labels)
-    name = _ranking_task(cfg)
-    task = read_score_file(run.path / "scores" / f"task-{name}.jsonl", ids, labels)
+    task = read_score_file(run.path / "scores" / f"task-{task_name}.jsonl", ids, labels)
     ref = read_score_file(run.path / "scores" / "reference.jsonl", ids, labels)
     return ids, texts, task, ref
 
 
-def _ranker(cfg: Any) -> DivergenceRanker:
-    r = cfg.ranking
+def _ranker(ranking: RankingConfig) -> DivergenceRanker:
+    r = ranking
     return DivergenceRanker(r.metric, top_k=r.top_k, top_fraction=r.top_fraction,
                             require_disagreement=r.require_disagreement)
 
 
-def rank_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
+def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
+             task_models: Sequence[TaskModelConfig],
+             config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Rank the scored corpus by divergence and write ``hard.jsonl`` (the hard subset).
 
     Scores are read and checked and the hard subset is computed before the manifest or
     ``hard.jsonl`` is touched, so bad input leaves the run directory unchanged.
+
+    Args:
+        run_dir: a run directory with complete scores.
+        labels: the task's labels.
+        ranking: the ranking section (metric, hard-subset size, which task model).
+        task_models: the configured task models (``ranking.task_model`` is one of them).
+        config_dump: the resolved run config to record in the manifest.
     """
     run = RunDir(run_dir)
     upstream = run.stage_hash("score")
     if upstream is None or not run.is_current("score", upstream):
         raise DataError("the run has no complete scores", where=str(run.path),
                         fix="run `synthcheck score` first")
-    rhash = rank_stage_hash(cfg, upstream)
+    rhash = rank_stage_hash(ranking, upstream)
     out = run.path / "hard.jsonl"
     if run.is_current("rank", rhash) and out.is_file():
         return {"skipped": True, "stage_hash": rhash}
-    ids, texts, task, ref = load_scores(cfg, run.path)
-    ranker = _ranker(cfg).fit(task, ref)
-    hard = HardSubset.from_ranker(ranker, ids, texts, list(cfg.task.labels), task, ref)
-    run.open_stage(cfg.model_dump(mode="json"), "rank", rhash)
+    name = ranked_task_name(ranking, task_models)
+    ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=name)
+    ranker = _ranker(ranking).fit(task, ref)
+    hard = HardSubset.from_ranker(ranker, ids, texts, labels.list, task, ref)
+    run.open_stage(dict(config_dump) if config_dump is not None else
+                   stage_record(labels, task_models=list(task_models), ranking=ranking),
+                   "rank", rhash)
     write_jsonl(out, hard.records)
-    _write_meta(out, rhash, ranking=cfg.ranking.model_dump(mode="json"),
-                task_model=_ranking_task(cfg), corpus=len(ids), hard=len(hard), stage="rank")
+    _write_meta(out, rhash, ranking=ranking.model_dump(mode="json"),
+                task_model=name, corpus=len(ids), hard=len(hard), stage="rank")
     run.complete("rank", rhash, stage_hash=rhash, hard=len(hard), corpus=len(ids),
                  disagreements=int(ranker.disagree_.sum()))
     return {"skipped": False, "stage_hash": rhash, "hard": len(hard), "corpus": len(ids),
             "disagreements": int(ranker.disagree_.sum())}
 
 
-def mine_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
+def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
+             mining: MiningConfig, task_models: Sequence[TaskModelConfig],
+             config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Mine n-grams of the hard subset against the corpus; write ``ngrams.jsonl`` and
     ``ngrams.csv`` sorted by ``mining.statistic``.
 
     The n-grams are computed before the manifest or an output is touched, so bad input
     (an empty hard subset, unknown ids) leaves the run directory unchanged.
+
+    Args:
+        run_dir: a run directory with a current hard subset.
+        labels: the task's labels.
+        ranking: the ranking section (the divergence metric, which task model).
+        mining: the mining section.
+        task_models: the configured task models.
+        config_dump: the resolved run config to record in the manifest.
     """
     run = RunDir(run_dir)
     upstream = run.stage_hash("rank")
     if upstream is None or not run.is_current("rank", upstream):
         raise DataError("the run has no hard subset", where=str(run.path),
                         fix="run `synthcheck rank` first")
-    mhash = mine_stage_hash(cfg, upstream)
+    mhash = mine_stage_hash(mining, upstream)
     out_jsonl, out_csv = run.path / "ngrams.jsonl", run.path / "ngrams.csv"
     if run.is_current("mine", mhash) and out_jsonl.is_file() and out_csv.is_file():
         return {"skipped": True, "stage_hash": mhash}
@@ -412,9 +491,10 @@ def mine_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
                         fix="no sentence was kept by `synthcheck rank`; rank again with a "
                             "larger ranking.top_k / top_fraction, or without "
                             "ranking.require_disagreement")
-    ids, texts, task, ref = load_scores(cfg, run.path)
+    ids, texts, task, ref = load_scores(run.path, labels=labels,
+                                        task_name=ranked_task_name(ranking, task_models))
     # Full-corpus divergences and disagreements (the hard subset itself is hard.jsonl).
-    div = divergence(task, ref, cfg.ranking.metric)
+    div = divergence(task, ref, ranking.metric)
     disagree = task.argmax(axis=1) != ref.argmax(axis=1)
     index = {cid: i for i, cid in enumerate(ids)}
     unknown = [h for h in hard_ids if h not in index]
@@ -422,7 +502,7 @@ def mine_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
         raise DataError(f"{len(unknown)} hard-subset ids are missing from the corpus "
                         f"({', '.join(unknown[:3])})", where=str(hard_path),
                         fix="rerun `synthcheck rank` on this run")
-    m = cfg.mining
+    m = mining
     miner = NgramMiner((m.ngram_min, m.ngram_max), min_support=m.min_support,
                        statistic=m.statistic, test=m.test, prior_strength=m.prior_strength,
                        stopwords=m.stopwords, drop_subsumed=m.drop_subsumed,
@@ -430,7 +510,9 @@ def mine_run(cfg: Any, run_dir: str | Path) -> dict[str, Any]:
     miner.fit(texts, [index[h] for h in hard_ids], ids=ids, divergence=div,
               disagree=disagree)
     records = miner.to_records()
-    run.open_stage(cfg.model_dump(mode="json"), "mine", mhash)
+    run.open_stage(dict(config_dump) if config_dump is not None else
+                   stage_record(labels, task_models=list(task_models), ranking=ranking,
+                                mining=mining), "mine", mhash)
     write_jsonl(out_jsonl, records)
     _write_csv(out_csv, records)
     _write_meta(out_jsonl, mhash, mining=m.model_dump(mode="json"), hard=len(hard_ids),

@@ -48,44 +48,55 @@ def fisher_enrichment(y_hard: np.ndarray, n_hard: int, y_all: np.ndarray, n_all:
 
 def g_test(y_hard: np.ndarray, n_hard: int, y_rest: np.ndarray, n_rest: int) -> np.ndarray:
     """Two-sided G-test (log-likelihood ratio, 1 degree of freedom) on the 2x2 tables
-    [[y_h, n_h - y_h], [y_r, n_r - y_r]]; returns p-values."""
-    from scipy.stats import chi2
+    [[y_h, n_h - y_h], [y_r, n_r - y_r]]; returns p-values (scipy's ``power_divergence``
+    with ``lambda_="log-likelihood"`` on each table against its independence expectation)."""
+    from scipy.stats import chi2, power_divergence
 
-    obs = np.stack([y_hard, n_hard - y_hard, y_rest, n_rest - y_rest], axis=1).astype(float)
+    y_h = np.asarray(y_hard, dtype=np.float64)
+    y_r = np.asarray(y_rest, dtype=np.float64)
+    obs = np.stack([y_h, n_hard - y_h, y_r, n_rest - y_r], axis=1)
     total = float(n_hard + n_rest)
     col1 = obs[:, 0] + obs[:, 2]
     col2 = obs[:, 1] + obs[:, 3]
     exp = np.stack([n_hard * col1, n_hard * col2, n_rest * col1, n_rest * col2], axis=1) / total
+    if len(obs) == 0:
+        return np.zeros(0)
+    # Cells with nothing expected (a column of zeros) are observed zero too: they add 0.
+    empty = exp <= 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(obs > 0, obs * np.log(obs / exp), 0.0)
-    g = 2.0 * terms.sum(axis=1)
-    return np.asarray(chi2.sf(np.maximum(g, 0.0), df=1))
+        g, _ = power_divergence(np.where(empty, 1.0, obs), np.where(empty, 1.0, exp), axis=1,
+                                lambda_="log-likelihood")
+    return np.asarray(chi2.sf(np.maximum(np.nan_to_num(g), 0.0), df=1))
 
 
 def benjamini_hochberg(p: np.ndarray) -> np.ndarray:
-    """Benjamini–Hochberg q-values (false discovery rate adjusted p-values)."""
+    """Benjamini–Hochberg q-values (false discovery rate adjusted p-values), scipy's
+    ``false_discovery_control(method="bh")``."""
+    from scipy.stats import false_discovery_control
+
     p = np.asarray(p, dtype=np.float64)
-    n = len(p)
-    if n == 0:
+    if len(p) == 0:
         return p
-    order = np.argsort(p)
-    ranked = p[order] * n / np.arange(1, n + 1)
-    q = np.minimum.accumulate(ranked[::-1])[::-1]
-    out = np.empty(n)
-    out[order] = np.clip(q, 0.0, 1.0)
-    return out
+    return np.asarray(false_discovery_control(p, method="bh"), dtype=np.float64)
 
 
 def wilson_interval(k: np.ndarray, n: np.ndarray, z: float = 1.959963984540054
                     ) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval for k successes in n trials (95% by default); (lo, hi)."""
+    """Wilson score interval for k successes in n trials (95% by default); (lo, hi), and
+    (0, 1) where n is 0. Each interval is scipy's ``binomtest(k, n).proportion_ci(
+    method="wilson")`` at the confidence level that ``z`` gives."""
+    from scipy.stats import binomtest, norm
+
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
-    safe = np.maximum(n, 1.0)
-    p = k / safe
-    denom = 1.0 + z * z / safe
-    centre = (p + z * z / (2 * safe)) / denom
-    half = z * np.sqrt(p * (1 - p) / safe + z * z / (4 * safe * safe)) / denom
-    lo = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), 0.0)
-    hi = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), 1.0)
-    return lo, hi
+    level = float(1.0 - 2.0 * norm.sf(z))
+    # One scipy call per distinct (k, n): n-gram counts repeat a lot.
+    pairs, inverse = np.unique(np.stack([k.ravel(), n.ravel()], axis=1), axis=0,
+                               return_inverse=True)
+    bounds = np.array([[0.0, 1.0] if kn[1] <= 0 else
+                       binomtest(int(kn[0]), int(kn[1])).proportion_ci(
+                           confidence_level=level, method="wilson")
+                       for kn in pairs]).reshape(len(pairs), 2)
+    lo = bounds[inverse.ravel(), 0].reshape(k.shape)
+    hi = bounds[inverse.ravel(), 1].reshape(k.shape)
+    return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)

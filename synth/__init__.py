@@ -16,6 +16,7 @@ from synth._config import (
     generation_hash_payload,
 )
 from synth._corpus import (
+    MOVIE_REVIEW_LABELS,
     Document,
     clean_text,
     load_movie_reviews,
@@ -43,6 +44,7 @@ from synth._segment import (
 )
 
 __all__ = [
+    "MOVIE_REVIEW_LABELS",
     "Document",
     "GenerationReport",
     "GeneratorConfig",

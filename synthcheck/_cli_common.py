@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from synthcheck._config import RunConfig, load_run_config
 
@@ -33,6 +36,27 @@ def add_config_args(p: argparse.ArgumentParser, *, run_required: bool = True) ->
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
 
 
-def load_args_config(args: argparse.Namespace) -> RunConfig:
-    """Load the config named by ``--config`` with the ``-P`` overrides applied."""
-    return load_run_config(args.config, args.overrides)
+Flag = str | tuple[str, Any]
+"""Where a flag goes in the run config: a dotted key (the flag's value is set there), or
+``(dotted key, value)`` for a switch (``value`` is set when the switch is on)."""
+
+
+def flag_overrides(args: argparse.Namespace, flags: Mapping[str, Flag]) -> list[str]:
+    """The one way a CLI flag becomes config: ``-P key=value`` overrides for the ``flags``
+    (argparse dest -> :data:`Flag`) that were given, in ``flags`` order. Applied after the
+    user's own ``-P``, so a flag wins over a ``-P`` of the same key."""
+    out: list[str] = []
+    for dest, target in flags.items():
+        given = getattr(args, dest, None)
+        if given is None or given is False:
+            continue
+        key, value = target if isinstance(target, tuple) else (target, given)
+        out.append(f"{key}={json.dumps(value)}")  # JSON is YAML: read back as the same value
+    return out
+
+
+def load_args_config(args: argparse.Namespace,
+                     flags: Mapping[str, Flag] | None = None) -> RunConfig:
+    """Load the config named by ``--config`` with the ``-P`` overrides and then the
+    ``flags`` that were given (see :func:`flag_overrides`) applied."""
+    return load_run_config(args.config, [*args.overrides, *flag_overrides(args, flags or {})])

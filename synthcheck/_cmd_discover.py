@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from synthcheck._cli_common import add_config_args, load_args_config
+from synthcheck._config import RunConfig
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -38,7 +39,7 @@ def _probs(p: dict[str, float]) -> str:
     return " ".join(f"{short[k]}={v:.2f}" for k, v in p.items())
 
 
-def format_summary(cfg: Any, run_dir: Path, info: dict[str, Any], *, hardest: int = 10,
+def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, hardest: int = 10,
                    ngrams: int = 15) -> str:
     """The text `discover` prints: accuracy, corpus size, hardest sentences, top n-grams,
     the per-template table and where the report is."""
@@ -48,7 +49,7 @@ def format_summary(cfg: Any, run_dir: Path, info: dict[str, Any], *, hardest: in
     reports = info.get("evaluate") or {}
     if reports:
         lines.append("held-out accuracy:")
-        configured = [t.name for t in getattr(cfg, "task_models", [])]
+        configured = [t.name for t in cfg.task_models]
         order = ([n for n in configured if n in reports]
                  + sorted(n for n in reports if n not in configured and n != "reference")
                  + (["reference"] if "reference" in reports else []))

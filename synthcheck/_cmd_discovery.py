@@ -29,10 +29,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from discovery import score_run
+    from synthcheck._pipeline import score
 
     cfg = load_args_config(args)
-    report = score_run(cfg, args.run, progress=not args.quiet)
+    report = score(cfg, args.run, progress=not args.quiet)
     if report["skipped"]:
         print(f"scores are up to date ({report['sentences']} sentences)")
     else:
@@ -43,13 +43,11 @@ def run_score(args: argparse.Namespace) -> int:
 
 
 def run_rank(args: argparse.Namespace) -> int:
-    from discovery import rank_run
     from synth.core import iter_jsonl
+    from synthcheck._pipeline import rank
 
-    if args.top_k is not None:
-        args.overrides.append(f"ranking.top_k={args.top_k}")
-    cfg = load_args_config(args)
-    report = rank_run(cfg, args.run)
+    cfg = load_args_config(args, {"top_k": "ranking.top_k"})
+    report = rank(cfg, args.run)
     if report["skipped"]:
         print("hard subset is up to date")
     else:
@@ -67,11 +65,11 @@ def run_rank(args: argparse.Namespace) -> int:
 
 
 def run_mine(args: argparse.Namespace) -> int:
-    from discovery import mine_run
     from synth.core import iter_jsonl
+    from synthcheck._pipeline import mine
 
     cfg = load_args_config(args)
-    report = mine_run(cfg, args.run)
+    report = mine(cfg, args.run)
     if report["skipped"]:
         print("n-grams are up to date")
     else:

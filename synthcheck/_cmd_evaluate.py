@@ -37,23 +37,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from discovery import evaluate, format_reports
-    from synth.core import provenance, write_json_atomic
+    from discovery import format_reports, write_eval_json
+    from synthcheck._pipeline import evaluate_run_config
 
-    if args.size is not None:
-        args.overrides.append(f"evaluation.size={args.size}")
-    if args.no_reference:
-        args.overrides.append("evaluation.include_reference=false")
-    cfg = load_args_config(args)
-    reports = evaluate(cfg, args.data, progress=not args.quiet)
+    cfg = load_args_config(args, {"size": "evaluation.size",
+                                  "no_reference": ("evaluation.include_reference", False)})
+    reports = evaluate_run_config(cfg, args.data, progress=not args.quiet)
     print(format_reports(reports, cfg.task.labels))
     if args.run is not None:
         # eval.json is what `synthcheck report` reads. Its hash ("evaluate") is never a
         # `discover` stage hash, so a later `discover` redoes its own evaluation.
-        path = args.run / "eval.json"
-        write_json_atomic(path, {"data": args.data or cfg.evaluation.data, "reports": reports,
-                                 "evaluation": cfg.evaluation.model_dump(mode="json"),
-                                 **provenance("evaluate")})
+        path = write_eval_json(args.run / "eval.json", reports, "evaluate",
+                               data=args.data or cfg.evaluation.data,
+                               evaluation=cfg.evaluation.model_dump(mode="json"))
         print(f"written: {path}")
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from synthcheck._cli_common import add_config_args, load_args_config
+from synthcheck._config import RunConfig
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -30,10 +31,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     m.set_defaults(func=run_merge)
 
 
-def _config(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    if args.shard_size is not None:
-        args.overrides.append(f"generator.shard_size={args.shard_size}")
-    return load_args_config(args)
+def _config(args: argparse.Namespace) -> RunConfig:
+    return load_args_config(args, {"shard_size": "generator.shard_size"})
 
 
 def run_generate(args: argparse.Namespace) -> int:

@@ -6,10 +6,17 @@ import argparse
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from synthcheck._cli_common import positive_int
+from synthcheck._cli_common import flag_overrides, positive_int
+from synthcheck._config import RunConfig
+
+if TYPE_CHECKING:
+    from discovery import TaskModelConfig
+
+# The flags that override the config's verify: section (the one way flags become config).
+VERIFY_FLAGS = {"sample": "verify.sample", "seed": "verify.seed",
+                "max_cases": "verify.max_cases", "batch_size": "verify.batch_size"}
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -56,16 +63,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from formalize import load_suite
-    from synth.core import ConfigError, config_hash, output_dump
+    from synth.core import ConfigError
+    from synthcheck._pipeline import verify_stage_hash
     from synthcheck._verify import run_verify
 
     cfg = _config(args)
-    v = verify_config(args, cfg)
     suite_path = args.suite or (cfg.suite if cfg is not None else None)
     if suite_path is None:
         raise ConfigError("no suite to verify", where="--suite",
                           fix="pass --suite S, or a --config whose 'suite:' names one")
     suite = load_suite(suite_path)
+    # Without --config the defaults, with the suite's labels, stand in for the sections
+    # verify reads.
+    base = cfg if cfg is not None else _defaults(
+        [*flag_overrides(args, VERIFY_FLAGS), f"task.labels={json.dumps(list(suite.labels))}"])
+    v = base.verify
     if cfg is not None:
         suite.check_labels(cfg.task.labels, task_source=f"config {args.config}, task.labels")
     # Refuse an oversized expansion before loading any model.
@@ -77,8 +89,7 @@ def run(args: argparse.Namespace) -> int:
         recall = heldout_recall(cfg, scorers, suite.labels, args.heldout or None)
     out = Path(args.run) / "verify" / suite.name
     print(f"verify: suite {suite.name!r}, up to {total:,} cases, {len(scorers)} model(s)")
-    chash = config_hash({"suite": suite.fingerprint(), "models": specs,
-                         "verify": output_dump(v)})
+    chash = verify_stage_hash(base, suite, task_models=_task_models(args, cfg, specs))
     result, paths = run_verify(suite, scorers, v, out, chash, recall)
     print(result.format_table())
     print()
@@ -88,19 +99,21 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def verify_config(args: argparse.Namespace, cfg: Any) -> Any:
-    """The config's ``verify:`` section (defaults without ``--config``) with the flags that
-    were given put over it."""
-    from formalize import VerifyConfig
+def _defaults(overrides: Sequence[str]) -> RunConfig:
+    """The default run config with ``overrides`` (from flags) applied."""
+    from pydantic import ValidationError
 
-    base = cfg.verify if cfg is not None else VerifyConfig()
-    flags = {"sample": args.sample, "seed": args.seed, "max_cases": args.max_cases,
-             "batch_size": args.batch_size}
-    given = {k: val for k, val in flags.items() if val is not None}
-    return VerifyConfig.model_validate({**base.model_dump(), **given}) if given else base
+    from synth.core import apply_overrides, validation_to_config_error
+
+    try:
+        return RunConfig.model_validate(apply_overrides({}, overrides))
+    except ValidationError as exc:
+        raise validation_to_config_error(exc, "the command line") from None
 
 
-def _config(args: argparse.Namespace) -> Any:
+def _config(args: argparse.Namespace) -> RunConfig | None:
+    """The ``--config`` run config with ``-P`` and then the verify flags applied (None
+    without ``--config``)."""
     from synth.core import ConfigError
 
     if args.config is None:
@@ -110,10 +123,22 @@ def _config(args: argparse.Namespace) -> Any:
         return None
     from synthcheck._config import load_run_config
 
-    return load_run_config(args.config, args.overrides)
+    return load_run_config(args.config, [*args.overrides, *flag_overrides(args, VERIFY_FLAGS)])
 
 
-def _model_specs(args: argparse.Namespace, cfg: Any) -> dict[str, str]:
+def _task_models(args: argparse.Namespace, cfg: RunConfig | None, specs: Mapping[str, str]
+                 ) -> list[TaskModelConfig]:
+    """The task models being verified: the config's, or one per ``--model`` spec, named by
+    the spec itself (as in every output; a spec is not a file-safe name, so it is not
+    validated as one)."""
+    from discovery import TaskModelConfig
+
+    if cfg is not None and not args.model:
+        return list(cfg.task_models)
+    return [TaskModelConfig.model_construct(name=name, spec=spec) for name, spec in specs.items()]
+
+
+def _model_specs(args: argparse.Namespace, cfg: RunConfig | None) -> dict[str, str]:
     """Model name -> spec: ``--model`` specs are named by themselves, the config's task
     models by their names."""
     from synth.core import ConfigError
@@ -127,12 +152,12 @@ def _model_specs(args: argparse.Namespace, cfg: Any) -> dict[str, str]:
     return {t.name: t.spec for t in cfg.task_models}
 
 
-def _load_scorers(args: argparse.Namespace, cfg: Any, specs: Mapping[str, str],
+def _load_scorers(args: argparse.Namespace, cfg: RunConfig | None, specs: Mapping[str, str],
                   labels: list[str]) -> dict[str, Any]:
     if cfg is not None and not args.model:
-        from discovery import build_task_scorers
+        from synthcheck._pipeline import build_scorers
 
-        return build_task_scorers(cfg)
+        return build_scorers(cfg)
     from discovery import load_task_scorer
 
     # With a config, a --model spec gets what its task models get: the reference prompt
@@ -146,26 +171,26 @@ def _load_scorers(args: argparse.Namespace, cfg: Any, specs: Mapping[str, str],
             for name, spec in specs.items()}
 
 
-def heldout_recall(cfg: Any, scorers: Mapping[str, Any], labels: Sequence[str],
+def heldout_recall(cfg: RunConfig | None, scorers: Mapping[str, Any], labels: Sequence[str],
                    data: str | None) -> dict[str, dict[str, float]]:
     """Each model's per-class recall on held-out labeled data, measured with discovery's
-    ``evaluate`` (the reference is not evaluated): ``data`` or the config's evaluation set."""
-    from discovery import EvaluationConfig, evaluate, format_reports
+    ``evaluate`` (the reference is not evaluated): ``data`` or the config's evaluation set;
+    the task's labels are the config's, else the suite's ``labels``."""
+    from discovery import EvaluationConfig, evaluate, format_reports, recall_by_model
+    from synth.core import LabelSpace
 
     ev = cfg.evaluation if cfg is not None else EvaluationConfig.model_validate({})
-    task_labels = list(cfg.task.labels) if cfg is not None else list(labels)
-    view = SimpleNamespace(task=SimpleNamespace(labels=task_labels),
-                           evaluation=ev.model_copy(update={"include_reference": False}))
+    space = cfg.task.label_space if cfg is not None else LabelSpace.of(labels)
     size = f", at most {ev.size} examples" if ev.size else ""
     print(f"held-out evaluation on {data or ev.data}{size}")
-    reports = evaluate(view, data, scorers=scorers, progress=True)
-    print(format_reports(reports, task_labels))
-    return {name: {lab: c["recall"] for lab, c in rep["per_class"].items()}
-            for name, rep in reports.items()}
+    reports = evaluate(space, ev.model_copy(update={"include_reference": False}), data,
+                       scorers=scorers, progress=True)
+    print(format_reports(reports, space.list))
+    return recall_by_model(reports)
 
 
 def read_recall(path_arg: str, models: Sequence[str], labels: Sequence[str],
-                cfg: Any = None) -> dict[str, dict[str, float]]:
+                cfg: RunConfig | None = None) -> dict[str, dict[str, float]]:
     """Read held-out recall for the models being verified.
 
     Accepts ``{model: {label: recall}}``, or the ``eval.json`` that ``synthcheck evaluate

@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from discovery import TaskModelConfig
 from synth import run_generation
-from synth.core import RunDir, config_hash, output_dump, write_json_atomic
+from synth.core import RunDir, config_hash, output_dump
 from synthcheck._config import RunConfig
+
+if TYPE_CHECKING:
+    from formalize import Suite, VerifyConfig
 
 STAGES = ("generate", "score", "rank", "mine", "evaluate", "verify", "report")
 
@@ -36,40 +40,95 @@ class DiscoverResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+# --- each stage with the sections it reads (the app is the one place that holds a RunConfig)
+
+def build_scorers(cfg: RunConfig) -> dict[str, Any]:
+    """Every task model of ``cfg``, loaded."""
+    from discovery import build_task_scorers
+
+    return build_task_scorers(cfg.task_models, cfg.task.label_space, reference=cfg.reference,
+                              evaluation=cfg.evaluation)
+
+
+def score(cfg: RunConfig, run_dir: str | Path, *, progress: bool = True,
+          task_scorers: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """discovery's ``score_run`` on ``run_dir`` with ``cfg``'s sections."""
+    from discovery import score_run
+
+    return score_run(run_dir, labels=cfg.task.label_space, task_models=cfg.task_models,
+                     reference=cfg.reference, evaluation=cfg.evaluation,
+                     config_dump=cfg.model_dump(mode="json"), task_scorers=task_scorers,
+                     progress=progress)
+
+
+def rank(cfg: RunConfig, run_dir: str | Path) -> dict[str, Any]:
+    """discovery's ``rank_run`` on ``run_dir`` with ``cfg``'s sections."""
+    from discovery import rank_run
+
+    return rank_run(run_dir, labels=cfg.task.label_space, ranking=cfg.ranking,
+                    task_models=cfg.task_models, config_dump=cfg.model_dump(mode="json"))
+
+
+def mine(cfg: RunConfig, run_dir: str | Path) -> dict[str, Any]:
+    """discovery's ``mine_run`` on ``run_dir`` with ``cfg``'s sections."""
+    from discovery import mine_run
+
+    return mine_run(run_dir, labels=cfg.task.label_space, ranking=cfg.ranking,
+                    mining=cfg.mining, task_models=cfg.task_models,
+                    config_dump=cfg.model_dump(mode="json"))
+
+
+def evaluate_run_config(cfg: RunConfig, data: str | None = None, *,
+                        scorers: Mapping[str, Any] | None = None,
+                        progress: bool = True) -> dict[str, dict[str, Any]]:
+    """discovery's ``evaluate`` with ``cfg``'s sections (``data`` over ``evaluation.data``)."""
+    from discovery import evaluate
+
+    return evaluate(cfg.task.label_space, cfg.evaluation, data, task_models=cfg.task_models,
+                    reference=cfg.reference, scorers=scorers, progress=progress)
+
+
+def _task_model_hashes(cfg: RunConfig, task_models: Sequence[TaskModelConfig] | None = None
+                       ) -> list[str]:
+    from discovery import task_model_hashes
+
+    return task_model_hashes(cfg.task_models if task_models is None else task_models,
+                             labels=cfg.task.label_space, reference=cfg.reference,
+                             evaluation=cfg.evaluation)
+
+
 def evaluate_stage_hash(cfg: RunConfig) -> str:
     """The evaluate stage's hash: the evaluation settings, the task models and the reference
     (it needs no run directory)."""
-    from discovery import reference_hash, task_model_hash
+    from discovery import reference_hash
 
     return config_hash({"evaluation": cfg.evaluation.model_dump(mode="json"),
-                        "task_models": [task_model_hash(cfg, t) for t in cfg.task_models],
-                        "reference": reference_hash(cfg)})
+                        "task_models": _task_model_hashes(cfg),
+                        "reference": reference_hash(cfg.reference, cfg.task.label_space)})
 
 
-def verify_stage_hash(cfg: RunConfig, suite: Any) -> str:
-    """The verify stage's hash: the loaded ``suite``'s fingerprint, the task models and the
-    ``verify:`` settings that change results."""
-    from discovery import task_model_hash
-
+def verify_stage_hash(cfg: RunConfig, suite: Suite, *, verify: VerifyConfig | None = None,
+                      task_models: Sequence[TaskModelConfig] | None = None) -> str:
+    """The verify stage's hash (the one rule, for `discover` and `synthcheck verify`): the
+    loaded ``suite``'s fingerprint, the task models' hashes (default: ``cfg``'s) and the
+    ``verify:`` settings that change results (default: ``cfg.verify``)."""
     return config_hash({"suite": suite.fingerprint(),
-                        "task_models": [task_model_hash(cfg, t) for t in cfg.task_models],
-                        "verify": output_dump(cfg.verify)})
+                        "task_models": _task_model_hashes(cfg, task_models),
+                        "verify": output_dump(cfg.verify if verify is None else verify)})
 
 
 def evaluate_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, Any]],
                    progress: bool) -> tuple[bool, dict[str, Any]]:
     """Held-out evaluation of the task models and the reference, cached in eval.json."""
-    from discovery import evaluate
+    from discovery import write_eval_json
 
     ehash = evaluate_stage_hash(cfg)
     path = run.path / "eval.json"
     stored = run.current_output("evaluate", ehash, path)
     if stored is not None and isinstance(stored.get("reports"), dict):
         return False, stored["reports"]
-    reports = evaluate(cfg, scorers=scorers(), progress=progress)
-    from synth.core import provenance
-
-    write_json_atomic(path, {"reports": reports, **provenance(ehash)})
+    reports = evaluate_run_config(cfg, scorers=scorers(), progress=progress)
+    write_eval_json(path, reports, ehash)
     run.complete("evaluate", ehash, models=sorted(reports))
     return True, reports
 
@@ -103,15 +162,13 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
     Raises:
         RunDirError: ``run_dir`` holds a corpus generated with another config.
     """
-    from discovery import build_task_scorers, mine_run, rank_run, score_run
-
     result = DiscoverResult(Path(run_dir))
     run = RunDir(run_dir)
     built: dict[str, Any] = {}
 
     def scorers() -> dict[str, Any]:
         if not built:
-            built.update(build_task_scorers(cfg))
+            built.update(build_scorers(cfg))
         return built
 
     def timed(stage: str, fn: Callable[[], tuple[bool, Any]]) -> Any:
@@ -145,21 +202,22 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
     result.info["corpus"] = json.loads((run.path / "corpus" / "stats.json").read_text())
     result.info["generate"] = gen
 
-    def stage(fn: Callable[..., dict[str, Any]], *args: Any, **kw: Any) -> Callable[[], Any]:
+    def stage(fn: Callable[..., dict[str, Any]], **kw: Any) -> Callable[[], Any]:
         def call() -> tuple[bool, Any]:
-            out = fn(cfg, run.path, *args, **kw)
+            out = fn(cfg, run.path, **kw)
             return not out.get("skipped"), out
         return call
 
     # score_run loads the models itself, and only if some chunk still needs scoring.
-    timed("score", stage(score_run, progress=progress))
-    result.info["rank"] = timed("rank", stage(rank_run))
-    result.info["mine"] = timed("mine", stage(mine_run))
+    timed("score", stage(score, progress=progress))
+    result.info["rank"] = timed("rank", stage(rank))
+    result.info["mine"] = timed("mine", stage(mine))
     reports = timed("evaluate", lambda: evaluate_stage(cfg, run, scorers, progress))
     result.info["evaluate"] = reports
     if cfg.suite:
-        recall = {name: {lab: c["recall"] for lab, c in rep["per_class"].items()}
-                  for name, rep in reports.items() if name != "reference"}
+        from discovery import recall_by_model
+
+        recall = recall_by_model(reports)
         result.info["verify"] = timed("verify", lambda: verify_stage(cfg, run, scorers, recall))
     else:
         result.stages["verify"] = "no suite in the config"

@@ -281,9 +281,14 @@ def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
     """
     from pydantic import ValidationError
 
-    from discovery import EvaluationConfig, ReferenceConfig, TaskModelConfig
+    from discovery import (
+        EvaluationConfig,
+        ReferenceConfig,
+        TaskModelConfig,
+        build_task_scorers,
+    )
     from formalize._run_outputs import RunOutputs
-    from synth.core import ConfigError
+    from synth.core import ConfigError, LabelSpace
 
     run = RunOutputs(Path(run_dir))
     where = str(run.path / "manifest.json")
@@ -304,30 +309,15 @@ def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
                           fix="pass scorers yourself, or add task_models to the run config")
     task_models = [validate(TaskModelConfig, t, f"task_models[{i}]")
                    for i, t in enumerate(entries)]
-    return _build_scorers(task_models, LabelSpace.of(run.labels),
-                          reference=validate(ReferenceConfig, run.section("reference"),
-                                             "reference"),
-                          evaluation=validate(EvaluationConfig, run.section("evaluation"),
-                                              "evaluation"),
-                          where=where)
-
-
-def _build_scorers(task_models: Sequence[Any], labels: LabelSpace, *, reference: Any,
-                   evaluation: Any, where: str) -> dict[str, Any]:
-    """Load each task model by name over ``labels``, as ``discover`` does (names unique)."""
-    from discovery import load_task_scorer
-    from synth.core import ConfigError
-
-    names = [t.name for t in task_models]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise ConfigError(f"task model names must be unique, got {dupes} more than once",
-                          where=where, fix="give each task model its own name")
-    return {t.name: load_task_scorer(t.spec, labels.list, label_map=t.label_map, name=t.name,
-                                     batch_size=t.batch_size, max_length=t.max_length,
-                                     trusted_types=t.trusted_types, reference=reference,
-                                     evaluation=evaluation)
-            for t in task_models}
+    try:
+        return build_task_scorers(
+            task_models, LabelSpace.of(run.labels),
+            reference=validate(ReferenceConfig, run.section("reference"), "reference"),
+            evaluation=validate(EvaluationConfig, run.section("evaluation"), "evaluation"))
+    except ConfigError as exc:
+        if exc.where == "task_models":  # a check of the config as a whole (unique names)
+            raise ConfigError(exc.what, where=where, fix=exc.fix) from None
+        raise
 
 
 def run_draft(draft: TemplateDraft | str, scorers: Mapping[str, Any], labels: Sequence[str], *,

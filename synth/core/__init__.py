@@ -1,6 +1,7 @@
 """The ground floor every stage stands on: errors, record I/O, config loading, registries,
 seeds, label spaces and run directories. Nothing here knows about models or stages."""
 
+from synth.core._batching import length_sorted_batches
 from synth.core._config import (
     STRICT,
     apply_overrides,
@@ -67,6 +68,7 @@ __all__ = [
     "is_runtime_field",
     "iter_jsonl",
     "iter_jsonl_numbered",
+    "length_sorted_batches",
     "load_config",
     "load_yaml",
     "node_line",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from synth.core._batching import length_sorted_batches
 from synth.engines._base import Generation, render_chat
 from synth.engines._sampling import SamplingConfig
 
@@ -76,10 +77,9 @@ class HFBackend:
         if len(seeds) != len(prompts):
             raise ValueError(f"need one seed per prompt, got {len(seeds)} for {len(prompts)}")
         encoded = [self.tokenizer(p, add_special_tokens=True)["input_ids"] for p in prompts]
-        order = sorted(range(len(prompts)), key=lambda i: (len(encoded[i]), i))
         results: list[Generation | None] = [None] * len(prompts)
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
+        for idx in length_sorted_batches([len(e) for e in encoded], self.batch_size,
+                                         longest_first=False):
             batch = self._generate_batch([encoded[i] for i in idx], [prompts[i] for i in idx],
                                          params, [seeds[i] for i in idx])
             for i, gen in zip(idx, batch, strict=True):

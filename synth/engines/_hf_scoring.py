@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from synth.core._batching import length_sorted_batches
 from synth.core._errors import ConfigError
 
 
@@ -204,8 +205,7 @@ def hf_label_logprobs(
     device = model.device
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     results: list[dict[str, float]] = [{} for _ in texts]
-    order = sorted(range(len(rows)), key=lambda r: len(rows[r].ids), reverse=True)
-    batches = [order[s:s + batch_size] for s in range(0, len(order), batch_size)]
+    batches = length_sorted_batches([len(r.ids) for r in rows], batch_size)
     if progress:
         from tqdm.auto import tqdm
 

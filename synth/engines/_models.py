@@ -216,6 +216,50 @@ def clear_model_cache() -> None:
     _LOADED.clear()
 
 
+_AUTO_CLASSES = {"causal-lm": "AutoModelForCausalLM",
+                 "sequence-classifier": "AutoModelForSequenceClassification"}
+
+
+def load_hf_model(spec: str, kind: str, *, device: str = "auto", dtype: str | None = "auto",
+                  prepare: Any = None) -> tuple[Any, Any]:
+    """The one transformers loader: the model of ``kind`` (``causal-lm`` or
+    ``sequence-classifier``) and its tokenizer for ``spec``, on ``device``, in eval mode.
+
+    A spec that resolves to the same folder, kind, device and dtype as an earlier call in
+    this process returns the same model and tokenizer (see ``_LOADED``). ``dtype=None``
+    loads the checkpoint's default dtype (float32 for a classifier); ``prepare(tokenizer)``
+    runs once, right after loading.
+
+    Raises:
+        ModelNotAvailable: transformers cannot load the folder (or hub id).
+    """
+    path = resolve_model_path(spec)
+    device = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype, device) if dtype is not None else None
+
+    def load() -> tuple[Any, Any]:
+        import transformers
+
+        auto = getattr(transformers, _AUTO_CLASSES[kind])
+        kwargs = {} if torch_dtype is None else {"dtype": torch_dtype}
+        try:
+            tokenizer = transformers.AutoTokenizer.from_pretrained(path)
+            model = auto.from_pretrained(path, **kwargs)
+        except OSError as exc:
+            raise ModelNotAvailable(f"transformers cannot load {spec!r}: {exc}".split("\n")[0],
+                                    where=spec,
+                                    fix="check the path or id (no hub access here: give a "
+                                        "local model folder)") from None
+        if prepare is not None:
+            prepare(tokenizer)
+        model.to(device)
+        model.eval()
+        return model, tokenizer
+
+    return cached_load(kind, path, device, "float32" if torch_dtype is None else torch_dtype,
+                       load)
+
+
 def load_hf_causal_lm(
     spec: str, *, device: str = "auto", dtype: str = "auto"
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
@@ -223,29 +267,11 @@ def load_hf_causal_lm(
 
     The tokenizer pads on the left (generation) and has a pad token. A spec that resolves to
     the same folder, device and dtype as an earlier call in this process returns the same
-    model (see ``_LOADED``) and a shallow copy of the same tokenizer: every backend built for
-    one LLM shares its weights.
+    model and a shallow copy of the same tokenizer: every backend built for one LLM shares
+    its weights (see :func:`load_hf_model`).
     """
-    path = resolve_model_path(spec)
-    device = resolve_device(device)
-    torch_dtype = resolve_dtype(dtype, device)
-
-    def load() -> tuple[Any, Any]:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(path)
-            model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype)
-        except OSError as exc:
-            raise ModelNotAvailable(f"transformers cannot load {spec!r}: {exc}".split("\n")[0],
-                                    fix="check the path or id") from None
-        prepare_tokenizer(tokenizer)
-        # transformers types `to` as @wraps(nn.Module.to), which loses the bound self.
-        model.to(device)  # type: ignore[arg-type]
-        model.eval()
-        return model, tokenizer
-
-    model, tokenizer = cached_load("causal-lm", path, device, torch_dtype, load)
+    model, tokenizer = load_hf_model(spec, "causal-lm", device=device, dtype=dtype,
+                                     prepare=prepare_tokenizer)
     # Each caller gets its own shallow copy: attributes it sets (a chat template, the
     # padding side) stay its own; the vocabulary and special tokens are shared and equal.
     return model, copy.copy(tokenizer)

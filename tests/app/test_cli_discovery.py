@@ -472,3 +472,42 @@ def test_train_demo_to_a_file_and_bad_arguments(tmp_path, capsys) -> None:
     assert_user_error(code, err, r"^error: limit must be at least 2 sentences, got 1 "
                                  r"\(--limit\)")
     assert not (tmp_path / "x.skops").exists()
+
+
+def test_rank_before_score_is_an_error_with_exit_2(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    write_jsonl(run_dir / "corpus" / "shard-00000.jsonl", [{"id": "s0", "text": "a film"}])
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("ranking:\n  top_k: 3\n")
+    assert main(["rank", "--config", str(cfg), "--run", str(run_dir)]) == 2
+    assert "error: the run has no complete scores" in capsys.readouterr().err
+
+
+def test_config_typo_names_the_field(tmp_path):
+    from synth.core import ConfigError
+    from synthcheck import load_run_config
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("ranking:\n  top_kk: 3\n")
+    with pytest.raises(ConfigError, match=r"unknown field 'ranking.top_kk'.*line 2"):
+        load_run_config(cfg)
+
+
+def test_flags_become_overrides_one_way(tmp_path):
+    import argparse
+
+    from synthcheck._cli_common import flag_overrides, load_args_config
+
+    args = argparse.Namespace(top_k=3, size=None, no_reference=True, config=None,
+                              overrides=["ranking.top_k=9", "evaluation.size=40"])
+    flags = {"top_k": "ranking.top_k", "size": "evaluation.size",
+             "no_reference": ("evaluation.include_reference", False)}
+    assert flag_overrides(args, flags) == ["ranking.top_k=3",
+                                           "evaluation.include_reference=false"]
+    cfg_path = tmp_path / "c.yaml"
+    cfg_path.write_text("name: t\n")
+    args.config = str(cfg_path)
+    cfg = load_args_config(args, flags)
+    # A flag wins over a -P of the same key; a -P without a flag stays.
+    assert cfg.ranking.top_k == 3 and cfg.evaluation.size == 40
+    assert cfg.evaluation.include_reference is False

@@ -135,3 +135,50 @@ def planted_models(texts):
     task = np.array([[1 - score(t, False), score(t, False)] for t in texts])
     ref = np.array([[1 - score(t, True), score(t, True)] for t in texts])
     return task, ref
+
+
+# --- the config sections a stage-2 job takes (what the app passes from its RunConfig) ---
+
+def sections(**kw):
+    """A :class:`Sections` with the default sections, ``kw`` put over them."""
+    return Sections(**kw)
+
+
+class Sections:
+    """The task's labels and the stage-2 config sections, as keyword arguments for each
+    job: ``score_run(run_dir, **s.score, ...)``, ``rank_run(run_dir, **s.rank)``."""
+
+    def __init__(self, *, labels=("negative", "positive"), task_models=None, reference=None,
+                 ranking=None, mining=None, evaluation=None):
+        from discovery import (
+            EvaluationConfig,
+            MiningConfig,
+            RankingConfig,
+            ReferenceConfig,
+            TaskModelConfig,
+        )
+        from synth.core import LabelSpace
+
+        self.labels = LabelSpace.of(labels)
+        self.task_models = list(task_models) if task_models is not None else [TaskModelConfig()]
+        self.reference = reference or ReferenceConfig()
+        self.ranking = ranking or RankingConfig()
+        self.mining = mining or MiningConfig()
+        self.evaluation = evaluation or EvaluationConfig()
+
+    @property
+    def score(self):
+        return dict(labels=self.labels, task_models=self.task_models,
+                    reference=self.reference, evaluation=self.evaluation)
+
+    @property
+    def rank(self):
+        return dict(labels=self.labels, ranking=self.ranking, task_models=self.task_models)
+
+    @property
+    def mine(self):
+        return dict(self.rank, mining=self.mining)
+
+    @property
+    def hashes(self):
+        return dict(labels=self.labels, reference=self.reference, evaluation=self.evaluation)

@@ -98,13 +98,15 @@ def test_trained_demo_model_loads_through_the_demo_spec(no_training):
 
 
 def test_the_demo_spec_follows_the_config_split(no_training):
+    from discovery import ReferenceConfig
     from discovery._stages import build_task_scorers
-    from synthcheck import RunConfig
+    from synth.core import LabelSpace
 
     train_demo_model(seed=5, holdout_fraction=0.3, limit=300)
-    cfg = RunConfig(task_models=[TaskModelConfig(name="demo", spec="demo:sentiment")],
-                    evaluation=EvaluationConfig(split_seed=5, holdout_fraction=0.3))
-    assert isinstance(build_task_scorers(cfg)["demo"], SklearnScorer) and not no_training
+    built = build_task_scorers([TaskModelConfig(name="demo", spec="demo:sentiment")],
+                               LabelSpace.of(LABELS), reference=ReferenceConfig(),
+                               evaluation=EvaluationConfig(split_seed=5, holdout_fraction=0.3))
+    assert isinstance(built["demo"], SklearnScorer) and not no_training
     # Another split needs its own model: the seed-5 file is not reused for split 6.
     with pytest.raises(RuntimeError, match="training refused"):
         load_task_scorer("demo:sentiment", LABELS,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from discovery import EvaluationConfig, classification_report, evaluate, format_reports
-from synth.core import DataError, write_jsonl
-from synthcheck import RunConfig
+from synth.core import DataError, LabelSpace, write_jsonl
+
+LABELS = LabelSpace.of(["negative", "positive"])
 
 
 class Keyword:
@@ -30,17 +31,17 @@ def test_evaluate_on_a_labeled_file(tmp_path):
     data = tmp_path / "gold.jsonl"
     write_jsonl(data, [{"text": "good", "label": "positive"}, {"text": "bad", "label": 0},
                        {"text": "not good", "label": "negative"}, {"text": "fine", "label": 1}])
-    cfg = RunConfig(evaluation=EvaluationConfig(size=3, include_reference=False))
-    reports = evaluate(cfg, str(data), scorers={"kw": Keyword()}, progress=False)
+    ev = EvaluationConfig(size=3, include_reference=False)
+    reports = evaluate(LABELS, ev, str(data), scorers={"kw": Keyword()}, progress=False)
     assert reports["kw"]["n"] == 3
     assert reports["kw"]["accuracy"] == pytest.approx(2 / 3)
-    assert "kw" in format_reports(reports, cfg.task.labels)
+    assert "kw" in format_reports(reports, LABELS.list)
 
 
 def test_unknown_gold_label(tmp_path):
     data = tmp_path / "gold.csv"
     data.write_text("text,label\ngood,positive\nbad,meh\n")
     with pytest.raises(DataError, match=r"unknown label 'meh' .*row 2"):
-        evaluate(RunConfig(evaluation=EvaluationConfig(include_reference=False)), str(data),
+        evaluate(LABELS, EvaluationConfig(include_reference=False), str(data),
                  scorers={"kw": Keyword()},
                  progress=False)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from discovery_fixtures import sections
 
 from discovery import MiningConfig, RankingConfig, load_task_scorer, mine_run, rank_run, score_run
 from synth.core import read_jsonl, write_jsonl
-from synthcheck import RunConfig
 
 pytestmark = pytest.mark.integration
 
@@ -66,11 +66,12 @@ def test_score_rank_mine_with_packaged_models(tmp_path, smollm2):
 
     write_jsonl(tmp_path / "corpus" / "shard-00000.jsonl",
                 [{"id": f"s{i:02d}", "text": t} for i, t in enumerate(SENTENCES)])
-    cfg = RunConfig(ranking=RankingConfig(top_k=4), mining=MiningConfig(min_support=2))
-    labels = list(cfg.task.labels)
+    cfg = sections(ranking=RankingConfig(top_k=4), mining=MiningConfig(min_support=2))
+    labels = cfg.labels.list
     demo = load_task_scorer("demo:sentiment", labels, name="demo")
     reference = FewShotReference(smollm2, cfg.reference, labels)
-    score_run(cfg, tmp_path, task_scorers={"demo": demo}, reference=reference, progress=False)
+    score_run(tmp_path, **cfg.score, task_scorers={"demo": demo},
+              reference_scorer=reference, progress=False)
     task = read_jsonl(tmp_path / "scores" / "task-demo.jsonl")
     ref = read_jsonl(tmp_path / "scores" / "reference.jsonl")
     assert len(task) == len(ref) == 16
@@ -79,10 +80,10 @@ def test_score_rank_mine_with_packaged_models(tmp_path, smollm2):
     for rec in ref:
         assert sum(rec["probs"].values()) == pytest.approx(1.0)
         assert all(v < 0 for v in rec["logprobs"].values())
-    rank_run(cfg, tmp_path)
+    rank_run(tmp_path, **cfg.rank)
     hard = read_jsonl(tmp_path / "hard.jsonl")
     divs = [r["divergence"] for r in hard]
     assert len(hard) == 4 and divs == sorted(divs, reverse=True)
-    mine_run(cfg, tmp_path)
+    mine_run(tmp_path, **cfg.mine)
     rows = read_jsonl(tmp_path / "ngrams.jsonl")
     assert all(r["hard_count"] >= 2 for r in rows)

@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 import pytest
+from discovery_fixtures import sections
 
 from discovery import MiningConfig, RankingConfig, TaskModelConfig, mine_run, rank_run, score_run
 from synth.core import DataError, RunDir, read_jsonl, write_jsonl
-from synthcheck import RunConfig
 
 WORDS = ["film", "story", "cast", "script", "music", "plot", "ending"]
 GOOD = ["wonderful", "great", "lovely", "sharp"]
@@ -73,13 +73,14 @@ def _cfg(**kw):
     base = dict(task_models=[TaskModelConfig(name="toy", spec="python:unused:x")],
                 ranking=RankingConfig(top_k=8), mining=MiningConfig(min_support=3))
     base.update(kw)
-    return RunConfig(**base)
+    return sections(**base)
 
 
 def test_score_rank_mine_end_to_end(run_dir):
     cfg = _cfg()
     task, ref = ToyTask(), ToyReference()
-    report = score_run(cfg, run_dir, task_scorers={"toy": task}, reference=ref, progress=False)
+    report = score_run(run_dir, **cfg.score, task_scorers={"toy": task},
+                       reference_scorer=ref, progress=False)
     assert report["sentences"] == 40 and not report["skipped"]
     scores = read_jsonl(run_dir / "scores" / "reference.jsonl")
     assert set(scores[0]) == {"id", "probs", "logprobs"}
@@ -90,14 +91,14 @@ def test_score_rank_mine_end_to_end(run_dir):
     assert scores[1]["probs"]["positive"] == pytest.approx(_p(_corpus()[1], True))
     assert {"config_hash", "version", "git_commit"} <= set(meta)
 
-    rank = rank_run(cfg, run_dir)
+    rank = rank_run(run_dir, **cfg.rank)
     hard = read_jsonl(run_dir / "hard.jsonl")
     assert rank["hard"] == 8 and [r["rank"] for r in hard] == list(range(1, 9))
     assert all("not bad at all" in r["text"] for r in hard)
     assert {"id", "text", "divergence", "task_label", "reference_label", "task_probs",
             "reference_probs"} <= set(hard[0])
 
-    mine = mine_run(cfg, run_dir)
+    mine = mine_run(run_dir, **cfg.mine)
     assert mine["top"][0] == "not bad at all"
     rows = read_jsonl(run_dir / "ngrams.jsonl")
     assert rows[0]["examples"][0] == hard[0]["id"]
@@ -110,74 +111,60 @@ def test_score_rank_mine_end_to_end(run_dir):
 def test_stages_skip_when_done_and_redo_downstream_only(run_dir):
     cfg = _cfg()
     task, ref = ToyTask(), ToyReference()
-    score_run(cfg, run_dir, task_scorers={"toy": task}, reference=ref, progress=False)
-    rank_run(cfg, run_dir)
-    mine_run(cfg, run_dir)
+    score_run(run_dir, **cfg.score, task_scorers={"toy": task},
+              reference_scorer=ref, progress=False)
+    rank_run(run_dir, **cfg.rank)
+    mine_run(run_dir, **cfg.mine)
     calls = (task.calls, ref.calls)
-    assert score_run(cfg, run_dir, task_scorers={"toy": task}, reference=ref,
+    assert score_run(run_dir, **cfg.score, task_scorers={"toy": task}, reference_scorer=ref,
                      progress=False)["skipped"]
-    assert rank_run(cfg, run_dir)["skipped"] and mine_run(cfg, run_dir)["skipped"]
+    assert rank_run(run_dir, **cfg.rank)["skipped"] and mine_run(run_dir, **cfg.mine)["skipped"]
     cfg2 = _cfg(ranking=RankingConfig(top_k=4))
-    assert score_run(cfg2, run_dir, task_scorers={"toy": task}, reference=ref,
+    assert score_run(run_dir, **cfg2.score, task_scorers={"toy": task}, reference_scorer=ref,
                      progress=False)["skipped"]
-    assert not rank_run(cfg2, run_dir)["skipped"]
-    assert not mine_run(cfg2, run_dir)["skipped"]
+    assert not rank_run(run_dir, **cfg2.rank)["skipped"]
+    assert not mine_run(run_dir, **cfg2.mine)["skipped"]
     assert len(read_jsonl(run_dir / "hard.jsonl")) == 4
     # Losing a final score file reuses the finished chunks: no model call.
     (run_dir / "scores" / "reference.jsonl").unlink()
-    score_run(cfg2, run_dir, task_scorers={"toy": task}, reference=ref, progress=False)
+    score_run(run_dir, **cfg2.score, task_scorers={"toy": task},
+              reference_scorer=ref, progress=False)
     assert (task.calls, ref.calls) == calls
 
 
 def test_scores_with_ids_missing_from_the_corpus(run_dir):
     cfg = _cfg()
-    score_run(cfg, run_dir, task_scorers={"toy": ToyTask()}, reference=ToyReference(),
+    score_run(run_dir, **cfg.score, task_scorers={"toy": ToyTask()},
+              reference_scorer=ToyReference(),
               progress=False)
     path = run_dir / "scores" / "task-toy.jsonl"
     rows = read_jsonl(path)
     rows[3]["id"] = "ghost-1"
     write_jsonl(path, rows)
     with pytest.raises(DataError, match=r"1 scored ids are missing from the corpus \(ghost-1\)"):
-        rank_run(cfg, run_dir)
+        rank_run(run_dir, **cfg.rank)
 
 
 def test_top_k_larger_than_corpus(run_dir):
     cfg = _cfg(ranking=RankingConfig(top_k=1000))
-    score_run(cfg, run_dir, task_scorers={"toy": ToyTask()}, reference=ToyReference(),
+    score_run(run_dir, **cfg.score, task_scorers={"toy": ToyTask()},
+              reference_scorer=ToyReference(),
               progress=False)
     with pytest.raises(DataError, match=r"top_k \(1000\) is larger than the corpus \(40 "
                                         r"sentences\)"):
-        rank_run(cfg, run_dir)
+        rank_run(run_dir, **cfg.rank)
     assert not (run_dir / "hard.jsonl").exists()
 
 
 def test_mining_an_empty_hard_subset(run_dir):
     cfg = _cfg()
-    score_run(cfg, run_dir, task_scorers={"toy": ToyTask()}, reference=ToyReference(),
+    score_run(run_dir, **cfg.score, task_scorers={"toy": ToyTask()},
+              reference_scorer=ToyReference(),
               progress=False)
-    rank_run(cfg, run_dir)
+    rank_run(run_dir, **cfg.rank)
     write_jsonl(run_dir / "hard.jsonl", [])
     with pytest.raises(DataError, match="cannot mine an empty hard subset"):
-        mine_run(_cfg(mining=MiningConfig(min_support=2)), run_dir)
-
-
-def test_rank_before_score_is_an_error_with_exit_2(run_dir, tmp_path, capsys):
-    from synthcheck.cli import main
-
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text("ranking:\n  top_k: 3\n")
-    assert main(["rank", "--config", str(cfg), "--run", str(run_dir)]) == 2
-    assert "error: the run has no complete scores" in capsys.readouterr().err
-
-
-def test_config_typo_names_the_field(tmp_path):
-    from synth.core import ConfigError
-    from synthcheck import load_run_config
-
-    cfg = tmp_path / "c.yaml"
-    cfg.write_text("ranking:\n  top_kk: 3\n")
-    with pytest.raises(ConfigError, match=r"unknown field 'ranking.top_kk'.*line 2"):
-        load_run_config(cfg)
+        mine_run(run_dir, **_cfg(mining=MiningConfig(min_support=2)).mine)
 
 
 @pytest.mark.parametrize(("test", "statistic"), [("g", "q_value"), ("fisher", "frequency")])
@@ -185,10 +172,11 @@ def test_mine_run_uses_the_configured_test_and_sort(run_dir, test, statistic):
     from scipy.stats import chi2_contingency, fisher_exact
 
     cfg = _cfg(mining=MiningConfig(min_support=2, test=test, statistic=statistic))
-    score_run(cfg, run_dir, task_scorers={"toy": ToyTask()}, reference=ToyReference(),
+    score_run(run_dir, **cfg.score, task_scorers={"toy": ToyTask()},
+              reference_scorer=ToyReference(),
               progress=False)
-    rank_run(cfg, run_dir)
-    mine_run(cfg, run_dir)
+    rank_run(run_dir, **cfg.rank)
+    mine_run(run_dir, **cfg.mine)
     rows = read_jsonl(run_dir / "ngrams.jsonl")
     n_h, n_r = 8, 32
     for row in rows:
@@ -206,25 +194,27 @@ def test_bad_input_leaves_the_run_directory_untouched(run_dir):
     """Errors of rank and mine come before the manifest or an output is written; a scoring
     error puts the manifest back as it was."""
     cfg = _cfg()
-    score_run(cfg, run_dir, task_scorers={"toy": ToyTask()}, reference=ToyReference(),
+    score_run(run_dir, **cfg.score, task_scorers={"toy": ToyTask()},
+              reference_scorer=ToyReference(),
               progress=False)
-    rank_run(cfg, run_dir)
-    mine_run(cfg, run_dir)
+    rank_run(run_dir, **cfg.rank)
+    mine_run(run_dir, **cfg.mine)
 
     def files():
         return {p: p.read_bytes() for p in sorted(run_dir.rglob("*")) if p.is_file()}
 
     before = files()
     with pytest.raises(DataError, match=r"top_k \(99\)"):
-        rank_run(_cfg(ranking=RankingConfig(top_k=99)), run_dir)
+        rank_run(run_dir, **_cfg(ranking=RankingConfig(top_k=99)).rank)
 
     class Broken(ToyTask):
         def predict_proba(self, texts):
             raise DataError("the toy model broke", where="toy")
 
     with pytest.raises(DataError, match="the toy model broke"):
-        score_run(_cfg(task_models=[TaskModelConfig(name="toy", spec="python:other:x")]),
-                  run_dir, task_scorers={"toy": Broken()}, reference=ToyReference(),
+        score_run(run_dir, **_cfg(task_models=[TaskModelConfig(name="toy",
+                                                              spec="python:other:x")]).score,
+                  task_scorers={"toy": Broken()}, reference_scorer=ToyReference(),
                   progress=False)
     assert files() == before
 
@@ -236,15 +226,15 @@ def test_demo_and_fewshot_task_model_hashes_follow_what_they_depend_on():
     demo = TaskModelConfig(name="d", spec="demo:sentiment")
     py = TaskModelConfig(name="d", spec="python:mod:fn")
     few = TaskModelConfig(name="d", spec="fewshot:hf:/llm")
-    split = RunConfig(evaluation=EvaluationConfig(split_seed=4))
-    size = RunConfig(evaluation=EvaluationConfig(size=7))
-    prompt = RunConfig(reference=ReferenceConfig(k=1))
-    base = RunConfig()
-    assert task_model_hash(split, demo) != task_model_hash(base, demo)
-    assert task_model_hash(size, demo) == task_model_hash(base, demo)
-    assert task_model_hash(split, py) == task_model_hash(base, py)
-    assert task_model_hash(prompt, few) != task_model_hash(base, few)
-    assert task_model_hash(prompt, py) == task_model_hash(base, py)
+    split = sections(evaluation=EvaluationConfig(split_seed=4)).hashes
+    size = sections(evaluation=EvaluationConfig(size=7)).hashes
+    prompt = sections(reference=ReferenceConfig(k=1)).hashes
+    base = sections().hashes
+    assert task_model_hash(demo, **split) != task_model_hash(demo, **base)
+    assert task_model_hash(demo, **size) == task_model_hash(demo, **base)
+    assert task_model_hash(py, **split) == task_model_hash(py, **base)
+    assert task_model_hash(few, **prompt) != task_model_hash(few, **base)
+    assert task_model_hash(py, **prompt) == task_model_hash(py, **base)
 
 
 class ToyLLM:
@@ -276,14 +266,15 @@ def test_fewshot_task_model_calibration_does_not_depend_on_chunking(tmp_path, mo
                     [{"id": f"s{i:03d}", "text": t} for i, t in enumerate(texts)])
         monkeypatch.setattr(stages, "CHUNK", chunk)
         llm = ToyLLM()
-        few = FewShotReference(llm, cfg.reference, cfg.task.labels, name="few")
-        score_run(cfg, run, task_scorers={"few": few}, reference=ToyReference(), progress=False)
+        few = FewShotReference(llm, cfg.reference, cfg.labels.list, name="few")
+        score_run(run, **cfg.score, task_scorers={"few": few},
+                  reference_scorer=ToyReference(), progress=False)
         results.append(read_jsonl(run / "scores" / "task-few.jsonl"))
         llms.append(llm)
     assert llms[0].calls.count(2) == 20 and 40 in llms[1].calls  # really chunked differently
     assert results[0] == results[1]
     # Batch calibration is fitted on the whole corpus at once, as for the reference.
-    ref = FewShotReference(ToyLLM(), cfg.reference, cfg.task.labels)
+    ref = FewShotReference(ToyLLM(), cfg.reference, cfg.labels.list)
     raw = ref.raw_logprobs(texts)
     cal = fit_calibration(calibration, "logprob", 2, corpus=raw,
                           content_free=lambda: ref.raw_logprobs(cfg.reference.content_free))
@@ -318,18 +309,19 @@ def test_mine_run_does_not_build_a_ranker(run_dir, monkeypatch):
     from discovery._ranking import divergence
 
     cfg = _cfg()
-    score_run(cfg, run_dir, task_scorers={"toy": ToyTask()}, reference=ToyReference(),
+    score_run(run_dir, **cfg.score, task_scorers={"toy": ToyTask()},
+              reference_scorer=ToyReference(),
               progress=False)
-    rank_run(cfg, run_dir)
+    rank_run(run_dir, **cfg.rank)
 
-    def no_ranker(cfg):
+    def no_ranker(ranking):
         raise AssertionError("mine_run must not build (and reconfigure) a ranker")
 
     monkeypatch.setattr(stages, "_ranker", no_ranker)
-    mine_run(cfg, run_dir)
+    mine_run(run_dir, **cfg.mine)
     rows = {r["ngram"]: r for r in read_jsonl(run_dir / "ngrams.jsonl")}
     # Its divergences are the whole corpus' (not only the top_k=8 hard subset's).
-    _, texts, task, ref = stages.load_scores(cfg, run_dir)
+    _, texts, task, ref = stages.load_scores(run_dir, labels=cfg.labels, task_name="toy")
     div = divergence(task, ref, cfg.ranking.metric)
     assert len(div) == 40
     assert "not bad at all" in rows

@@ -1,0 +1,43 @@
+"""The default config's stage hashes are what they were before the stages took typed
+sections (a refactor that changed one would make every existing run redo its work)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from discovery import reference_hash, task_model_hash
+from formalize import load_suite
+from synth import generation_config_hash
+from synthcheck import load_run_config
+from synthcheck._pipeline import evaluate_stage_hash, verify_stage_hash
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def cfg(monkeypatch):
+    monkeypatch.chdir(ROOT)  # the config names its suite relative to the repository root
+    return load_run_config(ROOT / "configs" / "sentiment.yaml")
+
+
+def test_default_config_hashes_are_unchanged(cfg):
+    labels = cfg.task.label_space
+    assert generation_config_hash(cfg) == "7f30c544e8cf86c7"
+    assert reference_hash(cfg.reference, labels) == "1adf1c9d8644f9d9"
+    assert task_model_hash(cfg.task_models[0], labels=labels, reference=cfg.reference,
+                           evaluation=cfg.evaluation) == "6685e10fca2b2f8d"
+    assert evaluate_stage_hash(cfg) == "954af790ad2112ee"
+    assert verify_stage_hash(cfg, load_suite(cfg.suite)) == "5b5f4ea8f283d315"
+
+
+def test_runtime_fields_do_not_change_the_hashes_but_output_fields_do(cfg):
+    faster = load_run_config(ROOT / "configs" / "sentiment.yaml",
+                             ["reference.batch_size=7", "reference.device=cpu",
+                              "verify.batch_size=3"])
+    assert evaluate_stage_hash(faster) == evaluate_stage_hash(cfg)
+    suite = load_suite(cfg.suite)
+    assert verify_stage_hash(faster, suite) == verify_stage_hash(cfg, suite)
+    other = load_run_config(ROOT / "configs" / "sentiment.yaml", ["reference.k=1"])
+    assert evaluate_stage_hash(other) != evaluate_stage_hash(cfg)
