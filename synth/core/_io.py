@@ -102,9 +102,25 @@ def read_text(path: str | os.PathLike[str], encoding: str = "utf-8", *, kind: st
     return decode_text(Path(path).read_bytes(), path, encoding, kind=kind, field=field)
 
 
+def _writer() -> str:
+    import socket
+
+    return f"{os.getpid()}@{socket.gethostname()}"
+
+
+def temp_writer(name: str) -> str | None:
+    """The ``pid@host`` that an :func:`atomic_open` temp file name records, or None (a temp
+    file of an older version)."""
+    parts = name.split("~")
+    return parts[-2] if len(parts) >= 3 and "@" in parts[-2] else None
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
     """Open a temporary file next to ``path``; on success fsync and rename it onto ``path``.
+
+    The temporary file is ``.NAME.~PID@HOST~RANDOM.tmp``: a later run removes it once that
+    writer is gone (:meth:`synth.core.RunDir.clean_stale_temp`).
 
     The file gets the permissions a plain ``open()`` would give a new file (``0o666``
     less the umask), not ``mkstemp``'s private ``0o600``. If the block raises, the
@@ -115,7 +131,8 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
     path = Path(path)
     with user_writes(path):
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.~{_writer()}~", suffix=".tmp",
+                                   dir=path.parent)
     try:
         encoding = None if "b" in mode else "utf-8"
         newline = None if "b" in mode else "\n"
