@@ -192,7 +192,10 @@ def describe_field_error(err: ErrorDetails, field: str) -> tuple[str, str]:
         return f"missing required field '{field}'", "add it"
     got = err.get("input")
     got_txt = f"; got {got!r}" if not isinstance(got, dict | list) else ""
-    return f"invalid value for '{field}': {err['msg']}{got_txt}", "correct the value"
+    msg = err["msg"]
+    if err["type"] == "value_error" and "error" in (err.get("ctx") or {}):
+        msg = str(err["ctx"]["error"])  # a validator's own sentence, without "Value error, "
+    return f"invalid value for '{field}': {msg}{got_txt}", "correct the value"
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
