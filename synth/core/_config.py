@@ -258,7 +258,10 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str]) -> dict[str,
     return data
 
 
-def _non_finite(data: Any, loc: tuple[int | str, ...] = ()) -> tuple[tuple[int | str, ...], float] | None:
+_Loc = tuple[int | str, ...]
+
+
+def _non_finite(data: Any, loc: _Loc = ()) -> tuple[_Loc, float] | None:
     """Return the location and value of the first inf/nan number in ``data``, or None."""
     if isinstance(data, float) and not math.isfinite(data):
         return loc, data

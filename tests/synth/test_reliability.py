@@ -126,7 +126,8 @@ def _cfg(tmp_path: Path, text: str) -> Path:
      r"'generator.sampling.temperature': inf is not a finite number \(.*line 3\)"),
     ("generator:\n  sampling: {top_p: .nan}\n", "nan is not a finite number"),
     ("generator:\n  n: 1000000000000\n",
-     r"'generator': 1,000,000,000,000 prompts in 15,625,000,000 shard\(s\) of 64 is unreasonably large.*"
+     r"'generator': 1,000,000,000,000 prompts in 15,625,000,000 shard\(s\) of 64 is "
+     r"unreasonably large.*"
      r"400 TB of corpus and 115,741 days"),
     ("generator:\n  n: 2000\n  shard_size: 0\n", "greater than or equal to 1"),
     ("corpus: {encoding: klingon}\n", "unknown encoding 'klingon'"),
