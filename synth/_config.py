@@ -46,6 +46,21 @@ class SeedCorpusConfig(BaseModel):
     """Optional JSONL field or CSV column with a gold label (held-out evaluation only)."""
     limit: int | None = Field(None, ge=1)
     """Read at most this many documents (after filtering)."""
+    encoding: str = "utf-8"
+    """Text encoding of a seed corpus file (e.g. ``latin-1``, ``cp1252``); undecodable bytes
+    are an error naming the file and byte offset."""
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, encoding: str) -> str:
+        import codecs
+
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise ValueError(f"unknown encoding {encoding!r} (use e.g. utf-8, latin-1, "
+                             "cp1252)") from None
+        return encoding
 
 
 class QueryConfig(BaseModel):
@@ -103,6 +118,36 @@ class SegmentConfig(BaseModel):
         return self
 
 
+MAX_PROMPTS = 100_000_000
+"""The most prompts one corpus may have (the paper's runs use about 10^4 to 10^5)."""
+MAX_SHARDS = 1_000_000
+"""The most shards one corpus may have (each is a file pair and a manifest check)."""
+_BYTES_PER_PROMPT = 400  # a kept record (text, query, raw continuation) is ~200-500 bytes
+_PROMPTS_PER_SECOND = 100.0  # a fast GPU with vLLM and a small model
+
+
+def _size(num: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if num < 1000:
+            return f"{num:.0f} {unit}"
+        num /= 1000
+    return f"{num:.0f} EB"
+
+
+def generation_size_problem(n: int, shard_size: int) -> str | None:
+    """Why ``n`` prompts in shards of ``shard_size`` is too large to start (with an estimate
+    of the disk and time it would take), or None if it is within :data:`MAX_PROMPTS` and
+    :data:`MAX_SHARDS`."""
+    shards = -(-n // shard_size)
+    if n <= MAX_PROMPTS and shards <= MAX_SHARDS:
+        return None
+    days = n / _PROMPTS_PER_SECOND / 86400
+    return (f"{n:,} prompts in {shards:,} shard(s) of {shard_size} is unreasonably large "
+            f"(at most {MAX_PROMPTS:,} prompts and {MAX_SHARDS:,} shards): it would need about "
+            f"{_size(n * _BYTES_PER_PROMPT)} of corpus and {days:,.0f} days of generation at "
+            f"{_PROMPTS_PER_SECOND:.0f} prompts/s")
+
+
 class GeneratorConfig(BaseModel):
     """The LLM that writes the synthetic corpus, and how the job is split."""
 
@@ -130,6 +175,13 @@ class GeneratorConfig(BaseModel):
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     """Weights dtype; ``auto`` is float32 on CPU and bfloat16 on GPU."""
 
+    @model_validator(mode="after")
+    def _reasonable_size(self) -> GeneratorConfig:
+        problem = generation_size_problem(self.n, self.shard_size)
+        if problem:
+            raise ValueError(problem)
+        return self
+
 
 class Stage1Config(BaseModel):
     """What stage 1 reads: the task, the seed corpus, queries and the generator."""
@@ -150,4 +202,9 @@ def generation_hash_payload(cfg: Stage1Config) -> dict[str, object]:
     """The parts of the stage-1 config that change generated shards (for the config hash):
     the corpus, queries and generator sections without their runtime fields."""
     return {"corpus": output_dump(cfg.corpus), "queries": output_dump(cfg.queries),
-            "generator": output_dump(cfg.generator)}
+            "generator": output_dump(cfg.generator), "seeds": SEED_SCHEME}
+
+
+SEED_SCHEME = "derive_seed(seed, 'prompt', i)"
+"""How per-prompt sampling seeds are derived; part of the generation hash, so a corpus made
+with the former ``seed + i`` scheme is never resumed with this one."""

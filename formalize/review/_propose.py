@@ -288,7 +288,7 @@ def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
         build_task_scorers,
     )
     from formalize._run_outputs import RunOutputs
-    from synth.core import ConfigError, LabelSpace
+    from synth.core import ConfigError
 
     run = RunOutputs(Path(run_dir))
     where = str(run.path / "manifest.json")

@@ -7,6 +7,7 @@ directory, flush, fsync and rename. Readers report the file and line of a bad re
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
@@ -16,7 +17,7 @@ from typing import IO, Any
 
 import jsonlines
 
-from synth.core._errors import DataError
+from synth.core._errors import ConfigError, DataError
 
 
 def dumps_record(record: dict[str, Any]) -> str:
@@ -44,17 +45,96 @@ def current_umask() -> int:
     return old
 
 
+_WRITE_ERRORS = {
+    errno.ENOSPC: ("the disk is full", "free disk space, or write to another folder"),
+    errno.EDQUOT: ("the disk quota is exceeded", "free disk space, or write to another folder"),
+    errno.EROFS: ("the file system is read-only", "write to a writable folder"),
+    errno.EACCES: ("permission denied", "write to a folder you may write to"),
+    errno.EPERM: ("operation not permitted", "write to a folder you may write to"),
+    errno.ENOTDIR: ("a parent of the path is a file, not a folder", "choose another path"),
+}
+
+
+def write_error(exc: OSError, path: str | os.PathLike[str]) -> DataError | None:
+    """Return a DataError naming ``path`` for a write that failed for a reason the user can
+    fix (disk full, read-only, permission denied, a file where a folder should be), else None."""
+    known = _WRITE_ERRORS.get(exc.errno or -1)
+    if known is None:
+        return None
+    what, fix = known
+    return DataError(f"cannot write: {what}", where=str(exc.filename or path), fix=fix)
+
+
+@contextlib.contextmanager
+def user_writes(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turn ENOSPC/EROFS/EACCES/... raised in the block into a DataError naming ``path``."""
+    try:
+        yield
+    except OSError as exc:
+        err = write_error(exc, path)
+        if err is None:
+            raise
+        raise err from None
+
+
+def decode_text(data: bytes, path: str | os.PathLike[str], encoding: str = "utf-8",
+                *, kind: str = "file", field: str | None = None) -> str:
+    """Decode ``data`` read from ``path``; a byte sequence that is not ``encoding`` raises a
+    DataError naming the file, the byte offset and the encoding (and ``field``, the config
+    field that sets the encoding, when there is one).
+
+    Raises:
+        DataError: the bytes are not valid ``encoding``, or the encoding is unknown.
+    """
+    try:
+        return data.decode(encoding)
+    except LookupError:
+        raise DataError(f"unknown encoding {encoding!r}", where=field or str(path),
+                        fix="use a Python codec name such as utf-8, latin-1 or cp1252") from None
+    except UnicodeDecodeError as exc:
+        fix = (f"convert it to {encoding}" + (f", or set {field} to its encoding" if field else "")
+               + "; a binary file is not a valid input")
+        raise DataError(f"{kind} is not valid {encoding} text (byte 0x{data[exc.start]:02x} at "
+                        f"byte offset {exc.start})", where=str(path), fix=fix) from None
+
+
+def read_text(path: str | os.PathLike[str], encoding: str = "utf-8", *, kind: str = "file",
+              field: str | None = None) -> str:
+    """Read a text file, reporting undecodable bytes clearly (see :func:`decode_text`)."""
+    return decode_text(Path(path).read_bytes(), path, encoding, kind=kind, field=field)
+
+
+def _writer() -> str:
+    import socket
+
+    return f"{os.getpid()}@{socket.gethostname()}"
+
+
+def temp_writer(name: str) -> str | None:
+    """The ``pid@host`` that an :func:`atomic_open` temp file name records, or None (a temp
+    file of an older version)."""
+    parts = name.split("~")
+    return parts[-2] if len(parts) >= 3 and "@" in parts[-2] else None
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
     """Open a temporary file next to ``path``; on success fsync and rename it onto ``path``.
 
+    The temporary file is ``.NAME.~PID@HOST~RANDOM.tmp``: a later run removes it once that
+    writer is gone (:meth:`synth.core.RunDir.clean_stale_temp`).
+
     The file gets the permissions a plain ``open()`` would give a new file (``0o666``
     less the umask), not ``mkstemp``'s private ``0o600``. If the block raises, the
-    temporary file is removed and ``path`` is left untouched.
+    temporary file is removed and ``path`` is left untouched. A write that fails for a
+    reason the user can fix (disk full, read-only, permission) raises a DataError naming
+    ``path`` (see :func:`write_error`).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with user_writes(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.~{_writer()}~", suffix=".tmp",
+                                   dir=path.parent)
     try:
         encoding = None if "b" in mode else "utf-8"
         newline = None if "b" in mode else "\n"
@@ -68,9 +148,11 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and (err := write_error(exc, path)) is not None:
+            raise err from None
         raise
 
 
@@ -101,45 +183,66 @@ def write_jsonl(path: str | os.PathLike[str], records: Iterable[dict[str, Any]])
     return count
 
 
-def iter_jsonl_numbered(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line number, record)`` for each non-blank line of a JSON Lines file.
-
-    The one JSON Lines reader (the ``jsonlines`` package), wrapped so that every error names
-    the file and the line.
+def iter_jsonl_lines(lines: Iterable[tuple[int, str]], where: str
+                     ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, record)`` for numbered text lines of JSON Lines (blank lines
+    skipped). The one JSON Lines parser (the ``jsonlines`` package), wrapped so that every
+    error names ``where`` and the line.
 
     Raises:
-        DataError: the file is missing, or a line is not a JSON object (names the line).
+        DataError: a line is not valid JSON or not a JSON object (names the line).
+    """
+    lineno = 0
+
+    def texts() -> Iterator[str]:
+        nonlocal lineno
+        for lineno, line in lines:  # noqa: B007 - read by the caller below
+            yield line
+
+    reader = jsonlines.Reader(texts())
+    while True:
+        try:
+            record = reader.read(allow_none=True, skip_empty=True)
+        except EOFError:
+            return
+        except jsonlines.InvalidLineError as exc:
+            cause = exc.__cause__
+            what = (f"line is not valid JSON: {cause.msg}"
+                    if isinstance(cause, json.JSONDecodeError) else "line is not valid JSON")
+            raise DataError(what, where=f"{where}, line {lineno}",
+                            fix="fix or remove that line") from None
+        if not isinstance(record, dict):
+            raise DataError("line is not a JSON object", where=f"{where}, line {lineno}",
+                            fix="each line must be one {...} record")
+        yield lineno, record
+
+
+def iter_jsonl_numbered(path: str | os.PathLike[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, record)`` for each non-blank line of a UTF-8 JSON Lines file.
+
+    Raises:
+        DataError: the file is missing, a line is not UTF-8 (names the byte offset), or a line
+            is not a JSON object (names the line).
     """
     path = Path(path)
     if not path.is_file():
         raise DataError("file not found", where=str(path), fix="check the path")
-    lineno = 0
 
-    def lines(handle: IO[str]) -> Iterator[str]:
-        nonlocal lineno
-        for lineno, line in enumerate(handle, start=1):  # noqa: B007 - read by the caller
-            yield line
-
-    with path.open(encoding="utf-8") as handle:
-        reader = jsonlines.Reader(lines(handle))
-        while True:
+    def decoded(handle: IO[bytes]) -> Iterator[tuple[int, str]]:
+        offset = 0
+        for lineno, raw in enumerate(handle, start=1):
             try:
-                record = reader.read(allow_none=True, skip_empty=True)
-            except EOFError:
-                return
-            except jsonlines.InvalidLineError as exc:
-                cause = exc.__cause__
-                what = (f"line is not valid JSON: {cause.msg}"
-                        if isinstance(cause, json.JSONDecodeError) else "line is not valid JSON")
-                raise DataError(what, where=f"{path}, line {exc.lineno}",
-                                fix="fix or remove that line") from None
-            if not isinstance(record, dict):
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
                 raise DataError(
-                    "line is not a JSON object",
-                    where=f"{path}, line {lineno}",
-                    fix="each line must be one {...} record",
-                )
-            yield lineno, record
+                    f"file is not valid utf-8 text (byte 0x{raw[exc.start]:02x} at byte offset "
+                    f"{offset + exc.start})", where=f"{path}, line {lineno}",
+                    fix="records are UTF-8 JSON lines; restore or regenerate the file") from None
+            offset += len(raw)
+            yield lineno, line
+
+    with path.open("rb") as handle:
+        yield from iter_jsonl_lines(decoded(handle), str(path))
 
 
 def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
@@ -157,18 +260,39 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 def append_jsonl(path: str | os.PathLike[str], record: dict[str, Any]) -> None:
     """Append one record to a JSON Lines file and fsync it (for append-only logs)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8", newline="\n") as handle:
-        _jsonl_writer(handle).write(record)
-        handle.flush()
-        os.fsync(handle.fileno())
+    with user_writes(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8", newline="\n") as handle:
+            _jsonl_writer(handle).write(record)
+            handle.flush()
+            os.fsync(handle.fileno())
 
 
 def cache_dir() -> Path:
-    """Return the user cache folder (``$SYNTHCHECK_CACHE`` or ``~/.cache/synthcheck``)."""
-    root = os.environ.get("SYNTHCHECK_CACHE") or os.path.join(
-        os.path.expanduser("~"), ".cache", "synthcheck"
-    )
-    path = Path(root)
-    path.mkdir(parents=True, exist_ok=True)
+    """Return the user cache folder (``$SYNTHCHECK_CACHE`` or ``~/.cache/synthcheck``),
+    created if missing.
+
+    Raises:
+        ConfigError: ``$SYNTHCHECK_CACHE`` is a file or not writable, or it is unset and the
+            home folder does not exist (it is never created).
+    """
+    env = os.environ.get("SYNTHCHECK_CACHE")
+    fix = "set SYNTHCHECK_CACHE to a writable folder"
+    if env:
+        path, where = Path(env), f"$SYNTHCHECK_CACHE={env}"
+    else:
+        home = Path(os.path.expanduser("~"))
+        if not home.is_dir():
+            raise ConfigError("the home folder does not exist", where=f"$HOME={home}",
+                              fix=f"{fix}, or HOME to an existing folder")
+        path, where = home / ".cache" / "synthcheck", str(home / ".cache" / "synthcheck")
+    if path.exists() and not path.is_dir():
+        raise ConfigError("the cache folder is a file, not a folder", where=where, fix=fix)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the cache folder: {exc.strerror}", where=where,
+                          fix=fix) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError("the cache folder is not writable", where=where, fix=fix)
     return path

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -248,3 +249,105 @@ def test_merge_refuses_a_foreign_part_before_touching_the_output(
                          str(tmp_path / "p0"), str(tmp_path / "other")], capsys)
     assert code == 2 and "part was made with another config" in err and "other" in err
     assert not (tmp_path / "m").exists()
+
+
+# --- reliability (issue 9): bad input exits 2 with one clear line and changes no byte -------
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+@pytest.fixture
+def done_run(cfg_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A finished 4-prompt run made with the fake backend."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "synth"))
+    from fakes import FakeBackend
+
+    import synth._generate as gen
+
+    monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
+    run = tmp_path / "done"
+    assert main(["generate", "-c", str(cfg_path), "--run", str(run), "-q", "--sample", "0"]) == 0
+    return run
+
+
+BOMB = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+    f"{n}: &{n} [{','.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi",
+                                                              strict=True))
+
+
+@pytest.mark.parametrize(("args", "yaml_text", "pattern"), [
+    (["--resume", "--n", "3"], None,
+     r"holds a corpus of 4 prompts; --n = 3 would shrink it .*: pass --n 4 or more"),
+    (["--resume", "-P", "generator.n=2"], None, "generator.n = 2 would shrink it"),
+    (["--resume", "-P", "generator.n=true"], None,
+     r"Input should be a valid integer; got True \(-P generator.n=true, field 'generator.n'\)"),
+    (["--resume", "-P", "generator.sampling.temperature=.inf"], None,
+     "inf is not a finite number"),
+    (["--resume", "--n", "1000000000000"], None, r"is unreasonably large .*\(--n\)"),
+    (["--resume", "--n", "0"], None, r"--n must be at least 1; got 0"),
+    (["--resume", "-P", "task_models.0.spec=x"], None,
+     "indexes item 0 of 'task_models', which the config does not hold as a list"),
+    (["--resume"], "generator:\n  n: true\n", r"got True \(.*bad.yaml, field 'generator.n', "
+                                              r"line 2\)"),
+    (["--resume"], BOMB, "expands to more than 1,000,000 nodes"),
+    (["--resume"], b"n: \xff\xfe\x00\x01", r"not valid utf-8 text \(byte 0xff at byte offset 3\)"),
+])
+def test_bad_input_exits_2_and_changes_no_byte(done_run: Path, cfg_path: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str],
+                                               args: list[str], yaml_text: str | bytes | None,
+                                               pattern: str) -> None:
+    config = cfg_path
+    if yaml_text is not None:
+        config = tmp_path / "bad.yaml"
+        if isinstance(yaml_text, bytes):
+            config.write_bytes(yaml_text)
+        else:
+            config.write_text(yaml_text)
+    before = _snapshot(done_run)
+    code, err = run_cli(["generate", "-c", str(config), "--run", str(done_run), "-q", *args],
+                        capsys)
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert re.search(pattern, err), err
+    assert _snapshot(done_run) == before
+
+
+def test_config_directory_and_run_file_exit_2(cfg_path: Path, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = run_cli(["generate", "-c", str(tmp_path), "--run", str(tmp_path / "r")], capsys)
+    assert code == 2 and "expected a YAML file but this is a directory" in err
+    (tmp_path / "file").write_text("keep")
+    code, err = run_cli(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "file")],
+                        capsys)
+    assert code == 2 and "the run path is a file, not a directory" in err
+    assert (tmp_path / "file").read_text() == "keep" and not (tmp_path / "r").exists()
+
+
+def test_cache_and_home_problems_exit_2(cfg_path: Path, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cachefile").write_text("x")
+    monkeypatch.setenv("SYNTHCHECK_CACHE", str(tmp_path / "cachefile"))
+    code, err = run_cli(["models"], capsys)
+    assert code == 2 and "the cache folder is a file, not a folder" in err
+    monkeypatch.delenv("SYNTHCHECK_CACHE")
+    monkeypatch.setenv("HOME", str(tmp_path / "nonexistent"))
+    code, err = run_cli(["models"], capsys)
+    assert code == 2 and "the home folder does not exist" in err
+    assert not (tmp_path / "nonexistent").exists()
+
+
+def test_closed_pipe_is_not_a_traceback(cfg_path: Path) -> None:
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    proc = subprocess.Popen([sys.executable, "-m", "synthcheck.cli", "config", "-c",
+                             str(cfg_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # like `| head` that has read enough
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert "Traceback" not in err and "BrokenPipeError" not in err, err

@@ -14,6 +14,7 @@ from synth.core import RunDir, RunDirError, provenance, write_json_atomic
 def opened(tmp_path: Path) -> RunDir:
     run = RunDir(tmp_path / "run")
     run.open({"name": "x"}, "cfg0", stage="generate")
+    run.commit()
     return run
 
 
@@ -84,7 +85,8 @@ def test_open_refuses_another_hash_open_stage_replaces_it(tmp_path: Path) -> Non
     with pytest.raises(RunDirError, match="another config"):
         run.open({"name": "x"}, "cfg0", stage="rank", stage_hash="r2")
     run.open_stage({"name": "y"}, "rank", "r2")
-    manifest = run.read_manifest()
+    manifest = run.commit()
+    assert manifest == run.read_manifest()
     assert manifest["stage_hashes"]["rank"] == "r2"
     assert "rank" not in manifest["stages"]  # the old hash's status is forgotten
     assert manifest["config_hash"] == "cfg0"  # the run keeps its config hash
@@ -94,10 +96,13 @@ def test_open_refuses_another_hash_open_stage_replaces_it(tmp_path: Path) -> Non
 def test_open_stage_on_a_new_directory_takes_the_stage_hash(tmp_path: Path) -> None:
     run = RunDir(tmp_path / "new")
     run.open_stage({"name": "x"}, "score", "s1")
+    assert not run.path.exists()  # nothing is written before the stage does work
+    run.commit()
     manifest = run.read_manifest()
     assert manifest["config_hash"] == "s1" and manifest["stage_hashes"] == {"score": "s1"}
     data = run.manifest_path.read_bytes()
     run.open_stage({"name": "x"}, "score", "s1")  # unchanged: not rewritten
+    run.commit()
     assert run.manifest_path.read_bytes() == data
     assert json.loads(data)["stages"] == {}
 
