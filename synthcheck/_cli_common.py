@@ -25,6 +25,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def fraction(text: str) -> float:
+    """argparse type of a rate flag: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}")
+    return value
+
+
 def add_config_args(p: argparse.ArgumentParser, *, run_required: bool = True) -> None:
     """Add ``--config``, ``-P key=value`` and ``--run`` to a command's parser."""
     p.add_argument("--config", "-c", default=DEFAULT_CONFIG,

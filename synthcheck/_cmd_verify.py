@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synthcheck._cli_common import flag_overrides, positive_int
+from synthcheck._cli_common import flag_overrides, fraction, positive_int
 from synthcheck._config import RunConfig
 
 if TYPE_CHECKING:
@@ -25,7 +26,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="Expand a suite, score it with every task model and write verify/<suite>/ "
                     "under the run directory. The suite, its labels against the config's task, the "
                     "case limit and a --recall file are checked before any model is loaded; "
-                    "nothing is written until every case is scored.")
+                    "nothing is written until every case is scored. Exit status 1 when a "
+                    "test's fail rate is above its gate (--max-fail-rate, or the test's "
+                    "max_fail_rate in the suite).")
     p.add_argument("--suite", default=None,
                    help="suite YAML (e.g. configs/suites/sentiment.yaml; default: the "
                         "config's suite)")
@@ -58,6 +61,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                       help="held-out recall already measured: the eval.json that "
                            "'synthcheck evaluate --run DIR' and 'discover' write, a run "
                            "directory holding one, or {model: {label: recall}}")
+    gates = p.add_argument_group("CI gates")
+    gates.add_argument("--max-fail-rate", type=fraction, default=None, metavar="R",
+                       help="exit 1 when a model's fail rate on a test is above R (0-1); a "
+                            "test's own max_fail_rate in the suite wins")
+    gates.add_argument("--junit", type=Path, default=None, metavar="PATH",
+                       help="write JUnit XML: one testcase per suite test and model, failures "
+                            "with the worst examples")
+    gates.add_argument("--markdown", type=Path, default=None, metavar="PATH",
+                       help="write a Markdown summary for a pull request")
     p.set_defaults(func=run)
 
 
@@ -96,7 +108,22 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {out / 'cases.jsonl'}")
     for path in paths:
         print(f"wrote {path}")
-    return 0
+    return _gate(args, suite, result)
+
+
+def _gate(args: argparse.Namespace, suite: Any, result: Any) -> int:
+    """Apply the CI gates, write --junit/--markdown; 1 when a gate is exceeded."""
+    from synthcheck._gates import apply_gates
+
+    failed = apply_gates(suite, result, args.max_fail_rate, junit=args.junit,
+                         markdown=args.markdown)
+    for path in (args.junit, args.markdown):
+        if path is not None:
+            print(f"wrote {path}")
+    for r in failed:
+        print(f"gate exceeded: {r.test} [{r.model}] fail rate {r.fail_rate:.3f} > {r.gate:g}",
+              file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _defaults(overrides: Sequence[str]) -> RunConfig:
