@@ -44,7 +44,8 @@ def add_config_args(p: argparse.ArgumentParser, *, run_required: bool = True) ->
                    help="override one config field, e.g. -P generator.sampling.top_p=0.95")
     p.add_argument("--run", required=run_required, type=Path, metavar="DIR",
                    help="run directory for outputs (runs/<name>)")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    p.add_argument("--no-progress", "--quiet", "-q", dest="quiet", action="store_true",
+                   help="no progress bars (they are drawn only when stderr is a terminal)")
 
 
 Flag = str | tuple[str, Any]

@@ -61,6 +61,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                       help="held-out recall already measured: the eval.json that "
                            "'synthcheck evaluate --run DIR' and 'discover' write, a run "
                            "directory holding one, or {model: {label: recall}}")
+    p.add_argument("--no-progress", "--quiet", "-q", dest="quiet", action="store_true",
+                   help="no progress bars (they are drawn only when stderr is a terminal)")
     gates = p.add_argument_group("CI gates")
     gates.add_argument("--max-fail-rate", type=fraction, default=None, metavar="R",
                        help="exit 1 when a model's fail rate on a test is above R (0-1); a "
@@ -98,11 +100,12 @@ def run(args: argparse.Namespace) -> int:
     recall = read_recall(args.recall, list(specs), suite.labels, cfg) if args.recall else None
     scorers = _load_scorers(args, cfg, specs, suite.labels)
     if args.heldout is not None:
-        recall = heldout_recall(cfg, scorers, suite.labels, args.heldout or None)
+        recall = heldout_recall(cfg, scorers, suite.labels, args.heldout or None,
+                                progress=not args.quiet)
     out = Path(args.run) / "verify" / suite.name
     print(f"verify: suite {suite.name!r}, up to {total:,} cases, {len(scorers)} model(s)")
     chash = verify_stage_hash(base, suite, task_models=_task_models(args, cfg, specs))
-    result, paths = run_verify(suite, scorers, v, out, chash, recall)
+    result, paths = run_verify(suite, scorers, v, out, chash, recall, progress=not args.quiet)
     print(result.format_table())
     print()
     print(f"wrote {out / 'cases.jsonl'}")
@@ -199,7 +202,7 @@ def _load_scorers(args: argparse.Namespace, cfg: RunConfig | None, specs: Mappin
 
 
 def heldout_recall(cfg: RunConfig | None, scorers: Mapping[str, Any], labels: Sequence[str],
-                   data: str | None) -> dict[str, dict[str, float]]:
+                   data: str | None, *, progress: bool = True) -> dict[str, dict[str, float]]:
     """Each model's per-class recall on held-out labeled data, measured with discovery's
     ``evaluate`` (the reference is not evaluated): ``data`` or the config's evaluation set;
     the task's labels are the config's, else the suite's ``labels``."""
@@ -211,7 +214,7 @@ def heldout_recall(cfg: RunConfig | None, scorers: Mapping[str, Any], labels: Se
     size = f", at most {ev.size} examples" if ev.size else ""
     print(f"held-out evaluation on {data or ev.data}{size}")
     reports = evaluate(space, ev.model_copy(update={"include_reference": False}), data,
-                       scorers=scorers, progress=True)
+                       scorers=scorers, progress=progress)
     print(format_reports(reports, space.list))
     return recall_by_model(reports)
 
