@@ -426,8 +426,8 @@ def test_train_demo_then_evaluate_on_the_held_out_split(tiny_ref, tmp_path, monk
     from discovery import EvaluationConfig, load_task_scorer, rotten_tomatoes_split
     from synth.core import cache_dir
 
-    code, out, _ = cli(["train-demo", "--split-seed", 3, "--holdout-fraction", 0.25, "--limit", 400],
-                       capsys)
+    code, out, _ = cli(["train-demo", "--split-seed", 3, "--holdout-fraction", 0.25,
+                        "--limit", 400], capsys)
     path = cache_dir() / "demo-sentiment-tfidf-lr-split3-holdout0.25.skops"
     assert code == 0 and out.strip() == f"demo model saved: {path}"
     meta = json.loads(path.with_name(path.name + ".meta.json").read_text())
