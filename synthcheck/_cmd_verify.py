@@ -36,6 +36,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="task model spec (repeat for several): demo:sentiment, sklearn:PATH, "
                         "python:MOD:FN, hf:PATH, fewshot:packaged:smollm2-135m-instruct "
                         "(default: the config's task_models)")
+    p.add_argument("--label-map", default=None, metavar="MODEL=TASK,...",
+                   help="rename the --model outputs' labels to the suite's, e.g. "
+                        "LABEL_0=negative,LABEL_1=positive (or 0=negative,1=positive)")
     p.add_argument("--config", "-c", default=None, metavar="C",
                    help="run config: the suite's labels must be its task.labels; supplies "
                         "the task models, the suite and the held-out data when not given")
@@ -98,7 +101,11 @@ def run(args: argparse.Namespace) -> int:
     total = suite.check_limit(v.sample, v.max_cases)
     specs = _model_specs(args, cfg)
     recall = read_recall(args.recall, list(specs), suite.labels, cfg) if args.recall else None
-    scorers = _load_scorers(args, cfg, specs, suite.labels)
+    label_map = parse_label_map(args.label_map) if args.label_map else None
+    if label_map is not None and not args.model:
+        raise ConfigError("--label-map renames the labels of --model specs", where="--label-map",
+                          fix="pass --model SPEC, or set label_map on the config's task model")
+    scorers = _load_scorers(args, cfg, specs, suite.labels, label_map)
     if args.heldout is not None:
         recall = heldout_recall(cfg, scorers, suite.labels, args.heldout or None,
                                 progress=not args.quiet)
@@ -182,8 +189,28 @@ def _model_specs(args: argparse.Namespace, cfg: RunConfig | None) -> dict[str, s
     return {t.name: t.spec for t in cfg.task_models}
 
 
+def parse_label_map(text: str) -> dict[str, str]:
+    """``A=neg,B=pos`` -> ``{"A": "neg", "B": "pos"}``.
+
+    Raises:
+        ConfigError: an entry without ``=``, an empty side or a repeated model label.
+    """
+    from synth.core import ConfigError
+
+    out: dict[str, str] = {}
+    for part in text.split(","):
+        model, sep, task = (s.strip() for s in part.partition("="))
+        if not sep or not model or not task or model in out:
+            raise ConfigError(f"bad --label-map entry {part.strip()!r}", where="--label-map",
+                              fix="write MODEL_LABEL=TASK_LABEL pairs separated by commas, "
+                                  "each model label once, e.g. LABEL_0=negative,LABEL_1=positive")
+        out[model] = task
+    return out
+
+
 def _load_scorers(args: argparse.Namespace, cfg: RunConfig | None, specs: Mapping[str, str],
-                  labels: list[str]) -> dict[str, Any]:
+                  labels: list[str], label_map: Mapping[str, str] | None = None
+                  ) -> dict[str, Any]:
     if cfg is not None and not args.model:
         from synthcheck._pipeline import build_scorers
 
@@ -197,7 +224,7 @@ def _load_scorers(args: argparse.Namespace, cfg: RunConfig | None, specs: Mappin
     evaluation = cfg.evaluation if cfg is not None else None
     # Labels come from the suite; each model is named by its spec in every output.
     return {name: load_task_scorer(spec, labels, name=name, reference=reference,
-                                   evaluation=evaluation)
+                                   evaluation=evaluation, label_map=label_map)
             for name, spec in specs.items()}
 
 
