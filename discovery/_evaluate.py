@@ -105,14 +105,32 @@ def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None 
         start = time.perf_counter()
         if progress:
             print(f"evaluating {name} on {len(labeled)} examples ...", flush=True)
-        # Few-shot scorers calibrate on the whole held-out set at once (batch calibration).
-        predict = getattr(scorer, "predict_proba_set", scorer.predict_proba)
-        rows = predict(labeled.texts)
+        rows = _predict(name, scorer, labeled.texts, progress)
         preds = [max(names, key=row.__getitem__) for row in rows]
         report = classification_report(labeled.labels, preds, names)
         report["seconds"] = round(time.perf_counter() - start, 2)
         out[name] = report
     return out
+
+
+EVAL_BATCH = 256
+"""Texts per call when evaluating a task model (the progress bar moves per call)."""
+
+
+def _predict(name: str, scorer: Any, texts: list[str], progress: bool) -> list[dict[str, float]]:
+    """Score the held-out texts under a progress bar: few-shot scorers calibrate on the whole
+    set (their raw scores come in chunks), other scorers are called per batch."""
+    from synth.core import progress_bar
+
+    rows: list[dict[str, float]] = []
+    with progress_bar(len(texts), f"evaluate {name}", "sent", enabled=progress) as bar:
+        if hasattr(scorer, "predict_proba_set"):
+            return list(scorer.predict_proba_set(texts, on_progress=bar.update))
+        for s in range(0, len(texts), EVAL_BATCH):
+            batch = texts[s:s + EVAL_BATCH]
+            rows.extend(scorer.predict_proba(batch))
+            bar.update(len(batch))
+    return rows
 
 
 def recall_by_model(reports: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:

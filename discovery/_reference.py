@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -10,6 +10,9 @@ import numpy as np
 from discovery._calibration import Calibrator, fit_calibration
 from discovery._config import ReferenceConfig
 from synth.core import ConfigError
+
+PROGRESS_CHUNK = 256
+"""Texts per raw-scoring call when a progress callback is given."""
 
 
 class FewShotReference:
@@ -134,17 +137,27 @@ class FewShotReference:
             return []
         return self._rows(self.calibrated(self.raw_logprobs(texts)))
 
-    def predict_proba_set(self, texts: Sequence[str]) -> list[dict[str, float]]:
+    def predict_proba_set(self, texts: Sequence[str], *,
+                          on_progress: Callable[[int], None] | None = None
+                          ) -> list[dict[str, float]]:
         """Calibrated probabilities for exactly this set of texts.
 
         With ``batch`` calibration (and none fitted yet) the bias is fitted on the raw
         log-probabilities of all of ``texts`` at once, and not kept: the result depends on
         the set, never on how the backend batches it (score and evaluate use this for the
         whole corpus or held-out set). Other methods are the same as :meth:`predict_proba`.
+        ``on_progress`` is called with the count of each chunk of texts scored.
         """
         if not texts:
             return []
-        raw = self.raw_logprobs(texts)
+        if on_progress is None:
+            raw = self.raw_logprobs(texts)
+        else:  # a text's raw log-probabilities do not depend on the other texts of a call
+            parts = []
+            for s in range(0, len(texts), PROGRESS_CHUNK):
+                parts.append(self.raw_logprobs(texts[s:s + PROGRESS_CHUNK]))
+                on_progress(len(parts[-1]))
+            raw = np.vstack(parts)
         if self.calibrator is None and self.config.calibration == "batch":
             cfg = self.config
             cal = fit_calibration("batch", cfg.calibration_average, len(self.labels),

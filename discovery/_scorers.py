@@ -124,6 +124,9 @@ class HFClassifierScorer:
         return self.mapper(out)
 
 
+PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle", ".sav")
+"""Suffixes of pickled models, refused with a conversion hint."""
+
 # Types a .skops task model may hold beyond skops' own defaults; nothing executable.
 TRUSTED_SKOPS_TYPES: list[str] = []
 
@@ -157,6 +160,14 @@ class SklearnScorer:
 
         path = Path(path)
         where = f"sklearn:{path}"
+        if path.suffix.lower() in PICKLE_SUFFIXES:
+            raise DataError(
+                f"{path.suffix} files are pickles, which can run any code when loaded; "
+                f"synthcheck loads scikit-learn models only from .skops files", where=where,
+                fix="convert it once where you trust the file: python -c \"import joblib, "
+                    f"skops.io as sio; sio.dump(joblib.load('{path}'), "
+                    f"'{path.with_suffix('.skops')}')\", then use "
+                    f"sklearn:{path.with_suffix('.skops')}")
         if not path.is_file():
             raise DataError("skops file not found", where=where, fix="check the path")
         untrusted = sio.get_untrusted_types(file=path)

@@ -139,14 +139,12 @@ def _write_meta(path: Path, stage_hash: str, **info: Any) -> None:
 def _score_chunks(name: str, fn: Callable[[list[str]], np.ndarray], ids: Sequence[str],
                   texts: Sequence[str], parts: Path, key: str, progress: bool) -> np.ndarray:
     """Score texts in chunks; reuse chunks already written with the same inputs and key."""
+    from synth.core import progress_bar
+
     parts.mkdir(parents=True, exist_ok=True)
     starts = list(range(0, len(texts), CHUNK))
     results: list[np.ndarray] = []
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(texts), desc=f"score {name}", unit="sent")
+    bar = progress_bar(len(texts), f"score {name}", "sent", enabled=progress)
     for c, s in enumerate(starts):
         cid, ctx = list(ids[s:s + CHUNK]), list(texts[s:s + CHUNK])
         chash = config_hash({"key": key, "inputs": _fingerprint(cid, ctx)})
@@ -158,10 +156,8 @@ def _score_chunks(name: str, fn: Callable[[list[str]], np.ndarray], ids: Sequenc
             write_jsonl(path, ({"id": i, "v": [float(x) for x in row]}
                                for i, row in zip(cid, values, strict=True)))
         results.append(values)
-        if bar is not None:
-            bar.update(len(ctx))
-    if bar is not None:
-        bar.close()
+        bar.update(len(ctx))
+    bar.close()
     return np.vstack(results) if results else np.zeros((0, 0))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -55,12 +55,15 @@ class TemplateRunner:
         keep_cases: keep every case's row in ``result.cases`` (turn off for huge suites).
         heldout_recall: ``{model: {label: recall}}`` measured on held-out data, shown beside
             the per-capability results.
+        progress: draw a progress bar of cases (rate and ETA) on stderr when it is a
+            terminal; it moves after every model batch.
     """
 
     def __init__(self, *, sample: int | None = None, seed: int | None = None,
                  batch_size: int = 64, chunk_size: int = 4096, max_cases: int | None = None,
                  max_examples: int = 5, keep_cases: bool = True,
-                 heldout_recall: Mapping[str, Mapping[str, float]] | None = None) -> None:
+                 heldout_recall: Mapping[str, Mapping[str, float]] | None = None,
+                 progress: bool = False) -> None:
         for name, value in (("batch_size", batch_size), ("chunk_size", chunk_size),
                             ("max_examples", max_examples + 1)):
             if not isinstance(value, int) or value < 1:
@@ -71,6 +74,7 @@ class TemplateRunner:
         self.batch_size, self.chunk_size = batch_size, chunk_size
         self.max_cases, self.max_examples = max_cases, max_examples
         self.keep_cases = keep_cases
+        self.progress = progress
         self.heldout_recall = {m: dict(r) for m, r in (heldout_recall or {}).items()}
 
     def run(self, suite: Suite, scorers: Sequence[TaskScorer] | Mapping[str, TaskScorer], *,
@@ -94,17 +98,20 @@ class TemplateRunner:
             agg.tests[t.name] = {"capability": t.capability, "type": t.type}
         rows: list[dict[str, Any]] | None = [] if self.keep_cases else None
         cases = (c for t in suite.tests for c in t.cases(self.sample, seed))
-        if cases_path is not None:
-            with atomic_open(cases_path) as handle:
-                self._loop(cases, models, suite.labels, tests, agg, rows, handle)
-        else:
-            self._loop(cases, models, suite.labels, tests, agg, rows, None)
+        from synth.core import progress_bar
+
+        with progress_bar(total, f"verify {suite.name}", "case", enabled=self.progress) as bar:
+            if cases_path is not None:
+                with atomic_open(cases_path) as handle:
+                    self._loop(cases, models, suite.labels, tests, agg, rows, handle, bar)
+            else:
+                self._loop(cases, models, suite.labels, tests, agg, rows, None, bar)
         return VerifyResult.build(suite, list(models), agg, rows, self.heldout_recall,
                                   sample=self.sample, seed=seed, upper_bound=total)
 
     def _loop(self, cases: Iterable[Case], models: dict[str, TaskScorer], labels: list[str],
               tests: dict[str, CompiledTest], agg: Aggregates,
-              rows: list[dict[str, Any]] | None, handle: IO[str] | None) -> None:
+              rows: list[dict[str, Any]] | None, handle: IO[str] | None, bar: Any) -> None:
         for chunk in _chunks(cases, self.chunk_size):
             # Originals are scored only where judging needs them (INV/DIR pairs).
             texts = list(dict.fromkeys(
@@ -112,8 +119,10 @@ class TemplateRunner:
                 for t in ((c.text, c.orig_text) if tests[c.test].paired else (c.text,))
                 if t is not None))
             agg.n_texts_scored += len(texts)
-            scored = {name: self._score(name, scorer, texts, labels)
-                      for name, scorer in models.items()}
+            work = len(texts) * len(models)
+            scored = {name: self._score(name, scorer, texts, labels, _case_progress(
+                bar, agg.n_cases, len(chunk), work, i * len(texts)))
+                for i, (name, scorer) in enumerate(models.items())}
             for case in chunk:
                 agg.n_cases += 1
                 test = tests[case.test]
@@ -129,8 +138,8 @@ class TemplateRunner:
                     if rows is not None:
                         rows.append(row)
 
-    def _score(self, name: str, scorer: TaskScorer, texts: list[str],
-               labels: list[str]) -> dict[str, dict[str, float]]:
+    def _score(self, name: str, scorer: TaskScorer, texts: list[str], labels: list[str],
+               moved: Callable[[int], None] | None = None) -> dict[str, dict[str, float]]:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: dict[str, dict[str, float]] = {}
         for start in range(0, len(order), self.batch_size):
@@ -141,7 +150,19 @@ class TemplateRunner:
                                 where="predict_proba", fix="return one dict per input text")
             for text, p in zip(batch, probs, strict=True):
                 out[text] = {lab: float(p[lab]) for lab in labels}
+            if moved is not None:
+                moved(start + len(batch))
         return out
+
+
+def _case_progress(bar: Any, start: int, n_cases: int, work: int, offset: int
+                   ) -> Callable[[int], None]:
+    """Move ``bar`` (counting cases) as a model's texts are scored: a chunk of ``n_cases``
+    cases from ``start`` is done in proportion to its ``work`` (texts times models) done;
+    this model's texts begin at ``offset``."""
+    def moved(done: int) -> None:
+        bar.update(start + n_cases * (offset + done) // max(work, 1) - bar.n)
+    return moved
 
 
 def _named(scorers: Sequence[TaskScorer] | Mapping[str, TaskScorer]) -> dict[str, TaskScorer]:

@@ -313,10 +313,19 @@ def _generate_shards(
 ) -> None:
     """Claim and write each shard of ``todo``; wait for the shards another live process is
     writing (taking over a claim whose process is gone)."""
-    from tqdm.auto import tqdm
+    from synth.core import progress_bar
 
-    bar = tqdm(total=sum(len(ranges[s]) for s in todo), unit="prompt", desc="generate",
-               disable=not progress, dynamic_ncols=True)
+    bar = progress_bar(sum(len(ranges[s]) for s in todo), "generate", "prompt", enabled=progress)
+    # A backend that reports each batch (HFBackend.on_batch) moves the bar per batch; the
+    # rest of a shard is counted when it is written.
+    moved = [0]
+
+    def on_batch(n: int) -> None:
+        moved[0] += n
+        bar.update(n)
+
+    if hasattr(backend, "on_batch"):
+        backend.on_batch = on_batch
     start = time.perf_counter()
     pending = list(todo)
     told: set[int] = set()
@@ -335,18 +344,21 @@ def _generate_shards(
                               f"(if that process is gone, delete {_claim_path(run, s)})",
                               file=sys.stderr)
                     continue
+                moved[0] = 0
                 try:
                     _write_shard(cfg, run, backend, sampler, s, ranges[s], chash, report)
                 finally:
                     release_shard(run, s)
                 pending.remove(s)
                 elapsed = time.perf_counter() - start
-                bar.update(len(ranges[s]))
+                bar.update(len(ranges[s]) - moved[0])
                 bar.set_postfix(kept=report.kept, sent_s=f"{report.kept / elapsed:.1f}",
                                 tok_s=f"{report.tokens / elapsed:.0f}")
             if pending:
                 time.sleep(_WAIT_SECONDS)
     finally:
+        if hasattr(backend, "on_batch"):
+            backend.on_batch = None
         bar.close()
         report.seconds = time.perf_counter() - start
 

@@ -25,6 +25,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def fraction(text: str) -> float:
+    """argparse type of a rate flag: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}")
+    return value
+
+
 def add_config_args(p: argparse.ArgumentParser, *, run_required: bool = True) -> None:
     """Add ``--config``, ``-P key=value`` and ``--run`` to a command's parser."""
     p.add_argument("--config", "-c", default=DEFAULT_CONFIG,
@@ -33,7 +44,8 @@ def add_config_args(p: argparse.ArgumentParser, *, run_required: bool = True) ->
                    help="override one config field, e.g. -P generator.sampling.top_p=0.95")
     p.add_argument("--run", required=run_required, type=Path, metavar="DIR",
                    help="run directory for outputs (runs/<name>)")
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    p.add_argument("--no-progress", "--quiet", "-q", dest="quiet", action="store_true",
+                   help="no progress bars (they are drawn only when stderr is a terminal)")
 
 
 Flag = str | tuple[str, Any]

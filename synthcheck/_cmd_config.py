@@ -9,7 +9,10 @@ from synthcheck._config import RunConfig
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("config", help="print the resolved config (or --reference: every field)")
+    p = sub.add_parser("config", help="print the resolved config (or --reference: every field)",
+                       description="Print the run config with defaults filled in and -P "
+                                   "overrides applied, as YAML (or, with --reference, the "
+                                   "Markdown reference of every config field).")
     p.add_argument("--config", "-c", default=DEFAULT_CONFIG, help="run config YAML")
     p.add_argument("-P", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override one config field")

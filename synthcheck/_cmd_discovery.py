@@ -75,8 +75,16 @@ def run_mine(args: argparse.Namespace) -> int:
     else:
         print(f"{report['ngrams']} n-grams from {report['hard']} hard sentences: "
               f"{args.run / 'ngrams.jsonl'} (sorted by {cfg.mining.statistic})")
+    records = list(iter_jsonl(args.run / "ngrams.jsonl"))
+    if not records:
+        m = cfg.mining
+        print(f"no n-gram occurs in at least mining.min_support={m.min_support} hard sentences "
+              f"(of {report.get('hard', 'the')} hard sentences); lower it, e.g. "
+              f"-P mining.min_support={max(1, m.min_support - 1)}, or grow the hard subset "
+              f"(more sentences, or a larger ranking.top_k or ranking.top_fraction)")
+        return 0
     print(f"  {'ngram':<28} {'hard':>5} {'corpus':>6} {'z':>6} {'q':>8} {'disagree':>8}")
-    for i, rec in enumerate(iter_jsonl(args.run / "ngrams.jsonl")):
+    for i, rec in enumerate(records):
         if i >= args.show:
             break
         print(f"  {rec['ngram']:<28} {rec['hard_count']:>5} {rec['corpus_count']:>6} "

@@ -28,7 +28,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                                    "evaluation.split_seed and evaluation.holdout_fraction.")
     t.add_argument("--out", type=Path,
                    help="output .skops path (default: the split's file in the cache folder)")
-    t.add_argument("--seed", type=int, default=0, help="split seed (as evaluation.split_seed)")
+    t.add_argument("--split-seed", dest="seed", type=int, default=0, metavar="S",
+                   help="split seed (as evaluation.split_seed)")
     t.add_argument("--holdout-fraction", type=float, default=0.2,
                    help="held-out fraction (as evaluation.holdout_fraction)")
     t.add_argument("--limit", type=int,
@@ -58,7 +59,7 @@ def run_train_demo(args: argparse.Namespace) -> int:
     from discovery import check_split, train_demo_model
 
     check_split(args.seed, args.holdout_fraction, args.limit,
-                where=("--seed", "--holdout-fraction", "--limit"))
+                where=("--split-seed", "--holdout-fraction", "--limit"))
     path = train_demo_model(args.out, seed=args.seed, holdout_fraction=args.holdout_fraction,
                             limit=args.limit)
     print(f"demo model saved: {path}")

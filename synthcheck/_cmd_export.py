@@ -11,7 +11,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     from formalize import FORMATS, export_formats
 
     names = export_formats()
-    p = sub.add_parser("export", help=f"export a suite: {', '.join(names)}")
+    p = sub.add_parser("export", help=f"export a suite: {', '.join(names)}",
+                       description="Expand a suite and write its cases in another tool's "
+                                   "format (no model is loaded); tests a format cannot hold "
+                                   "are listed as left out.")
     p.add_argument("--suite", required=True, help="suite YAML")
     p.add_argument("--format", required=True, choices=names,
                    help="; ".join(f"{n}: {FORMATS.get(n).description}" for n in names))
@@ -21,8 +24,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        if FORMATS.get(n).out_help != "output file") + ")")
     p.add_argument("--sample", type=positive_int, default=None,
                    help="fills drawn per templated test")
-    p.add_argument("--seed", type=int, default=None)
-    p.add_argument("--max-cases", type=positive_int, default=None)
+    p.add_argument("--seed", type=int, default=None,
+                   help="suite seed of the fills drawn (default: the suite's seed)")
+    p.add_argument("--max-cases", type=positive_int, default=None,
+                   help="case limit (default: the suite's)")
     p.set_defaults(func=run)
 
 

@@ -18,7 +18,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="do only shards s with s %% N == I (one process of an array job)")
     p.add_argument("--resume", action="store_true",
                    help="skip finished shards (refused if the config changed)")
-    p.add_argument("--sample", type=int, default=5, help="print this many sentences at the end")
+    p.add_argument("--show", type=int, default=5, metavar="N",
+                   help="print this many sentences at the end (0: none)")
     p.set_defaults(func=run_generate)
 
     m = sub.add_parser("merge", help="join the shards of --shard i/n processes",
@@ -55,7 +56,7 @@ def run_generate(args: argparse.Namespace) -> int:
         print("other shards are still missing: run the other --shard processes, then "
               "`synthcheck merge`")
     for i, record in enumerate(iter_corpus(args.run)):
-        if i >= args.sample:
+        if i >= args.show:
             break
         print(f"  [{record['id']}] {record['text']}")
     return 0

@@ -20,7 +20,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                     "(schema, templates, lexicons, labels) before it is written, so a bad import "
                     "never replaces a good file. A suite over its case limit is written with a "
                     "warning that says which --sample N brings it under the limit.")
-    p.add_argument("--format", required=True, choices=import_formats())
+    p.add_argument("--format", required=True, choices=import_formats(),
+                   help="format of the file to import")
     p.add_argument("--in", dest="inp", required=True,
                    help="hatecheck: test_suite_cases.csv or its folder; capability-csv: the CSV")
     p.add_argument("--placeholders", default=None,

@@ -6,7 +6,10 @@ import argparse
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("models", help="list the model specs and whether each resolves here")
+    p = sub.add_parser("models", help="list the model specs and whether each resolves here",
+                       description="List the model spec schemes (generator, reference and "
+                                   "task models) and the packaged models, and say whether each "
+                                   "can be loaded on this machine (nothing is downloaded).")
     p.set_defaults(func=run)
 
 

@@ -8,10 +8,13 @@ from synthcheck._cli_common import positive_int
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("validate", help="check a test suite (no model is loaded)")
+    p = sub.add_parser("validate", help="check a test suite (no model is loaded)",
+                       description="Load and expand a suite: report schema, template and "
+                                   "lexicon errors with file and line, and print the case "
+                                   "count per test. No model is loaded.")
     p.add_argument("--suite", required=True, help="suite YAML")
     p.add_argument("--sample", type=positive_int, default=None,
-                   help="count with this sample per test")
+                   help="count with this many fills drawn per templated test")
     p.add_argument("--max-cases", type=positive_int, default=None,
                    help="case limit (default: the suite's)")
     p.add_argument("--config", "-c", default=None, metavar="C",

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synthcheck._cli_common import flag_overrides, positive_int
+from synthcheck._cli_common import flag_overrides, fraction, positive_int
 from synthcheck._config import RunConfig
 
 if TYPE_CHECKING:
@@ -25,7 +26,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="Expand a suite, score it with every task model and write verify/<suite>/ "
                     "under the run directory. The suite, its labels against the config's task, the "
                     "case limit and a --recall file are checked before any model is loaded; "
-                    "nothing is written until every case is scored.")
+                    "nothing is written until every case is scored. Exit status 1 when a "
+                    "test's fail rate is above its gate (--max-fail-rate, or the test's "
+                    "max_fail_rate in the suite).")
     p.add_argument("--suite", default=None,
                    help="suite YAML (e.g. configs/suites/sentiment.yaml; default: the "
                         "config's suite)")
@@ -33,6 +36,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="task model spec (repeat for several): demo:sentiment, sklearn:PATH, "
                         "python:MOD:FN, hf:PATH, fewshot:packaged:smollm2-135m-instruct "
                         "(default: the config's task_models)")
+    p.add_argument("--label-map", default=None, metavar="MODEL=TASK,...",
+                   help="rename the --model outputs' labels to the suite's, e.g. "
+                        "LABEL_0=negative,LABEL_1=positive (or 0=negative,1=positive)")
     p.add_argument("--config", "-c", default=None, metavar="C",
                    help="run config: the suite's labels must be its task.labels; supplies "
                         "the task models, the suite and the held-out data when not given")
@@ -58,6 +64,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                       help="held-out recall already measured: the eval.json that "
                            "'synthcheck evaluate --run DIR' and 'discover' write, a run "
                            "directory holding one, or {model: {label: recall}}")
+    p.add_argument("--no-progress", "--quiet", "-q", dest="quiet", action="store_true",
+                   help="no progress bars (they are drawn only when stderr is a terminal)")
+    gates = p.add_argument_group("CI gates")
+    gates.add_argument("--max-fail-rate", type=fraction, default=None, metavar="R",
+                       help="exit 1 when a model's fail rate on a test is above R (0-1); a "
+                            "test's own max_fail_rate in the suite wins")
+    gates.add_argument("--junit", type=Path, default=None, metavar="PATH",
+                       help="write JUnit XML: one testcase per suite test and model, failures "
+                            "with the worst examples")
+    gates.add_argument("--markdown", type=Path, default=None, metavar="PATH",
+                       help="write a Markdown summary for a pull request")
     p.set_defaults(func=run)
 
 
@@ -84,19 +101,39 @@ def run(args: argparse.Namespace) -> int:
     total = suite.check_limit(v.sample, v.max_cases)
     specs = _model_specs(args, cfg)
     recall = read_recall(args.recall, list(specs), suite.labels, cfg) if args.recall else None
-    scorers = _load_scorers(args, cfg, specs, suite.labels)
+    label_map = parse_label_map(args.label_map) if args.label_map else None
+    if label_map is not None and not args.model:
+        raise ConfigError("--label-map renames the labels of --model specs", where="--label-map",
+                          fix="pass --model SPEC, or set label_map on the config's task model")
+    scorers = _load_scorers(args, cfg, specs, suite.labels, label_map)
     if args.heldout is not None:
-        recall = heldout_recall(cfg, scorers, suite.labels, args.heldout or None)
+        recall = heldout_recall(cfg, scorers, suite.labels, args.heldout or None,
+                                progress=not args.quiet)
     out = Path(args.run) / "verify" / suite.name
     print(f"verify: suite {suite.name!r}, up to {total:,} cases, {len(scorers)} model(s)")
     chash = verify_stage_hash(base, suite, task_models=_task_models(args, cfg, specs))
-    result, paths = run_verify(suite, scorers, v, out, chash, recall)
+    result, paths = run_verify(suite, scorers, v, out, chash, recall, progress=not args.quiet)
     print(result.format_table())
     print()
     print(f"wrote {out / 'cases.jsonl'}")
     for path in paths:
         print(f"wrote {path}")
-    return 0
+    return _gate(args, suite, result)
+
+
+def _gate(args: argparse.Namespace, suite: Any, result: Any) -> int:
+    """Apply the CI gates, write --junit/--markdown; 1 when a gate is exceeded."""
+    from synthcheck._gates import apply_gates
+
+    failed = apply_gates(suite, result, args.max_fail_rate, junit=args.junit,
+                         markdown=args.markdown)
+    for path in (args.junit, args.markdown):
+        if path is not None:
+            print(f"wrote {path}")
+    for r in failed:
+        print(f"gate exceeded: {r.test} [{r.model}] fail rate {r.fail_rate:.3f} > {r.gate:g}",
+              file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _defaults(overrides: Sequence[str]) -> RunConfig:
@@ -152,8 +189,28 @@ def _model_specs(args: argparse.Namespace, cfg: RunConfig | None) -> dict[str, s
     return {t.name: t.spec for t in cfg.task_models}
 
 
+def parse_label_map(text: str) -> dict[str, str]:
+    """``A=neg,B=pos`` -> ``{"A": "neg", "B": "pos"}``.
+
+    Raises:
+        ConfigError: an entry without ``=``, an empty side or a repeated model label.
+    """
+    from synth.core import ConfigError
+
+    out: dict[str, str] = {}
+    for part in text.split(","):
+        model, sep, task = (s.strip() for s in part.partition("="))
+        if not sep or not model or not task or model in out:
+            raise ConfigError(f"bad --label-map entry {part.strip()!r}", where="--label-map",
+                              fix="write MODEL_LABEL=TASK_LABEL pairs separated by commas, "
+                                  "each model label once, e.g. LABEL_0=negative,LABEL_1=positive")
+        out[model] = task
+    return out
+
+
 def _load_scorers(args: argparse.Namespace, cfg: RunConfig | None, specs: Mapping[str, str],
-                  labels: list[str]) -> dict[str, Any]:
+                  labels: list[str], label_map: Mapping[str, str] | None = None
+                  ) -> dict[str, Any]:
     if cfg is not None and not args.model:
         from synthcheck._pipeline import build_scorers
 
@@ -167,12 +224,12 @@ def _load_scorers(args: argparse.Namespace, cfg: RunConfig | None, specs: Mappin
     evaluation = cfg.evaluation if cfg is not None else None
     # Labels come from the suite; each model is named by its spec in every output.
     return {name: load_task_scorer(spec, labels, name=name, reference=reference,
-                                   evaluation=evaluation)
+                                   evaluation=evaluation, label_map=label_map)
             for name, spec in specs.items()}
 
 
 def heldout_recall(cfg: RunConfig | None, scorers: Mapping[str, Any], labels: Sequence[str],
-                   data: str | None) -> dict[str, dict[str, float]]:
+                   data: str | None, *, progress: bool = True) -> dict[str, dict[str, float]]:
     """Each model's per-class recall on held-out labeled data, measured with discovery's
     ``evaluate`` (the reference is not evaluated): ``data`` or the config's evaluation set;
     the task's labels are the config's, else the suite's ``labels``."""
@@ -184,7 +241,7 @@ def heldout_recall(cfg: RunConfig | None, scorers: Mapping[str, Any], labels: Se
     size = f", at most {ev.size} examples" if ev.size else ""
     print(f"held-out evaluation on {data or ev.data}{size}")
     reports = evaluate(space, ev.model_copy(update={"include_reference": False}), data,
-                       scorers=scorers, progress=True)
+                       scorers=scorers, progress=progress)
     print(format_reports(reports, space.list))
     return recall_by_model(reports)
 

@@ -134,7 +134,8 @@ def evaluate_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, 
 
 
 def verify_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, Any]],
-                 recall: dict[str, dict[str, float]]) -> tuple[bool, Any]:
+                 recall: dict[str, dict[str, float]], progress: bool = True
+                 ) -> tuple[bool, Any]:
     """Run the config's suite against every task model; skipped if suite and models are
     unchanged. Returns (ran, VerifyResult or the summary JSON when skipped)."""
     from formalize import load_suite
@@ -150,7 +151,7 @@ def verify_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, An
     if stored is not None:
         return False, stored
     suite.check_limit(v.sample, v.max_cases)  # refuse an oversized suite before scoring
-    result, _ = run_verify(suite, scorers(), v, out, vhash, recall)
+    result, _ = run_verify(suite, scorers(), v, out, vhash, recall, progress=progress)
     run.complete("verify", vhash, suite=suite.name, path=str(out.relative_to(run.path)))
     return True, result
 
@@ -218,7 +219,8 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
         from discovery import recall_by_model
 
         recall = recall_by_model(reports)
-        result.info["verify"] = timed("verify", lambda: verify_stage(cfg, run, scorers, recall))
+        result.info["verify"] = timed("verify", lambda: verify_stage(cfg, run, scorers, recall,
+                                                                       progress))
     else:
         result.stages["verify"] = "no suite in the config"
 

@@ -12,12 +12,13 @@ if TYPE_CHECKING:
 
 def run_verify(suite: Suite, scorers: Mapping[str, Any], verify_cfg: VerifyConfig,
                out_dir: str | Path, chash: str,
-               recall: Mapping[str, Mapping[str, float]] | None,
-               ) -> tuple[VerifyResult, list[Path]]:
+               recall: Mapping[str, Mapping[str, float]] | None, *,
+               progress: bool = True) -> tuple[VerifyResult, list[Path]]:
     """Run ``suite`` against ``scorers`` as ``verify_cfg`` (a run config's ``verify:``
     section) says, and write ``cases.jsonl``, the tables and ``summary.json`` (recording
     ``chash``) into ``out_dir``. Nothing is written under a final name until every case is
-    scored. Returns the result and the paths written besides ``cases.jsonl``.
+    scored (a progress bar of cases on a terminal, unless ``progress`` is off). Returns the
+    result and the paths written besides ``cases.jsonl``.
 
     Raises:
         TemplateError: the expansion is over the case limit.
@@ -29,7 +30,7 @@ def run_verify(suite: Suite, scorers: Mapping[str, Any], verify_cfg: VerifyConfi
     runner = TemplateRunner(sample=v.sample, seed=v.seed, batch_size=v.batch_size,
                             chunk_size=v.chunk_size, max_cases=v.max_cases,
                             max_examples=v.max_examples, keep_cases=False,
-                            heldout_recall=recall)
+                            heldout_recall=recall, progress=progress)
     out = Path(out_dir)
     result = runner.run(suite, scorers, cases_path=out / "cases.jsonl")
     return result, result.write(out, chash)

@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "synthcheck._cmd_evaluate",
     "synthcheck._cmd_validate",
     "synthcheck._cmd_verify",
+    "synthcheck._cmd_diff",
     "synthcheck._cmd_export",
     "synthcheck._cmd_import",
     "synthcheck._cmd_report",

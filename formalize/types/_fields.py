@@ -49,6 +49,9 @@ class TestSpecBase(BaseModel):
     """Capability the test belongs to (rows of the report)."""
     description: str = ""
     """What the test checks, in a sentence."""
+    max_fail_rate: float | None = Field(None, ge=0, le=1)
+    """CI gate: ``synthcheck verify`` exits 1 when a model's fail rate on this test is above
+    it (overrides ``--max-fail-rate``; ``None``: the flag's value, else no gate)."""
 
 
 class SourcedSpec(TestSpecBase):

@@ -38,11 +38,14 @@ from synth.core._io import (
     write_text_atomic,
 )
 from synth.core._labels import LabelSpace, check_unique_labels
+from synth.core._progress import progress_bar, progress_enabled
 from synth.core._registry import Registry, did_you_mean, import_object
 from synth.core._rundir import RunDir, git_commit, package_version, provenance
 from synth.core._seeds import derive_seed
 
 __all__ = [
+    "progress_bar",
+    "progress_enabled",
     "STRICT",
     "ConfigError",
     "DataError",

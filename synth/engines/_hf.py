@@ -49,6 +49,8 @@ class HFBackend:
         self.model = model
         self.tokenizer = tokenizer
         self.batch_size = batch_size
+        self.on_batch: Callable[[int], None] | None = None
+        """Called with the batch's size after each generation batch (progress bars)."""
         self.sentence_done = sentence_done
         # Few-shot prefix key/value states, reused across label_logprobs calls (see there).
         self.prefix_cache: dict[tuple[Any, ...], Any] = {}
@@ -84,6 +86,8 @@ class HFBackend:
                                          params, [seeds[i] for i in idx])
             for i, gen in zip(idx, batch, strict=True):
                 results[i] = gen
+            if self.on_batch is not None:
+                self.on_batch(len(idx))
         missing = [i for i, r in enumerate(results) if r is None]
         if missing:  # every prompt is in exactly one batch; a gap would misalign outputs
             raise RuntimeError(f"internal error: no generation for prompts {missing[:5]}")

@@ -426,8 +426,8 @@ def test_train_demo_then_evaluate_on_the_held_out_split(tiny_ref, tmp_path, monk
     from discovery import EvaluationConfig, load_task_scorer, rotten_tomatoes_split
     from synth.core import cache_dir
 
-    code, out, _ = cli(["train-demo", "--seed", 3, "--holdout-fraction", 0.25, "--limit", 400],
-                       capsys)
+    code, out, _ = cli(["train-demo", "--split-seed", 3, "--holdout-fraction", 0.25,
+                        "--limit", 400], capsys)
     path = cache_dir() / "demo-sentiment-tfidf-lr-split3-holdout0.25.skops"
     assert code == 0 and out.strip() == f"demo model saved: {path}"
     meta = json.loads(path.with_name(path.name + ".meta.json").read_text())
@@ -457,7 +457,7 @@ def test_train_demo_then_evaluate_on_the_held_out_split(tiny_ref, tmp_path, monk
 
 def test_train_demo_to_a_file_and_bad_arguments(tmp_path, capsys) -> None:
     out_path = tmp_path / "models" / "m.skops"
-    code, out, _ = cli(["train-demo", "--out", out_path, "--seed", 1, "--limit", 200], capsys)
+    code, out, _ = cli(["train-demo", "--out", out_path, "--split-seed", 1, "--limit", 200], capsys)
     assert code == 0 and out.strip() == f"demo model saved: {out_path}"
     meta = json.loads(out_path.with_name("m.skops.meta.json").read_text())
     assert (meta["split_seed"], meta["holdout_fraction"], meta["n_train"]) == (1, 0.2, 200)
@@ -511,3 +511,12 @@ def test_flags_become_overrides_one_way(tmp_path):
     # A flag wins over a -P of the same key; a -P without a flag stays.
     assert cfg.ranking.top_k == 3 and cfg.evaluation.size == 40
     assert cfg.evaluation.include_reference is False
+
+
+def test_mine_with_too_few_hard_sentences_says_to_lower_min_support(full_run, capsys) -> None:
+    run, cfg = full_run
+    code, out, _ = cli(["mine", "-c", cfg, "--run", run, "-P", "mining.min_support=10000"],
+                       capsys)
+    assert code == 0
+    assert "no n-gram occurs in at least mining.min_support=10000 hard sentences" in out
+    assert "-P mining.min_support=9999" in out and "ngram " not in out

@@ -268,7 +268,7 @@ def done_run(cfg_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
     run = tmp_path / "done"
-    assert main(["generate", "-c", str(cfg_path), "--run", str(run), "-q", "--sample", "0"]) == 0
+    assert main(["generate", "-c", str(cfg_path), "--run", str(run), "-q", "--show", "0"]) == 0
     return run
 
 

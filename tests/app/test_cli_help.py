@@ -1,0 +1,40 @@
+"""The CLI's help: a description for every command, one meaning per flag name."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from synthcheck.cli import build_parser
+
+
+def commands() -> dict[str, argparse.ArgumentParser]:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(sub.choices)
+
+
+def test_every_command_has_a_summary_and_a_description() -> None:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name, parser in commands().items():
+        assert helps.get(name), f"{name} has no summary in `synthcheck --help`"
+        assert parser.description and len(parser.description) > 20, f"{name}: no description"
+        for action in parser._actions:
+            if action.option_strings and action.dest != "help":
+                assert action.help, f"{name} {action.option_strings} has no help text"
+
+
+@pytest.mark.parametrize(("flag", "meaning"), [("--sample", "fills"), ("--seed", "suite seed")])
+def test_a_flag_name_means_one_thing(flag, meaning) -> None:
+    seen = {}
+    for name, parser in commands().items():
+        for action in parser._actions:
+            if flag in action.option_strings:
+                seen[name] = action.help or ""
+    assert seen, flag
+    if flag == "--sample":
+        assert all("fills" in h for h in seen.values()), seen
+    else:  # train-demo's split seed is --split-seed
+        assert "train-demo" not in seen
+        assert all("split" not in h for h in seen.values()), seen

@@ -1,0 +1,65 @@
+"""Bringing your own model: a skops-saved sklearn pipeline or a Python function with other
+label names, mapped with verify --label-map; pickles refused with a conversion hint."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+import pytest
+
+from synthcheck.cli import main
+
+SUITE = textwrap.dedent("""\
+    name: toy
+    labels: [negative, positive]
+    tests:
+      - {name: adj, type: mft, template: "This {NOUN} is {POS_ADJ}.", label: positive}
+    """)
+
+
+@pytest.fixture
+def files(tmp_path, monkeypatch):
+    (tmp_path / "toy.yaml").write_text(SUITE)
+    (tmp_path / "ab_model.py").write_text(
+        "def predict(texts):\n    return [{'A': 0.2, 'B': 0.8} for _ in texts]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def verify(files, spec, *extra):
+    return main(["verify", "--suite", str(files / "toy.yaml"), "--model", spec, "--run",
+                 str(files / "run"), "--sample", "10", *extra])
+
+
+def test_python_function_with_a_label_map(files, capsys):
+    assert verify(files, "python:ab_model:predict") == 2
+    assert "error:" in capsys.readouterr().err
+    assert verify(files, "python:ab_model:predict", "--label-map", "A=negative,B=positive") == 0
+    assert re.search(r"^adj +mft +10 +0\.0%$", capsys.readouterr().out, re.M)
+    assert verify(files, "python:ab_model:predict", "--label-map", "A=negative,B") == 2
+    assert "error: bad --label-map entry 'B' (--label-map)" in capsys.readouterr().err
+
+
+def test_skops_pipeline_with_other_class_names(files, capsys):
+    import skops.io as sio
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    texts = ["great film", "lovely book", "awful film", "bad book", "great day", "bad day"]
+    pipe = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(
+        texts, ["pos", "pos", "neg", "neg", "pos", "neg"])
+    sio.dump(pipe, files / "mine.skops")
+    spec = f"sklearn:{files / 'mine.skops'}"
+    assert verify(files, spec, "--label-map", "neg=negative,pos=positive") == 0
+    assert "per capability" in capsys.readouterr().out
+
+
+def test_joblib_is_refused_with_how_to_convert(files, capsys):
+    (files / "model.joblib").write_bytes(b"not read")
+    assert verify(files, f"sklearn:{files / 'model.joblib'}") == 2
+    err = capsys.readouterr().err
+    assert ".joblib files are pickles" in err and "sio.dump(joblib.load(" in err
+    assert f"sklearn:{files / 'model.skops'}" in err
+    assert not (files / "run").exists()
