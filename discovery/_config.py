@@ -124,10 +124,11 @@ class RankingConfig(BaseModel):
 
     model_config = _STRICT
 
-    metric: Literal["abs_top", "signed", "kl", "js", "tv"] = "abs_top"
+    metric: Literal["abs_top", "signed", "kl", "js", "tv", "p_wrong"] = "abs_top"
     """``abs_top``: |p_task(y*) - p_ref(y*)| at the task model's top label y* (the paper);
     ``signed``: p_task(y*) - p_ref(y*); ``kl``: KL(ref || task); ``js``: Jensen-Shannon;
-    ``tv``: total variation."""
+    ``tv``: total variation; ``p_wrong``: 1 - p_ref(y*), the calibrated reference's
+    probability that the task model's top label is wrong."""
     top_k: int | None = Field(None, ge=1)
     """Keep this many sentences (overrides ``top_fraction``)."""
     top_fraction: float = Field(0.1, gt=0.0, le=1.0)
