@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from discovery._data import LabeledSet, read_labeled_file, rotten_tomatoes_split
+from discovery._data import PACKAGED_SPLITS, LabeledSet, packaged_split, read_labeled_file
 from synth.core import ConfigError
 
 
@@ -32,16 +32,19 @@ def load_evaluation_set(cfg: Any, data: str | None = None) -> LabeledSet:
     """The labeled set ``evaluation.data`` (or ``data``) names, cut to ``evaluation.size``."""
     ev = cfg.evaluation
     source = data or ev.data
-    if source == "packaged:rotten_tomatoes":
-        if list(cfg.task.labels) != ["negative", "positive"]:
-            raise ConfigError("the packaged Rotten Tomatoes set is labeled negative/positive, "
+    name = source.partition(":")[2]
+    if source.startswith("packaged:") and name in PACKAGED_SPLITS:
+        if list(cfg.task.labels) != list(PACKAGED_SPLITS[name]):
+            raise ConfigError(f"the packaged {source} set is labeled "
+                              f"{'/'.join(PACKAGED_SPLITS[name])}, "
                               f"but the task's labels are {list(cfg.task.labels)}",
                               where="evaluation.data", fix="pass --data with your labeled file")
-        _, held = rotten_tomatoes_split(seed=ev.split_seed, holdout_fraction=ev.holdout_fraction)
+        _, held = packaged_split(name, seed=ev.split_seed, holdout_fraction=ev.holdout_fraction)
         labeled = held
     elif source.startswith("packaged:"):
         raise ConfigError(f"unknown packaged evaluation set {source!r}", where="evaluation.data",
-                          fix="use packaged:rotten_tomatoes or a .jsonl/.csv path")
+                          fix="use packaged:rotten_tomatoes, packaged:tweets3 or a .jsonl/.csv "
+                              "path")
     else:
         labeled = read_labeled_file(source, cfg.task.labels)
     return labeled.head(ev.size)

@@ -161,7 +161,7 @@ def hard_subset_reliability(
         {metric: {...}}, "accuracy": {"task", "reference", "majority"}, "warnings": [...]}``.
     """
     rule: dict[str, Any] = dict(top_k=top_k, top_fraction=top_fraction,
-                require_disagreement=require_disagreement, corpus_size=corpus_size)
+                                require_disagreement=require_disagreement, corpus_size=corpus_size)
     precision = hard_subset_precision(task, reference, golds, labels, metric=metric, **rule)
     acc = {"task": accuracy(task, golds, labels), "reference": accuracy(reference, golds, labels),
            "majority": majority_accuracy(golds)}
