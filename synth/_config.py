@@ -39,7 +39,8 @@ class SeedCorpusConfig(BaseModel):
     model_config = _STRICT
 
     source: str = "packaged:imdb"
-    """``packaged:imdb``, ``packaged:rotten_tomatoes``, or a path to a .jsonl, .csv or .txt file."""
+    """``packaged:imdb``, ``packaged:rotten_tomatoes``, ``packaged:tweets3`` (3-class tweets),
+    or a path to a .jsonl, .csv or .txt file."""
     text_field: str = "text"
     """The JSONL field or CSV column that holds the text."""
     label_field: str | None = None

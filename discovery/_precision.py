@@ -1,0 +1,195 @@
+"""How far to trust the hard subset: its precision measured on labeled held-out data.
+
+The hard subset is where the task model and the reference disagree most. Whether those are
+the *task model's* errors depends on the reference: a reference weaker than the task model
+fills the hard subset with its own mistakes. Here the configured ranking rule (metric and
+cut-off) is applied to labeled held-out examples that both models scored, and its precision
+is the share of selected examples on which the task model is actually wrong, with a 95%
+Wilson interval and the number of examples it rests on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from discovery._ranking import METRICS, DivergenceRanker
+from synth.core import DataError
+
+WEAK_UPPER_BOUND = 0.5  # warn when even the precision's upper bound is below this
+
+
+def _wilson(k: int, n: int) -> tuple[float, float]:
+    if n == 0:
+        return 0.0, 1.0
+    from scipy.stats import binomtest
+
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def held_out_size(n_held: int, *, top_k: int | None, top_fraction: float | None,
+                  corpus_size: int | None) -> int:
+    """How many held-out examples the cut-off keeps: ``top_fraction`` applies as is;
+    ``top_k`` is scaled by ``n_held / corpus_size`` (the same share of the set), at least 1
+    and at most ``n_held`` (without ``corpus_size``, ``top_k`` is only capped)."""
+    if top_k is not None:
+        k = top_k if not corpus_size else math.ceil(top_k * n_held / corpus_size)
+        return max(1, min(n_held, k))
+    frac = top_fraction if top_fraction is not None else 0.1
+    return max(1, min(n_held, math.ceil(frac * n_held)))
+
+
+def hard_subset_precision(
+    task: np.ndarray, reference: np.ndarray, golds: Sequence[str], labels: Sequence[str], *,
+    metric: str = "abs_top", top_k: int | None = None, top_fraction: float | None = 0.1,
+    require_disagreement: bool = False, corpus_size: int | None = None,
+) -> dict[str, Any]:
+    """Precision of the hard-subset rule on labeled held-out examples.
+
+    Args:
+        task, reference: n x labels probabilities (the reference calibrated) of the
+            held-out texts, columns in ``labels`` order.
+        golds: the gold label name of each held-out text.
+        labels: the task's label names.
+        metric, top_k, top_fraction, require_disagreement: the ranking rule
+            (``ranking.*``); ``top_k`` is scaled to the held-out size (see
+            :func:`held_out_size`).
+        corpus_size: the size of the corpus the rule runs on (scales ``top_k``).
+
+    Returns:
+        ``{"estimate", "low", "high", "n"}``: the share of selected examples the task model
+        gets wrong (``None`` when nothing is selected), its 95% Wilson interval and the
+        number of selected examples.
+
+    Raises:
+        DataError: shapes differ, or a gold label is not one of ``labels``.
+    """
+    task = np.asarray(task, dtype=np.float64)
+    reference = np.asarray(reference, dtype=np.float64)
+    labels = list(labels)
+    if task.shape != reference.shape or task.ndim != 2 or len(golds) != len(task) \
+            or task.shape[1] != len(labels):
+        raise DataError(f"held-out scores must be n x {len(labels)} arrays with one gold label "
+                        f"per row, got {task.shape}, {reference.shape} and {len(golds)} golds",
+                        where="evaluation", fix="score the held-out set with both models")
+    unknown = sorted({g for g in golds if g not in labels})
+    if unknown:
+        raise DataError(f"gold labels {unknown} are not task labels {labels}",
+                        where="evaluation.data", fix="use the task's label names")
+    if len(task) == 0:
+        return {"estimate": None, "low": 0.0, "high": 1.0, "n": 0}
+    size = held_out_size(len(task), top_k=top_k, top_fraction=top_fraction,
+                         corpus_size=corpus_size)
+    ranker = DivergenceRanker(metric, top_k=size,
+                              require_disagreement=require_disagreement).fit(task, reference)
+    picked = ranker.hard_indices_
+    gold_idx = np.array([labels.index(g) for g in golds])
+    wrong = ranker.task_top_[picked] != gold_idx[picked]
+    n, k = len(picked), int(wrong.sum())
+    low, high = _wilson(k, n)
+    return {"estimate": (k / n) if n else None, "low": low, "high": high, "n": n}
+
+
+def precision_by_metric(task: np.ndarray, reference: np.ndarray, golds: Sequence[str],
+                        labels: Sequence[str], **rule: Any) -> dict[str, dict[str, Any]]:
+    """:func:`hard_subset_precision` for every ranking metric (the rest of the rule fixed),
+    so a user sees which metric finds the task model's real errors best on their data."""
+    rule = {k: v for k, v in rule.items() if k != "metric"}
+    return {m: hard_subset_precision(task, reference, golds, labels, metric=m, **rule)
+            for m in METRICS}
+
+
+def accuracy(probs: np.ndarray, golds: Sequence[str], labels: Sequence[str]) -> float:
+    """Share of rows whose top label is the gold one."""
+    labels = list(labels)
+    if len(golds) == 0:
+        return float("nan")
+    top = np.asarray(probs).argmax(axis=1)
+    return float(np.mean([labels[t] == g for t, g in zip(top, golds, strict=True)]))
+
+
+def majority_accuracy(golds: Sequence[str]) -> float:
+    """Accuracy of always answering the most frequent gold label."""
+    if len(golds) == 0:
+        return float("nan")
+    _, counts = np.unique(np.asarray(golds), return_counts=True)
+    return float(counts.max() / len(golds))
+
+
+def reliability_warnings(task_accuracy: float, reference_accuracy: float,
+                         majority: float, precision: dict[str, Any], *,
+                         task_name: str = "task model") -> list[str]:
+    """What a user must be told before trusting the hard subset (empty: nothing to say).
+
+    Fires when the reference is less accurate than the task model or than the majority-class
+    baseline, or when the hard subset's precision cannot reach 0.5 (its upper bound is
+    below it); each warning says what to do.
+    """
+    out = []
+    fixes = ("use a stronger reference (reference.model), more or better shots "
+             "(reference.shots) or another calibration (reference.calibration)")
+    if reference_accuracy < task_accuracy:
+        out.append(f"the reference is less accurate than {task_name} on held-out data "
+                   f"({reference_accuracy:.3f} < {task_accuracy:.3f}): many hard-subset "
+                   f"sentences are the reference's errors, not the task model's; {fixes}")
+    if reference_accuracy < majority:
+        out.append(f"the reference is less accurate than always answering the most frequent "
+                   f"label ({reference_accuracy:.3f} < {majority:.3f}): it reads the task "
+                   f"near chance; {fixes}")
+    n = int(precision.get("n", 0))
+    if n and precision["high"] < WEAK_UPPER_BOUND:
+        out.append(f"the hard subset is mostly not the task model's errors: on held-out data "
+                   f"at most {precision['high']:.2f} of it is (95% upper bound, n={n}); "
+                   f"{fixes}, or rank with another ranking.metric")
+    return out
+
+
+def hard_subset_reliability(
+    task: np.ndarray, reference: np.ndarray, golds: Sequence[str], labels: Sequence[str], *,
+    metric: str = "abs_top", top_k: int | None = None, top_fraction: float | None = 0.1,
+    require_disagreement: bool = False, corpus_size: int | None = None,
+    task_name: str = "task model",
+) -> dict[str, Any]:
+    """Everything ``eval.json`` records about the hard subset's trustworthiness.
+
+    Returns:
+        ``{"hard_subset_precision": {estimate, low, high, n}, "precision_by_metric":
+        {metric: {...}}, "accuracy": {"task", "reference", "majority"}, "warnings": [...]}``.
+    """
+    rule: dict[str, Any] = dict(top_k=top_k, top_fraction=top_fraction,
+                                require_disagreement=require_disagreement, corpus_size=corpus_size)
+    precision = hard_subset_precision(task, reference, golds, labels, metric=metric, **rule)
+    acc = {"task": accuracy(task, golds, labels), "reference": accuracy(reference, golds, labels),
+           "majority": majority_accuracy(golds)}
+    return {
+        "hard_subset_precision": precision,
+        "precision_by_metric": precision_by_metric(task, reference, golds, labels, **rule),
+        "accuracy": acc,
+        "warnings": reliability_warnings(acc["task"], acc["reference"], acc["majority"],
+                                         precision, task_name=task_name),
+    }
+
+
+def format_precision(precision: dict[str, Any]) -> str:
+    """``0.42 [0.31, 0.54] (n=60)``, or ``n/a (n=0)``."""
+    if not precision.get("n"):
+        return "n/a (n=0)"
+    return (f"{precision['estimate']:.2f} [{precision['low']:.2f}, {precision['high']:.2f}] "
+            f"(n={precision['n']})")
+
+
+def format_reliability(info: dict[str, Any], metric: str) -> str:
+    """Plain-text lines for ``discover``'s summary: precision, per-metric precision, warnings."""
+    lines = [f"hard-subset precision ({metric}, held-out): "
+             f"{format_precision(info['hard_subset_precision'])}"]
+    lines.append("  by metric: " + "; ".join(
+        f"{m} {format_precision(p)}" for m, p in info["precision_by_metric"].items()))
+    acc = info["accuracy"]
+    lines.append(f"  held-out accuracy: task {acc['task']:.3f}, reference {acc['reference']:.3f}, "
+                 f"majority baseline {acc['majority']:.3f}")
+    lines += [f"WARNING: {w}" for w in info["warnings"]]
+    return "\n".join(lines)

@@ -1,0 +1,188 @@
+"""Adaptive focus rounds: a planted failure word is confirmed, a neutral word is not."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from discovery._config import FocusConfig
+from discovery._focus import (
+    FocusBase,
+    FocusModels,
+    confirm_candidates,
+    contains_ngram,
+    focus_queries,
+    run_focus,
+    select_candidates,
+)
+from synth import GeneratorConfig
+from synth.core import DataError, LabelSpace, derive_seed
+from synth.engines import Generation
+
+LABELS = LabelSpace.of(["negative", "positive"])
+GOOD = ("great", "lovely", "fun", "superb")
+BAD = ("awful", "dull", "boring", "poor")
+FILLER = ("the", "film", "plot", "was", "a", "day", "cast", "music", "scene", "story")
+PLANTED = "zorb"
+
+
+def _score(text: str) -> int:
+    words = text.lower().replace(".", " ").split()
+    return sum(w in GOOD for w in words) - sum(w in BAD for w in words)
+
+
+def _probs(texts, *, planted_flip: bool) -> np.ndarray:
+    out = []
+    for t in texts:
+        p = 1 / (1 + np.exp(-2 * _score(t)))
+        if planted_flip and contains_ngram(t, PLANTED):
+            p = 1 - p  # the task model's planted failure
+        out.append([1 - p, p])
+    return np.array(out)
+
+
+class WordBackend:
+    """Continuations of random sentiment and filler words, a pure function of each seed."""
+
+    name = "words"
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+        self.seeds: list[int] = []
+
+    def render_chat(self, user, system=None):
+        return user
+
+    def generate(self, prompts, params, seeds):
+        self.prompts += list(prompts)
+        self.seeds += list(seeds)
+        out = []
+        for s in seeds:
+            rng = random.Random(s)
+            words = [rng.choice(GOOD + BAD + FILLER * 2) for _ in range(rng.randint(4, 9))]
+            out.append(Generation(" " + " ".join(words) + ". More text", len(words)))
+        return out
+
+
+def _base(n: int = 400, seed: int = 0):
+    rng = random.Random(seed)
+    texts = []
+    for i in range(n):
+        words = [rng.choice(GOOD + BAD + FILLER * 3) for _ in range(rng.randint(6, 10))]
+        if i % 100 == 7:  # 4 base sentences carry the planted word
+            words.insert(2, PLANTED)
+        texts.append(" ".join(words) + f" number {i}.")
+    task = _probs(texts, planted_flip=True)
+    ref = _probs(texts, planted_flip=False)
+    div = np.abs(task[np.arange(n), task.argmax(1)] - ref[np.arange(n), task.argmax(1)])
+    hard = list(np.argsort(-div, kind="stable")[: n // 10])
+    return texts, task, ref, hard
+
+
+DOCS = [f"we went to see the {PLANTED} and it was a long day at the cinema",
+        "the film had a plot and a cast and music all day long",
+        f"nobody knew what a {PLANTED} was. the film said nothing"]
+
+
+def _run(tmp_path, cfg=None, **kw):
+    texts, task, ref, hard = _base()
+    backend = WordBackend()
+    models = FocusModels(backend=backend, task=lambda t: _probs(t, planted_flip=True),
+                         reference=lambda t: _probs(t, planted_flip=False), key="toy")
+    base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=hard, upstream="u")
+    cfg = cfg or FocusConfig(budget=40, candidates=3)
+    gen = GeneratorConfig(segment={"min_words": 4, "max_words": 40})
+    out = run_focus(tmp_path, cfg, LABELS, generator=gen, seed_docs=DOCS, base=base,
+                    models=models, progress=False, **kw)
+    return out, backend
+
+
+def test_planted_word_is_confirmed_and_neutral_word_is_not(tmp_path):
+    out, backend = _run(tmp_path, candidates=[PLANTED, "film"])
+    assert out["confirmed"] == [PLANTED]
+    rows = [json.loads(line) for line in (tmp_path / "focus.jsonl").read_text().splitlines()]
+    by = {r["ngram"]: r for r in rows}
+    assert [r["ngram"] for r in rows] == [PLANTED, "film"] and rows[0]["rank"] == 1
+    z, f = by[PLANTED], by["film"]
+    assert z["q_value"] < 0.05 and z["confirmed"]
+    assert f["q_value"] > 0.05 and not f["confirmed"]
+    assert z["n"] >= 20 and z["rate"] > 0.5 and z["rate_lo"] > z["base_rate"]
+    assert z["base_n"] == 400 and z["corpus_count"] == 4
+    assert z["rate_ratio"] == pytest.approx(z["rate"] / z["base_rate"])
+    # Every kept sentence contains its candidate; examples are failing sentences.
+    assert all(contains_ngram(t, PLANTED) for t in z["examples"]) and z["examples"]
+    # Seeds are derived per (round, candidate, prompt).
+    assert backend.seeds[0] == derive_seed(0, "focus", 1, PLANTED, 0)
+    meta = json.loads((tmp_path / "focus.jsonl.meta.json").read_text())
+    assert meta["config_hash"] == out["stage_hash"] and meta["candidates"] == 2
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["stages"]["focus"]["stage_hash"] == out["stage_hash"]
+
+
+def test_rerun_is_skipped_resume_reuses_parts_and_output_is_byte_identical(tmp_path):
+    out, _ = _run(tmp_path, candidates=[PLANTED, "film"])
+    first = (tmp_path / "focus.jsonl").read_bytes()
+    again, backend = _run(tmp_path, candidates=[PLANTED, "film"])
+    assert again["skipped"] and backend.prompts == []
+    # A killed run: the manifest forgot the stage and one candidate's part is lost.
+    parts = sorted((tmp_path / "focus" / ".parts").glob("round1-*.jsonl"))
+    assert len(parts) == 2
+    parts[0].unlink()
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    manifest["stages"].pop("focus")
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    (tmp_path / "focus.jsonl").unlink()
+    resumed, backend = _run(tmp_path, candidates=[PLANTED, "film"])
+    assert not resumed["skipped"] and len(backend.prompts) == 40  # one candidate redone
+    assert (tmp_path / "focus.jsonl").read_bytes() == first
+    fresh = tmp_path / "fresh"
+    _run(fresh, candidates=[PLANTED, "film"])
+    assert (fresh / "focus.jsonl").read_bytes() == first
+
+
+def test_candidates_are_mined_below_min_support_and_rounds_adapt(tmp_path):
+    texts, _, _, hard = _base()
+    cands = select_candidates(texts, hard, n=3, min_support=2, extra=["film"])
+    assert cands[0] == PLANTED and cands[-1] == "film"
+    cfg = FocusConfig(budget=20, candidates=3, rounds=2, ngrams=["film"])
+    out, backend = _run(tmp_path, cfg)
+    rows = [json.loads(line) for line in (tmp_path / "focus.jsonl").read_text().splitlines()]
+    assert PLANTED in out["confirmed"]
+    # Round 2 spends budget only on unconfirmed candidates above the base rate.
+    assert len(backend.prompts) < 2 * 20 * len(rows)
+    assert {r["ngram"] for r in rows} >= {PLANTED, "film"}
+
+
+def test_queries_carry_the_candidate():
+    cfg = FocusConfig(budget=5, context_words=2)
+    qs = focus_queries(PLANTED, DOCS, cfg, seed=3, round_=1)
+    assert all(q.source == "seed" and q.text.endswith(PLANTED) for q in qs)
+    assert {q.text for q in qs} <= {f"see the {PLANTED}", f"what a {PLANTED}"}
+    qs = focus_queries("spaceship", DOCS, cfg, seed=3, round_=1)
+    assert all(q.source == "prompt" and q.text.endswith("spaceship") for q in qs)
+    assert focus_queries("spaceship", DOCS, cfg.model_copy(update={"queries": "seed"}),
+                         seed=3, round_=1) == []
+
+
+def test_confirm_candidates_bh_and_zero_counts():
+    rows = confirm_candidates([{"ngram": "a", "n": 20, "failures": 15},
+                               {"ngram": "b", "n": 20, "failures": 1},
+                               {"ngram": "c", "n": 0, "failures": 0}], 10, 1000, 0.05)
+    assert [r["ngram"] for r in rows] == ["a", "b", "c"]
+    assert rows[0]["confirmed"] and rows[0]["q_value"] < 1e-10
+    assert not rows[2]["confirmed"] and rows[2]["rate"] is None and rows[2]["q_value"] == 1.0
+    assert rows[1]["q_value"] >= rows[1]["p_value"]
+
+
+def test_unscored_base_is_refused(tmp_path):
+    base = FocusBase(texts=["a b c"], task=np.zeros((0, 2)), reference=np.zeros((0, 2)),
+                     hard_indices=[])
+    models = FocusModels(backend=WordBackend(), task=lambda t: t, reference=lambda t: t,
+                         key="k")
+    with pytest.raises(DataError, match="must be scored by both models"):
+        run_focus(tmp_path, FocusConfig(), LABELS, generator=GeneratorConfig(),
+                  seed_docs=DOCS, base=base, models=models, progress=False)
+    assert not (tmp_path / "manifest.json").exists()
