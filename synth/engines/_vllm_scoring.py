@@ -126,8 +126,8 @@ def vllm_label_logprobs(
         params = _sampling_params(max_tokens=1, temperature=0.0, prompt_logprobs=1)
         outputs = llm.generate([{"prompt_token_ids": ids} for _, _, ids, _ in exact], params,
                                use_tqdm=progress)
-        for (row, label, _, reads), out in zip(exact, outputs, strict=True):
+        for (row, label, _, prompt_reads), out in zip(exact, outputs, strict=True):
             plp = out.prompt_logprobs
             scores.set(row.text_index, label,
-                       sum(_logprob_value(plp[i][tok]) for i, tok in reads))
+                       sum(_logprob_value(plp[i][tok]) for i, tok in prompt_reads))
     return scores.result()
