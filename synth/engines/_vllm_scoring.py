@@ -1,9 +1,11 @@
 """Label log-probabilities with vLLM's offline API (``LLM.generate`` with logprobs).
 
-Prompts go in as token ids (``{"prompt_token_ids": [...]}``), tokenized exactly as the
-transformers path does (prefix alone, then ``text + suffix + label``), so both backends score
-the same tokens, and vLLM's prefix caching (``LLM(..., enable_prefix_caching=True)``) reuses
-the shared few-shot prefix across requests.
+Prompts go in as token ids (``{"prompt_token_ids": [...]}``) from the plan the transformers
+path runs too (``synth.engines._planner``), so both backends score the same tokens, and vLLM's
+prefix caching (``LLM(..., enable_prefix_caching=True)``) reuses the shared few-shot prefix
+across requests. Prefix caching reuses whole KV blocks only, so the tail of the prefix past
+the last full block is recomputed for every text; ``prefix_block_reuse`` says how much of
+it is reused, and ``VLLMBackend`` picks the smallest block size the platform allows.
 
 Pass 1 (texts whose labels are all single tokens): one request per text with
 ``max_tokens=1``, ``logprobs=K`` and ``allowed_token_ids`` set to the labels' token ids, so
@@ -33,8 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from synth.core._errors import ConfigError
-from synth.engines._hf_scoring import build_rows
+from synth.engines._planner import ScoringPlan, ScoringRow, plan_label_scoring
 from synth.engines._vllm import import_vllm
 
 
@@ -45,6 +46,16 @@ def _sampling_params(**kwargs: Any) -> Any:
 def _logprob_value(entry: Any) -> float:
     """Read a float from a vLLM ``Logprob`` (or a bare float, as some versions return)."""
     return float(getattr(entry, "logprob", entry))
+
+
+def prefix_block_reuse(plan: ScoringPlan, block_size: int) -> tuple[int, int]:
+    """(prefix tokens prefix caching can reuse, prefix tokens) for ``block_size``-token blocks.
+
+    vLLM hashes and reuses whole blocks only; a block that mixes the prefix's tail with a
+    text's first tokens is unique to that text.
+    """
+    n = len(plan.prefix_ids)
+    return n - n % block_size, n
 
 
 def vllm_label_logprobs(
@@ -72,34 +83,27 @@ def vllm_label_logprobs(
         One ``{label: log-probability}`` dict per text; multi-token labels sum their tokens.
 
     Raises:
-        ConfigError: a label continuation tokenizes to nothing.
+        ConfigError: a label continuation tokenizes to nothing, or the prompt is empty.
         ModelNotAvailable: vLLM is not installed.
     """
     if not texts:
         return []
-    tokenizer = llm.get_tokenizer()
-    prefix_ids = list(tokenizer(prefix)["input_ids"]) if prefix else []
-    rows = build_rows(tokenizer, texts, label_continuations, suffix)
-    if not prefix_ids and any(len(r.ids) == 0 for r in rows):
-        raise ConfigError("the prompt before a label is empty", where="reference.prompt",
-                          fix="give the reference a non-empty prompt or suffix")
-    results: list[dict[str, float]] = [{} for _ in texts]
-    # Pass-2 work: (text index, label, full prompt ids, [(index in prompt, token id), ...]).
-    exact: list[tuple[int, str, list[int], list[tuple[int, int]]]] = []
+    plan = plan_label_scoring(llm.get_tokenizer(), prefix, texts, label_continuations, suffix)
+    p_len = len(plan.prefix_ids)
+    scores = plan.new_scores()
+    # Pass-2 work: (row, label, full prompt ids, [(index in prompt, token id), ...]).
+    exact: list[tuple[ScoringRow, str, list[int], list[tuple[int, int]]]] = []
 
-    def score_exactly(row: Any, ids: list[int]) -> None:
+    def score_exactly(row: ScoringRow, ids: list[int]) -> None:
         for label, reads in row.reads:
-            exact.append((row.text_index, label, ids + [reads[-1][1]],
-                          [(len(prefix_ids) + pos + 1, tok) for pos, tok in reads]))
+            exact.append((row, label, ids + [reads[-1][1]],
+                          [(p_len + pos + 1, tok) for pos, tok in reads]))
 
-    rows_of: dict[int, list[Any]] = {}
-    for row in rows:
-        rows_of.setdefault(row.text_index, []).append(row)
-    single_rows = []
-    for text_rows in rows_of.values():
+    single_rows: list[tuple[ScoringRow, list[int]]] = []
+    for text_rows in plan.rows_by_text():
         for row in text_rows:
-            ids = prefix_ids + list(row.ids)
-            if len(text_rows) == 1 and all(len(reads) == 1 for _, reads in row.reads):
+            ids = plan.prompt_ids(row)
+            if len(text_rows) == 1 and row.single_token:
                 single_rows.append((row, ids))  # every label of the text is one token
             else:
                 score_exactly(row, ids)
@@ -114,7 +118,7 @@ def vllm_label_logprobs(
             top = out.outputs[0].logprobs[0]
             if all(reads[0][1] in top for _, reads in row.reads):
                 for label, reads in row.reads:
-                    results[row.text_index][label] = _logprob_value(top[reads[0][1]])
+                    scores.set(row.text_index, label, _logprob_value(top[reads[0][1]]))
             else:  # a label outside the returned top-K: the whole text goes to pass 2
                 score_exactly(row, ids)
 
@@ -122,9 +126,8 @@ def vllm_label_logprobs(
         params = _sampling_params(max_tokens=1, temperature=0.0, prompt_logprobs=1)
         outputs = llm.generate([{"prompt_token_ids": ids} for _, _, ids, _ in exact], params,
                                use_tqdm=progress)
-        for (text_index, label, _, reads), out in zip(exact, outputs, strict=True):
+        for (row, label, _, prompt_reads), out in zip(exact, outputs, strict=True):
             plp = out.prompt_logprobs
-            results[text_index][label] = sum(_logprob_value(plp[i][tok]) for i, tok in reads)
-
-    labels = list(label_continuations)
-    return [{lab: res[lab] for lab in labels} for res in results]
+            scores.set(row.text_index, label,
+                       sum(_logprob_value(plp[i][tok]) for i, tok in prompt_reads))
+    return scores.result()

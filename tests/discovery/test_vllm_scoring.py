@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from synth.core import ModelNotAvailable
+from synth.core import ConfigError, ModelNotAvailable
 from synth.engines._hf_scoring import hf_label_logprobs
 from synth.engines._vllm_scoring import vllm_label_logprobs
 
@@ -63,7 +63,7 @@ class FakeLLM:
     """
 
     def __init__(self, model, tokenizer, logprobs_mode="raw_logprobs"):
-        self.model, self.tokenizer, self.calls = model, tokenizer, []
+        self.model, self.tokenizer, self.calls, self.prompts = model, tokenizer, [], []
         self.logprobs_mode = logprobs_mode
 
     def get_tokenizer(self):
@@ -78,6 +78,7 @@ class FakeLLM:
     def generate(self, prompts, params, use_tqdm=True):
         assert isinstance(params, SamplingParams) and params.max_tokens == 1
         self.calls.append(params)
+        self.prompts.extend(prompts)
         outs = []
         for i, prompt in enumerate(prompts):
             ids = prompt["prompt_token_ids"]
@@ -197,3 +198,99 @@ def test_a_text_with_a_multi_token_label_is_scored_in_one_pass(fake_vllm, tiny_l
     # No text may take its single-token labels from pass 1 and its multi-token one from
     # pass 2, so every label of every text comes from the prompt log-probs pass.
     assert [c.prompt_logprobs for c in llm.calls] == [1]
+
+
+@pytest.fixture(scope="module")
+def bos_tokenizer():
+    """The tiny tokenizer with a post-processor that adds BOS, as Llama's does."""
+    from discovery_fixtures import make_tokenizer
+    from tokenizers import processors
+
+    tok = make_tokenizer()
+    tok._tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A", special_tokens=[("<s>", tok.bos_token_id)])
+    return tok
+
+
+class _RecordingModel(torch.nn.Module):
+    """Wraps a model and records the unpadded token rows of every forward."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model, self.rows = model, []
+
+    @property
+    def device(self):
+        return self.model.device
+
+    @property
+    def config(self):
+        return self.model.config
+
+    def forward(self, input_ids, attention_mask=None, past_key_values=None, **kw):
+        p_len = past_key_values.get_seq_length() if past_key_values is not None else 0
+        for b, ids in enumerate(input_ids.tolist()):
+            keep = (attention_mask[b, p_len:].tolist() if attention_mask is not None
+                    else [1] * len(ids))
+            self.rows.append([t for t, m in zip(ids, keep, strict=True) if m])
+        return self.model(input_ids=input_ids, attention_mask=attention_mask,
+                          past_key_values=past_key_values, **kw)
+
+
+@pytest.mark.parametrize("prefix", [PREFIX, ""])
+@pytest.mark.parametrize("adds_bos", [True, False], ids=["bos", "no-bos"])
+def test_both_backends_run_the_same_token_rows(fake_vllm, tiny_llama, tiny_tokenizer,
+                                               bos_tokenizer, prefix, adds_bos):
+    """HF (cached prefix + rows) and vLLM (whole prompts) see the same ids, BOS included."""
+    tok = bos_tokenizer if adds_bos else tiny_tokenizer
+    labels = {"negative": " negative", "positive": " positive"}
+    rec = _RecordingModel(tiny_llama)
+    want = hf_label_logprobs(rec, tok, prefix, TEXTS, labels, "\nAnswer:", batch_size=2)
+    llm = FakeLLM(tiny_llama, tok)
+    got = vllm_label_logprobs(llm, prefix, TEXTS, labels, "\nAnswer:", top_logprobs=400)
+    assert len(llm.calls) == 1  # every label in the top-K: the prompts are the plain rows
+    sent = [list(p["prompt_token_ids"]) for p in llm.prompts]
+    bos = [tok.bos_token_id] if adds_bos else []
+    want_prefix = bos + tok(prefix, add_special_tokens=False)["input_ids"]
+    if want_prefix:  # HF runs the prefix once, then the rows after it
+        assert rec.rows[0] == want_prefix
+        hf_prompts = sorted(want_prefix + r for r in rec.rows[1:])
+    else:
+        hf_prompts = sorted(rec.rows)
+    assert sorted(sent) == hf_prompts
+    assert all(s[:len(want_prefix)] == want_prefix for s in sent)
+    for g, w in zip(got, want, strict=True):
+        assert g == pytest.approx(w, abs=1e-4)
+
+
+def test_bos_is_kept_for_an_empty_prefix(tiny_llama, bos_tokenizer):
+    """An empty prefix still starts with the tokenizer's BOS, as ``tokenizer(prompt)`` does."""
+    from synth.engines._planner import plan_label_scoring
+
+    plan = plan_label_scoring(bos_tokenizer, "", [" good"], {"a": " great", "b": " bad"})
+    assert plan.prefix_ids == (bos_tokenizer.bos_token_id,)
+    full = bos_tokenizer(" good great")["input_ids"]
+    assert plan.prompt_ids(plan.rows[0]) == full[:-1]
+    got = hf_label_logprobs(tiny_llama, bos_tokenizer, "", [" good"], {"a": " great", "b": " bad"})
+    with torch.no_grad():
+        logp = torch.log_softmax(tiny_llama(input_ids=torch.tensor([full])).logits[0], -1)
+    assert got[0]["a"] == pytest.approx(float(logp[-2, full[-1]]), abs=1e-5)
+
+
+def test_empty_prompt_is_refused_by_both_backends(fake_vllm, tiny_llama, tiny_tokenizer):
+    labels = {"a": " great", "b": " bad"}
+    for run in (lambda: hf_label_logprobs(tiny_llama, tiny_tokenizer, "", [""], labels),
+                lambda: vllm_label_logprobs(FakeLLM(tiny_llama, tiny_tokenizer), "", [""],
+                                            labels)):
+        with pytest.raises(ConfigError, match="the prompt before a label is empty"):
+            run()
+
+
+def test_prefix_block_reuse_counts_whole_blocks(tiny_tokenizer):
+    from synth.engines._planner import plan_label_scoring
+    from synth.engines._vllm_scoring import prefix_block_reuse
+
+    plan = plan_label_scoring(tiny_tokenizer, PREFIX * 4, [" good"], {"a": " great", "b": " x"})
+    n = len(plan.prefix_ids)
+    assert prefix_block_reuse(plan, 32) == (n // 32 * 32, n)
+    assert prefix_block_reuse(plan, 1) == (n, n)

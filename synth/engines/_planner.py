@@ -1,0 +1,211 @@
+"""One plan for label scoring, shared by every engine: which token ids to run, what to read.
+
+Every backend scores ``prefix + text + suffix + label`` the same way, so the tokenisation and
+the assembly of results live here, once (the transformers and vLLM paths only run the rows):
+
+- The prefix is tokenized alone, *with* the tokenizer's special tokens, exactly as the
+  model's own tokenizer encodes the start of a prompt: ``tokenizer(prefix)["input_ids"]``,
+  also when the prefix is empty (a tokenizer whose post-processor adds BOS gives ``[BOS]``
+  for ``""``; one that adds none gives ``[]``).
+- Each ``text + suffix + label`` is tokenized alone, without special tokens, and appended.
+  Within one text, each label's tokens are what follows the longest common token prefix of
+  all labels' encodings, so every label is scored against the same context even when the
+  tokenizer merges across the suffix/label boundary.
+- Labels whose continuation is one token after that context share one row; a multi-token
+  label gets its own row (context + all its tokens but the last).
+
+A row's ``reads`` name positions *in the row's own ids* (0 = the first token after the
+prefix); position ``-1`` is the prefix's last token (a text whose context is empty reads the
+first label token from the prefix's own next-token distribution). In a full prompt
+(``prefix_ids + row.ids``) a read at position ``p`` is the distribution at index
+``len(prefix_ids) + p`` that predicts the token at index ``len(prefix_ids) + p + 1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from synth.core._errors import ConfigError
+
+# (label, ((position in the row whose next-token distribution is read, target token id), ...))
+LabelReads = tuple[str, tuple[tuple[int, int], ...]]
+
+
+@dataclass(frozen=True)
+class ScoringRow:
+    """One forward row: the ids after the prefix and the label tokens read from it.
+
+    Attributes:
+        text_index: which input text the row belongs to.
+        ids: token ids after the prefix (text + suffix, plus a multi-token label's leading
+            tokens).
+        reads: per label, the (position, target id) pairs whose log-probabilities sum to
+            the label's score.
+    """
+
+    text_index: int
+    ids: tuple[int, ...]
+    reads: tuple[LabelReads, ...]
+
+    @property
+    def single_token(self) -> bool:
+        """True when every label read from this row is one token."""
+        return all(len(reads) == 1 for _, reads in self.reads)
+
+
+@dataclass(frozen=True)
+class ScoringPlan:
+    """The rows that score every label of every text after one shared prefix.
+
+    Attributes:
+        prefix_ids: the prefix's token ids (with the tokenizer's special tokens).
+        labels: label names, in the order results are returned.
+        n_texts: how many texts were planned.
+        rows: the rows to run (see ``ScoringRow``).
+    """
+
+    prefix_ids: tuple[int, ...]
+    labels: tuple[str, ...]
+    n_texts: int
+    rows: tuple[ScoringRow, ...]
+
+    def prompt_ids(self, row: ScoringRow) -> list[int]:
+        """The row's whole prompt: prefix ids followed by the row's ids."""
+        return list(self.prefix_ids) + list(row.ids)
+
+    def rows_by_text(self) -> list[list[ScoringRow]]:
+        """The rows grouped per text, in text order."""
+        grouped: list[list[ScoringRow]] = [[] for _ in range(self.n_texts)]
+        for row in self.rows:
+            grouped[row.text_index].append(row)
+        return grouped
+
+    def new_scores(self) -> LabelScores:
+        """An empty result table for this plan."""
+        return LabelScores(self.labels, self.n_texts)
+
+
+class LabelScores:
+    """Collects label log-probabilities per text and returns them in the plan's label order."""
+
+    def __init__(self, labels: Sequence[str], n_texts: int) -> None:
+        self.labels = tuple(labels)
+        self._rows: list[dict[str, float]] = [{} for _ in range(n_texts)]
+
+    def set(self, text_index: int, label: str, value: float) -> None:
+        """Record one label's log-probability for one text."""
+        self._rows[text_index][label] = float(value)
+
+    def result(self) -> list[dict[str, float]]:
+        """One ``{label: log-probability}`` dict per text, labels in the plan's order.
+
+        Raises:
+            RuntimeError: an engine left a label unscored (a bug in the engine, not input).
+        """
+        out = []
+        for i, row in enumerate(self._rows):
+            missing = [lab for lab in self.labels if lab not in row]
+            if missing:
+                raise RuntimeError(f"text {i}: labels {missing} were not scored")
+            out.append({lab: row[lab] for lab in self.labels})
+        return out
+
+
+def common_prefix_len(seqs: Sequence[Sequence[int]]) -> int:
+    """Length of the longest token prefix shared by all ``seqs`` (at least one)."""
+    first = seqs[0]
+    n = min(len(s) for s in seqs)
+    for i in range(n):
+        tok = first[i]
+        if any(s[i] != tok for s in seqs[1:]):
+            return i
+    return n
+
+
+def check_label_words(tokenizer: Any, label_continuations: Mapping[str, str]) -> None:
+    """Refuse label continuations that tokenize to nothing.
+
+    Raises:
+        ConfigError: a label's continuation encodes to zero tokens.
+    """
+    for label, word in label_continuations.items():
+        if not tokenizer(word, add_special_tokens=False)["input_ids"]:
+            raise ConfigError(
+                f"label word {word!r} of label '{label}' tokenizes to nothing",
+                where="reference.label_words",
+                fix="use a non-empty continuation such as ' positive'",
+            )
+
+
+def prefix_token_ids(tokenizer: Any, prefix: str) -> list[int]:
+    """The prefix as the model's tokenizer starts a prompt: with its special tokens (e.g. BOS).
+
+    An empty prefix is tokenized too, so a tokenizer that adds BOS still gives ``[BOS]``.
+    """
+    return [int(t) for t in tokenizer(prefix)["input_ids"]]
+
+
+def build_rows(
+    tokenizer: Any,
+    texts: Sequence[str],
+    label_continuations: Mapping[str, str],
+    suffix: str = "",
+) -> list[ScoringRow]:
+    """Tokenize each ``text + suffix + label`` and plan the rows that score every label.
+
+    Raises:
+        ConfigError: a label's continuation tokenizes to nothing, or adds no tokens after the
+            shared context (it is a prefix of another label's word).
+    """
+    labels = list(label_continuations)
+    check_label_words(tokenizer, label_continuations)
+    strings = [t + suffix + label_continuations[lab] for t in texts for lab in labels]
+    encoded = tokenizer(strings, add_special_tokens=False)["input_ids"] if strings else []
+    rows: list[ScoringRow] = []
+    n_lab = len(labels)
+    for i in range(len(texts)):
+        fulls = encoded[i * n_lab:(i + 1) * n_lab]
+        ctx_len = common_prefix_len(fulls)
+        ctx = tuple(int(t) for t in fulls[0][:ctx_len])
+        single: list[LabelReads] = []
+        for lab, full in zip(labels, fulls, strict=True):
+            targets = [int(t) for t in full[ctx_len:]]
+            if not targets:
+                raise ConfigError(
+                    f"label word {label_continuations[lab]!r} of label '{lab}' adds no tokens "
+                    f"after the text (it is a prefix of another label's word)",
+                    where="reference.label_words",
+                    fix="choose label words that are not prefixes of each other",
+                )
+            reads = tuple((ctx_len - 1 + j, tok) for j, tok in enumerate(targets))
+            if len(targets) == 1:
+                single.append((lab, reads))
+            else:
+                rows.append(ScoringRow(i, ctx + tuple(targets[:-1]), ((lab, reads),)))
+        if single:
+            rows.append(ScoringRow(i, ctx, tuple(single)))
+    return rows
+
+
+def plan_label_scoring(
+    tokenizer: Any,
+    prefix: str,
+    texts: Sequence[str],
+    label_continuations: Mapping[str, str],
+    suffix: str = "",
+) -> ScoringPlan:
+    """Plan the scoring of every label of every text after ``prefix`` (see the module doc).
+
+    Raises:
+        ConfigError: a label word tokenizes to nothing or is a prefix of another, or a label
+            would be read with no token before it (empty prompt and no BOS).
+    """
+    prefix_ids = prefix_token_ids(tokenizer, prefix)
+    rows = build_rows(tokenizer, texts, label_continuations, suffix)
+    if not prefix_ids and any(pos < 0 for r in rows for _, reads in r.reads
+                              for pos, _ in reads):
+        raise ConfigError("the prompt before a label is empty", where="reference.prompt",
+                          fix="give the reference a non-empty prompt or suffix")
+    return ScoringPlan(tuple(prefix_ids), tuple(label_continuations), len(texts), tuple(rows))
