@@ -65,6 +65,9 @@ class SuiteSpec(BaseModel):
     """Refuse exhaustive expansion above this many cases (use sampling instead)."""
     seed: int = 0
     """Seed of sampling and perturbations."""
+    meta: dict[str, Any] = Field(default_factory=dict)
+    """What an import keeps about the original files so an export can reproduce them (e.g.
+    ``hatecheck: {columns, newline, placeholders}``); not used by expansion."""
     tests: _tests_type(_spec_models(builtin_type_names())) = Field(min_length=1)  # type: ignore[valid-type]
     """The tests (one entry per test; ``type:`` picks a registered test type)."""
 
