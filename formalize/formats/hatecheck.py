@@ -258,9 +258,9 @@ def import_hatecheck(cases_csv: str | Path, placeholders_csv: str | Path | None 
                 cases += [{"text": r["test_case"].strip(), "label": r["label_gold"]}
                           for r in group]
             for r in group:
-                meta = {c: r.get(c) or "" for c in header}
-                meta[_ROW] = r[_ROW]
-                case_meta.setdefault(r["test_case"].strip(), []).append(meta)
+                row_meta = {c: r.get(c) or "" for c in header}
+                row_meta[_ROW] = r[_ROW]
+                case_meta.setdefault(r["test_case"].strip(), []).append(row_meta)
         test: dict[str, Any] = {"name": func, "capability": func.split("_")[0], "type": "mft",
                                 "label": main_label}
         if templates:
