@@ -8,7 +8,9 @@ from formalize._labels import check_spec_labels, check_suite_labels
 from formalize._lexicons import (
     BUILTIN_LEXICON_DIR,
     LexiconSet,
+    PairedLexicon,
     builtin_lexicons,
+    builtin_pairs,
     read_lexicon_file,
     read_lexicon_yaml,
 )
@@ -89,7 +91,9 @@ __all__ = [
     "Text",
     "VerifyConfig",
     "VerifyResult",
+    "PairedLexicon",
     "builtin_lexicons",
+    "builtin_pairs",
     "check_spec_labels",
     "check_suite_labels",
     "dump_suite_yaml",

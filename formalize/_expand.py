@@ -7,6 +7,7 @@ import itertools
 import math
 import random
 import re
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -184,35 +185,50 @@ class TemplateSource:
 
 
 class Deduper:
-    """Remembers texts by an 8-byte digest in a sorted numpy array (plus a small set of recent
-    ones), so remembering a text costs 8 bytes rather than the text or a Python object."""
+    """Remembers texts by an 8-byte digest in an open-addressing hash table (a flat array of
+    unsigned 64-bit integers, at most half full), so remembering a text costs 16 bytes rather
+    than the text or a Python object, and each check is O(1): de-duplicating n texts takes
+    time linear in n (the table doubles when half full; each doubling re-inserts what it
+    holds, so every key is moved about once on average)."""
 
-    _FLUSH = 4096
+    _START = 1 << 12
 
     def __init__(self) -> None:
-        import numpy as np
-
-        self._np = np
-        self._sorted = np.empty(0, dtype=np.uint64)
-        self._recent: set[int] = set()
+        self._table = array("Q", bytes(8 * self._START))
+        self._mask = self._START - 1
+        self._count = 0
 
     def first(self, text: str) -> bool:
         """True the first time ``text`` is seen."""
         key = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
-        if key in self._recent:
-            return False
-        arr = self._sorted
-        if arr.size:
-            k = self._np.uint64(key)
-            i = int(arr.searchsorted(k))
-            if i < arr.size and arr[i] == k:
+        key = key or 1  # 0 marks an empty slot
+        table, mask = self._table, self._mask
+        i = (key ^ (key >> 29)) & mask
+        while True:
+            held = table[i]
+            if held == key:
                 return False
-        self._recent.add(key)
-        if len(self._recent) >= self._FLUSH:
-            new = self._np.fromiter(self._recent, dtype=self._np.uint64, count=len(self._recent))
-            self._sorted = self._np.union1d(arr, new)
-            self._recent = set()
+            if held == 0:
+                break
+            i = (i + 1) & mask
+        table[i] = key
+        self._count += 1
+        if 2 * self._count > mask:
+            self._grow()
         return True
+
+    def _grow(self) -> None:
+        old = self._table
+        size = 2 * len(old)
+        table = array("Q", bytes(8 * size))
+        mask = size - 1
+        for key in old:
+            if key:
+                i = (key ^ (key >> 29)) & mask
+                while table[i]:
+                    i = (i + 1) & mask
+                table[i] = key
+        self._table, self._mask = table, mask
 
 
 def slugify(name: str) -> str:

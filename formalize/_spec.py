@@ -14,7 +14,7 @@ from formalize.types import TEST_TYPES, builtin_type_names
 from formalize.types._fields import RunTexts, TestSpecBase
 from synth.core import STRICT, check_unique_labels
 
-__all__ = ["LexiconFile", "RunTexts", "SuiteSpec", "suite_spec_model"]
+__all__ = ["LexiconFile", "PairedLexiconSpec", "RunTexts", "SuiteSpec", "suite_spec_model"]
 
 
 class LexiconFile(BaseModel):
@@ -28,6 +28,17 @@ class LexiconFile(BaseModel):
     """CSV column holding the values (default: the first column)."""
     key: str | None = None
     """YAML key holding the list (default: the lexicon's own name)."""
+
+
+class PairedLexiconSpec(BaseModel):
+    """A paired lexicon: entries that fill several placeholders together."""
+
+    model_config = STRICT
+
+    slots: list[str]
+    """The slot names its columns fill (``[TIME_ENTITY_S, TIME_ENTITY_L]``)."""
+    values: list[list[Any]]
+    """The entries, one value per slot each (``- [2 days, 2 weeks]``)."""
 
 
 def _spec_models(names: list[str]) -> tuple[type[TestSpecBase], ...]:
@@ -52,8 +63,10 @@ class SuiteSpec(BaseModel):
     """The task's label names; every gold label must be one of them. ``synthcheck verify
     --config C`` and ``discover`` also check that they are the run config's ``task.labels``
     (in any order)."""
-    lexicons: dict[str, list[str] | LexiconFile] = Field(default_factory=dict)
-    """Suite lexicons (they override built-in ones of the same name)."""
+    lexicons: dict[str, list[str] | LexiconFile | PairedLexiconSpec] = Field(
+        default_factory=dict)
+    """Suite lexicons (they override built-in ones of the same name): a list, a file, or a
+    paired lexicon (``{slots: [A, B], values: [[a1, b1], ...]}``)."""
     lexicon_files: list[str] = Field(default_factory=list)
     """YAML files of lexicons (``NAME: [values]``) to load."""
     builtin_lexicons: bool = True
