@@ -7,6 +7,7 @@
 | ``python:<module>:<name>`` | :class:`CallableScorer` (function, or object with predict_proba) |
 | ``fewshot:<LLM spec>`` | :class:`~discovery.FewShotReference` with the reference prompt config |
 | ``demo:sentiment`` | the demo TF-IDF + logistic regression model (see :mod:`discovery._demo`) |
+| ``hatesonar:default`` | :class:`~discovery._hatesonar.HateSonarScorer` (hatesonar's ONNX model) |
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ SCHEMES: Registry[Callable[..., Any]] = Registry("task-model scheme", {
     "python": "discovery._scorers:_load_python",
     "fewshot": "discovery._scorers:_load_fewshot",
     "demo": "discovery._scorers:_load_demo",
+    "hatesonar": "discovery._hatesonar:_load_hatesonar",
 })
 
 
