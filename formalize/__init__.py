@@ -29,7 +29,7 @@ from formalize._template import (
     tokenize,
 )
 from formalize.formats import FORMATS, Exported, Format, export_formats, import_formats
-from formalize.formats.adatest import export_adatest
+from formalize.formats.adatest import export_adatest, import_adatest
 from formalize.formats.capability_csv import export_capability_csv, import_capability_csv
 from formalize.formats.hatecheck import (
     export_hatecheck,
@@ -98,6 +98,7 @@ __all__ = [
     "check_suite_labels",
     "dump_suite_yaml",
     "export_adatest",
+    "import_adatest",
     "export_formats",
     "export_capability_csv",
     "export_hatecheck",
