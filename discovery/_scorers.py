@@ -107,6 +107,10 @@ class HFClassifierScorer:
             label_map = {names[int(k)] if k.isdigit() and int(k) < n else k: v
                          for k, v in label_map.items()}
         self.mapper = LabelMapper(names, self.labels, label_map, where)
+        #: A multi-label model (``problem_type: multi_label_classification``) scores each
+        #: label with its own sigmoid; its probabilities need not sum to 1.
+        self.multi_label = getattr(model.config, "problem_type", None) == \
+            "multi_label_classification"
 
     def predict_proba(self, texts: Sequence[str]) -> list[dict[str, float]]:
         """``{label: probability}`` per text, in input order."""
@@ -122,7 +126,10 @@ class HFClassifierScorer:
                                  max_length=self.max_length, return_tensors="pt")
             with torch.inference_mode():
                 logits = self.model(**{k: v.to(device) for k, v in enc.items()}).logits
-            out[idx] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+            if self.multi_label:  # independent sigmoids: no renormalisation across labels
+                out[idx] = torch.sigmoid(logits.float()).cpu().numpy()
+            else:
+                out[idx] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
         return self.mapper(out)
 
 

@@ -105,17 +105,29 @@ class GroupVariantMaker:
     ``words`` mode: each group has marker words aligned by position; every marker of any group
     found in the text is changed into the target group's word at the same position.
     ``pattern`` mode: every match of the regular expression is replaced by the group's mention.
-    A text without any mention gets ``add`` (with ``{mention}``) at the start or end, or is
-    skipped when ``add`` is not given. A text that already mentions the group is kept as is.
+    A text without any mention gets ``add`` (with ``{mention}``) at the start or end, or
+    inline (``at="inline"``: right before the first match of ``anchor``, as in "45 yo
+    {obese} man"), or is skipped when ``add`` is not given (or, inline, the anchor is not
+    found). A text that already mentions the group is kept as is. A group whose mention is
+    empty (a "no mention" group) removes the mention, and the spaces it leaves are tidied.
     """
 
     def __init__(self, *, words: Mapping[str, Sequence[str]] | None = None,
                  pattern: str | None = None, values: Mapping[str, str] | None = None,
-                 add: str | None = None, at: str = "start", where: str = "group test") -> None:
+                 add: str | None = None, at: str = "start", anchor: str | None = None,
+                 where: str = "group test") -> None:
         self.groups = list(words if words is not None else (values or {}))
         self.words = {g: list(ws) for g, ws in (words or {}).items()}
         self.values = dict(values or {})
         self.add, self.at = add, at
+        self._anchor: re.Pattern[str] | None = None
+        if anchor is not None:
+            try:
+                self._anchor = re.compile(anchor, re.IGNORECASE)
+            except re.error as exc:
+                raise TemplateError(f"bad regular expression {anchor!r}: {exc}", where=where,
+                                    fix="fix the anchor (YAML single quotes keep backslashes)"
+                                    ) from None
         if words is not None:
             lookup: dict[str, int] = {}
             for ws in self.words.values():
@@ -137,7 +149,11 @@ class GroupVariantMaker:
     def applies(self, text: str) -> bool:
         """True when :meth:`variants` makes variants of ``text`` (it mentions the attribute,
         or ``add`` inserts a mention)."""
-        return self.add is not None or self._regex.search(text) is not None
+        if self._regex.search(text) is not None:
+            return True
+        if self.add is None:
+            return False
+        return self._anchor is None or self._anchor.search(text) is not None
 
     def mention(self, group: str) -> str:
         """Return the text that marks ``group`` when a mention has to be added."""
@@ -146,14 +162,25 @@ class GroupVariantMaker:
     def variants(self, text: str) -> dict[str, str] | None:
         """Return group -> variant of ``text``, or None when it has no mention and no ``add``."""
         if self._regex.search(text) is None:
-            if self.add is None:
+            if not self.applies(text):
                 return None
             out = {}
             for g in self.groups:
-                added = self.add.replace("{mention}", self.mention(g))
-                out[g] = f"{added} {text}" if self.at == "start" else f"{text} {added}"
+                mention = self.mention(g)
+                added = self.add.replace("{mention}", mention) if self.add else ""
+                if not mention:  # the "no mention" group: nothing is added
+                    out[g] = text
+                elif self.at == "inline":
+                    assert self._anchor is not None
+                    m = self._anchor.search(text)
+                    assert m is not None
+                    out[g] = f"{text[:m.start()]}{added} {text[m.start():]}"
+                else:
+                    out[g] = f"{added} {text}" if self.at == "start" else f"{text} {added}"
             return out
-        return {g: self._regex.sub(functools.partial(self._replacement, g), text)
+        return {g: _tidy(self._regex.sub(functools.partial(self._replacement, g), text))
+                if not self.mention(g) else
+                self._regex.sub(functools.partial(self._replacement, g), text)
                 for g in self.groups}
 
     def _replacement(self, group: str, match: re.Match[str]) -> str:
@@ -161,6 +188,12 @@ class GroupVariantMaker:
         if self.words:
             return case_like(found, self.words[group][self._lookup[found.lower()]])
         return self.values[group]
+
+
+def _tidy(text: str) -> str:
+    """Collapse the spaces a removed mention leaves (``"66 yo  man"`` -> ``"66 yo man"``)."""
+    text = re.sub(r"[ \t]{2,}", " ", text)
+    return re.sub(r" ([,.;:])", r"\1", text).strip()
 
 
 _ARTICLE_BEFORE = re.compile(r"\b(a|an)(\s+)$", re.IGNORECASE)

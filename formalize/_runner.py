@@ -92,6 +92,8 @@ class TemplateRunner:
         tests = {t.name: t for t in suite.tests}
         for t in suite.tests:
             agg.tests[t.name] = {"capability": t.capability, "type": t.type}
+            if getattr(t.spec, "scale", None) is not None:  # a test group's fixed scale
+                agg.tests[t.name]["scale"] = t.spec.scale
         rows: list[dict[str, Any]] | None = [] if self.keep_cases else None
         cases = (c for t in suite.tests for c in t.cases(self.sample, seed))
         if cases_path is not None:

@@ -74,3 +74,52 @@ def test_adatest_round_trip_and_fail_rows(tmp_path):
         data = import_adatest(path, labels=["negative", "positive"])
     hand = Suite.from_dict(data).test("hand")
     assert ("Not bad at all.", "positive") in {(c.text, c.label) for c in hand.cases()}
+
+
+class MultiLabel:
+    """Independent per-label probabilities (they do not sum to 1), fixed per group word."""
+
+    labels = ["low_risk", "high_risk"]
+    name = "multi"
+    table = {"man": (0.30, 0.50), "woman": (0.30, 0.59), "transgender man": (0.40, 0.50)}
+
+    def predict_proba(self, texts):
+        out = []
+        for t in texts:
+            key = next(k for k in sorted(self.table, key=len, reverse=True) if k in t)
+            low, high = self.table[key]
+            out.append({"low_risk": low, "high_risk": high})
+        return out
+
+
+def test_multi_label_group_deviations_per_label_match_hand_values():
+    from formalize import TemplateRunner
+
+    suite = Suite.from_dict({
+        "name": "g", "labels": ["low_risk", "high_risk"], "builtin_lexicons": False,
+        "tests": [{"name": "gender", "type": "group", "texts": ["45 yo man with pain."],
+                   "words": {"male": ["man"], "female": ["woman"],
+                             "trans male": ["transgender man"]}, "scale": 0.2}]})
+    result = TemplateRunner().run(suite, [MultiLabel()])
+    dev = {(r.group, r.label): r.deviation for r in result.groups.itertuples()}
+    # c_i = p_i - mean of the other groups, per label, probabilities as the model gave them.
+    assert dev[("male", "high_risk")] == pytest.approx(0.50 - (0.59 + 0.50) / 2)
+    assert dev[("female", "high_risk")] == pytest.approx(0.59 - 0.50)
+    assert dev[("male", "low_risk")] == pytest.approx(0.30 - (0.30 + 0.40) / 2)
+    assert dev[("trans male", "low_risk")] == pytest.approx(0.40 - 0.30)
+    # Not the mirror image a renormalised binary model gives: c(low) != -c(high).
+    assert dev[("female", "low_risk")] == pytest.approx(-0.05)
+    assert result.tests["gender"]["scale"] == 0.2
+
+
+def test_inline_insertion_and_no_mention_group():
+    from formalize._groups import GroupVariantMaker
+
+    maker = GroupVariantMaker(pattern=r"\b(?:white|black)\b",
+                              values={"no mention": "", "white": "white", "black": "black"},
+                              add="{mention}", at="inline", anchor=r"\b(?:man|woman)\b")
+    assert maker.variants("45 yo man, chest pain.") == {
+        "no mention": "45 yo man, chest pain.", "white": "45 yo white man, chest pain.",
+        "black": "45 yo black man, chest pain."}
+    assert maker.variants("66 yo white man , COPD.")["no mention"] == "66 yo man, COPD."
+    assert maker.variants("Chest pain since noon.") is None  # no anchor: skipped
