@@ -197,27 +197,55 @@ def _tidy(text: str) -> str:
 
 
 _ARTICLE_BEFORE = re.compile(r"\b(a|an)(\s+)$", re.IGNORECASE)
+#: Words that start a noun phrase taking no indefinite article ("fewer migraines", "better
+#: sleep", "a calmer mood" itself): an article before the entity is dropped for them.
+_NO_ARTICLE_START = ("a", "an", "the", "some", "any", "no", "more", "less", "fewer", "better",
+                     "worse", "much", "many", "several", "two", "three", "my", "your", "his",
+                     "her", "their", "our")
+
+
+def _takes_article(phrase: str) -> bool:
+    """Whether ``phrase`` reads as a singular count noun phrase that "a"/"an" can precede:
+    not one that starts with a determiner, quantifier or comparative, and not a plural."""
+    words = phrase.lower().split()
+    if not words or words[0] in _NO_ARTICLE_START:
+        return False
+    last = words[-1]
+    return not (last.endswith("s") and not last.endswith(("ss", "us", "is")))
 
 
 def substitute_entity(text: str, entity: str, replacement: str) -> str | None:
-    """Replace every whole-word ``entity`` in ``text`` with ``replacement``, fixing a/an before it.
+    """Replace every whole-word ``entity`` in ``text`` with ``replacement``.
+
+    The entity is matched case-insensitively and the replacement takes the case of what it
+    replaces ("Asthma" -> "Diabetes", "ASTHMA" -> "DIABETES"). An indefinite article before the
+    entity is only touched where it is the entity's own (it agrees with the entity: "an
+    ulcer", "a rash"): it then agrees with the replacement ("an itch"), or is dropped where
+    the replacement takes none ("fewer migraines", "better sleep", "a calmer mood").
 
     Returns None when ``entity`` does not occur in ``text``.
     """
-    regex = re.compile(r"(?<!\w)" + re.escape(entity) + r"(?!\w)")
+    regex = re.compile(r"(?<!\w)" + re.escape(entity) + r"(?!\w)", re.IGNORECASE)
     if regex.search(text) is None:
         return None
     out: list[str] = []
     pos = 0
     for m in regex.finditer(text):
         before = text[pos:m.start()]
+        found = m.group(0)
+        new = case_like(found, replacement)
         art = _ARTICLE_BEFORE.search(before)
-        if art:
-            fixed = indefinite_article(replacement)
-            if art.group(1)[0].isupper():
-                fixed = fixed.capitalize()
-            before = before[: art.start()] + fixed + art.group(2)
-        out.append(before + replacement)
+        if art and art.group(1).lower() == indefinite_article(found):
+            if _takes_article(replacement):
+                fixed = indefinite_article(replacement)
+                if art.group(1)[0].isupper():
+                    fixed = fixed.capitalize()
+                before = before[: art.start()] + fixed + art.group(2)
+            else:
+                before = before[: art.start()]
+                if art.group(1)[0].isupper():
+                    new = new[:1].upper() + new[1:]
+        out.append(before + new)
         pos = m.end()
     out.append(text[pos:])
     return "".join(out)

@@ -76,7 +76,7 @@ class Contrast(CompiledTest):
                                     fix="list the replacement entities")
             if item.lexicon is not None:
                 ctx.lexicons.domain(item.lexicon, where)
-            if item.entity not in item.text:
+            if item.entity.lower() not in item.text.lower():
                 raise TemplateError(f"entity {item.entity!r} does not occur in {item.text!r}",
                                     where=where, fix="copy the entity exactly as in the text")
         return cls(spec, lexicons=ctx.lexicons)
