@@ -93,6 +93,9 @@ class HateSonarScorer:
         """``{label: probability}`` per text, in input order."""
         import numpy as np
 
+        from discovery._scorers import join_pairs
+
+        texts = join_pairs(texts)
         out: list[dict[str, float]] = []
         for s in range(0, len(texts), self.batch_size):
             chunk = np.array(list(texts[s:s + self.batch_size]), dtype=object)

@@ -23,7 +23,8 @@ class Case:
     """One test case: a text to score, with what produced it.
 
     ``label`` is the gold label (MFT/contrast) or None; ``orig_text`` is the unperturbed text
-    of an INV/DIR pair; ``group`` is the group value of a test-group variant.
+    of an INV/DIR pair; ``pair`` holds a sentence-pair case's two named fields (``text`` then
+    shows them joined); ``group`` is the group value of a test-group variant.
     """
 
     test: str
@@ -39,6 +40,12 @@ class Case:
     template: str | None = None
     perturbation: str | None = None
     meta: tuple[Mapping[str, str], ...] = ()
+    pair: tuple[tuple[str, str], tuple[str, str]] | None = None
+
+    @property
+    def model_input(self) -> str | tuple[str, str]:
+        """What a task model scores: the text, or a sentence pair's two field values."""
+        return self.text if self.pair is None else (self.pair[0][1], self.pair[1][1])
 
     def fills_dict(self) -> dict[str, str]:
         """Return the fills as ``{slot key: value}``."""
@@ -56,6 +63,8 @@ class Case:
         }
         if self.meta:
             record["meta"] = [dict(m) for m in self.meta]
+        if self.pair is not None:
+            record["pair"] = dict(self.pair)
         return record
 
 

@@ -59,6 +59,10 @@ class SuiteSpec(BaseModel):
     """Suite name (the output folder under verify/)."""
     description: str = ""
     """What the suite covers."""
+    text_fields: list[str] = Field(default_factory=lambda: ["text"], min_length=1, max_length=2)
+    """The task's input fields: ``[text]`` (one text), or two for a sentence-pair task
+    (``[premise, hypothesis]``): then its contrast items give ``fields:`` and the task models
+    score pairs."""
     labels: list[str] = Field(min_length=2)
     """The task's label names; every gold label must be one of them. ``synthcheck verify
     --config C`` and ``discover`` also check that they are the run config's ``task.labels``

@@ -148,6 +148,11 @@ class Suite:
             raise TemplateError(f"duplicate test name {spec.name!r}",
                                 where=ctx.where("tests", i, "name", test=spec.name),
                                 fix="give every test a unique name")
+        if len(self.spec.text_fields) == 2 and spec.type != "contrast":
+            raise TemplateError(
+                f"test type {spec.type!r} does not take sentence pairs",
+                where=ctx.where("tests", i, "type", test=spec.name),
+                fix="a sentence-pair suite (two text_fields) holds contrast tests")
         return TEST_TYPES.get(spec.type).compile(i, spec, ctx)
 
 
