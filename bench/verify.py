@@ -1,6 +1,8 @@
 """Benchmark stage 3: expansion rate and runner throughput, with peak memory (tracemalloc).
 
-Run it standalone: ``python bench/verify.py``. It builds suites of ~10k and ~100k+ cases from
+Run it standalone: ``python bench/verify.py``. It first prints the expansion-rate table
+(one template expanded and de-duplicated at 10k ... 400k cases: the rate should stay flat,
+within 20% of the 10k rate at 400k). It then builds suites of ~10k and ~100k+ cases from
 the built-in lexicons, expands them lazily (cases/s), runs them through the TemplateRunner with
 a fast toy scorer (cases/s), and reports tracemalloc's peak for each size side by side: the
 runner streams (chunked scoring, counters, cases.jsonl written as it goes), so the peak should
@@ -56,6 +58,30 @@ def make_suite(n_nouns: int) -> Suite:
         ]})
 
 
+def rate_suite(n_cases: int) -> Suite:
+    """One MFT template over two made-up lexicons: exactly ``n_cases`` distinct cases."""
+    a = [f"w{i}" for i in range(n_cases // 100)]
+    b = [f"v{i}" for i in range(100)]
+    return Suite.from_dict({
+        "name": "rate", "labels": ["x", "y"], "max_cases": 10**8, "builtin_lexicons": False,
+        "lexicons": {"A": a, "B": b},
+        "tests": [{"name": "t", "type": "mft", "label": "x", "template": "The {A} and {B}."}]})
+
+
+def rate_table(sizes: list[int]) -> None:
+    """Expansion + de-duplication rate per suite size, and its ratio to the smallest size's
+    rate (linear expansion keeps the ratio near 1; the target is within 20% at 400k)."""
+    rates = []
+    for n in sizes:
+        suite = rate_suite(n)
+        t0 = time.perf_counter()
+        k = sum(1 for _ in suite.cases())
+        rates.append((n, k, k / (time.perf_counter() - t0)))
+    print(f"{'cases':>9} {'expanded':>9} {'cases/s':>10} {'vs first':>9}")
+    for n, k, r in rates:
+        print(f"{n:>9,} {k:>9,} {r:>10,.0f} {r / rates[0][2]:>9.2f}")
+
+
 def measure(fn):
     """Time ``fn`` without tracing (tracemalloc slows allocation several-fold), then run it
     again under tracemalloc for its peak."""
@@ -75,7 +101,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="150,1500,3000",
                     help="THING lexicon sizes (cases = 66x + 10%%)")
+    ap.add_argument("--rate-sizes", default="10000,50000,100000,200000,400000",
+                    help="case counts of the expansion-rate table")
     args = ap.parse_args()
+    print("expansion rate (one template, de-duplicated):")
+    rate_table([int(s) for s in args.rate_sizes.split(",")])
+    print()
     # Warm-up: imports (pandas) and caches are paid once, outside the measured runs.
     TemplateRunner(keep_cases=False).run(make_suite(10), [FastScorer()])
     rows = []

@@ -99,7 +99,8 @@ class TaskModelConfig(BaseModel):
     """Short name, used in file names (``scores/task-<name>.jsonl``) and reports."""
     spec: str = "demo:sentiment"
     """``hf:<id or path>``, ``sklearn:<file.skops>``, ``python:<module>:<callable>``,
-    ``fewshot:<LLM spec>`` or ``demo:sentiment`` (trains the demo model if missing)."""
+    ``fewshot:<LLM spec>``, ``demo:sentiment`` (trains the demo model if missing) or
+    ``hatesonar:default`` (hatesonar's ONNX hate/offensive/neither classifier)."""
     label_map: dict[str, str] | None = None
     """Model label (name or index, as text) -> task label; needed when the model's own label
     names differ from the task's (e.g. ``LABEL_0: negative``)."""

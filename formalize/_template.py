@@ -5,6 +5,7 @@ A template is literal text with placeholders::
     This {NOUN} is not {POS_ADJ}.      a slot filled from the lexicon NOUN, another from POS_ADJ
     {NOUN} and {NOUN1}                 NOUN1 is a second, independent draw from the lexicon NOUN
     I bought {a:NOUN}.                 "a book", "an album" (``{A:NOUN}`` capitalises the article)
+    {Cap:GROUP} are here.              the value with its first letter capitalised (sentence start)
     a literal {{brace}}                 ``{{`` and ``}}`` are literal braces
 
 The slot *key* (``NOUN1``) names one fill; its *lexicon* is the key without trailing digits
@@ -22,6 +23,9 @@ from synth.core import TemplateError
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TRAILING_DIGITS = re.compile(r"[0-9]+\Z")
 ARTICLE_MODIFIERS = ("a", "A")
+#: The modifier that capitalises a value's first letter (``{Cap:NAME}``).
+CAPITALISE = "Cap"
+MODIFIERS = (*ARTICLE_MODIFIERS, CAPITALISE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +46,12 @@ class Text:
 
 @dataclass(frozen=True, slots=True)
 class Slot:
-    """A placeholder: fill ``key`` (drawn from ``lexicon``), optionally with an article."""
+    """A placeholder: fill ``key`` (drawn from ``lexicon``), optionally with a modifier: an
+    article (``a``/``A``) or ``Cap`` (the value capitalised)."""
 
     key: str
     lexicon: str
-    article: str | None  # None, "a" or "A"
+    article: str | None  # the modifier: None, "a", "A" or "Cap"
     column: int
 
 
@@ -141,7 +146,7 @@ def tokenize(template: str, where: str = "template") -> list[Token]:
 def parse_template(template: str, where: str = "template") -> tuple[Node, ...]:
     """Parse ``template`` into a tuple of :class:`Text` and :class:`Slot` nodes.
 
-    Grammar (inside braces): ``NAME`` | ``MOD ':' NAME`` where MOD is ``a`` or ``A``.
+    Grammar (inside braces): ``NAME`` | ``MOD ':' NAME`` where MOD is ``a``, ``A`` or ``Cap``.
 
     Raises:
         TemplateError: unbalanced braces, an empty or malformed placeholder, or an unknown
@@ -172,7 +177,8 @@ def _parse_placeholder(body: list[Token], column: int, template: str, where: str
     def bad(what: str) -> TemplateError:
         return TemplateError(
             f"{what} at column {column} in {template!r}", where=where,
-            fix="write a placeholder as {NAME}, {NAME1} or {a:NAME}; '{{' for a literal brace",
+            fix="write a placeholder as {NAME}, {NAME1}, {a:NAME} or {Cap:NAME}; '{{' for a "
+                "literal brace",
         )
 
     kinds = [t.kind for t in body]
@@ -180,8 +186,8 @@ def _parse_placeholder(body: list[Token], column: int, template: str, where: str
         article, name = None, body[0].value.strip()
     elif kinds == ["name", "colon", "name"]:
         article, name = body[0].value.strip(), body[2].value.strip()
-        if article not in ARTICLE_MODIFIERS:
-            raise bad(f"unknown modifier {article!r} (only 'a' and 'A' are defined)")
+        if article not in MODIFIERS:
+            raise bad(f"unknown modifier {article!r} (only 'a', 'A' and 'Cap' are defined)")
     elif not body:
         raise bad("empty placeholder '{}'")
     else:
@@ -220,16 +226,28 @@ def with_article(value: str, article: str) -> str:
     return f"{art} {value}"
 
 
+def capitalise(value: str) -> str:
+    """Return ``value`` with its first letter upper-cased (the rest as it is)."""
+    return value[:1].upper() + value[1:]
+
+
+def apply_modifier(value: str, modifier: str | None) -> str:
+    """Return a fill as a slot with ``modifier`` (None, ``a``, ``A`` or ``Cap``) renders it."""
+    if modifier is None:
+        return value
+    if modifier == CAPITALISE:
+        return capitalise(value)
+    return with_article(value, modifier)
+
+
 def render(nodes: tuple[Node, ...], fills: dict[str, str]) -> str:
     """Render parsed nodes with ``fills`` (slot key -> value)."""
     parts: list[str] = []
     for node in nodes:
         if isinstance(node, Text):
             parts.append(node.value)
-        elif node.article is None:
-            parts.append(fills[node.key])
         else:
-            parts.append(with_article(fills[node.key], node.article))
+            parts.append(apply_modifier(fills[node.key], node.article))
     return "".join(parts)
 
 

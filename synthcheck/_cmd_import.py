@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,12 @@ def run(args: argparse.Namespace) -> int:
                           where="--lexicon-file",
                           fix="HateCheck imports take their lexicons from --placeholders")
     lexicon_files = [_relative_to_suite(p, out) for p in args.lexicon_files]
-    data = fmt().import_(args.inp, name=name, labels=labels,
-                         placeholders=args.placeholders, lexicon_files=lexicon_files)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data = fmt().import_(args.inp, name=name, labels=labels,
+                             placeholders=args.placeholders, lexicon_files=lexicon_files)
+    for warning in caught:
+        print(f"warning: {warning.message}", file=sys.stderr)
     if args.sample is not None:
         for test in data["tests"]:
             if test.get("templates"):

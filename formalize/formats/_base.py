@@ -73,10 +73,11 @@ class Format:
         raise NotImplementedError(f"format {self.name!r} does not import")
 
 
-def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """A CSV file's text (``\\n`` line ends)."""
+def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]], *,
+             newline: str = "\n") -> str:
+    """A CSV file's text (``\\n`` line ends unless ``newline`` says otherwise)."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = csv.writer(buf, lineterminator=newline)
     writer.writerow(header)
     writer.writerows(rows)
     return buf.getvalue()

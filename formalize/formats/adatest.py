@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import uuid
+import warnings
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from formalize._expand import Case
 from formalize._suite import Suite
-from formalize.formats._base import Exported, Format, csv_text, gold_tests
+from formalize.formats._base import Exported, Format, csv_text, gold_tests, read_csv
 from synth.core import write_text_atomic
 
 ADATEST_COLUMNS = ["topic", "input", "output", "label", "labeler", "description"]
@@ -38,8 +41,62 @@ def export_adatest(suite: Suite, path: str | Path, *, sample: int | None = None,
     return skipped
 
 
+def import_adatest(path: str | Path, *, name: str = "adatest",
+                   labels: Sequence[str] | None = None) -> dict[str, Any]:
+    """Read an AdaTest test tree CSV into suite data: one MFT test per topic (its capability
+    the topic's first part, its name the rest; a ``topic_marker`` row's description becomes
+    the test's), one case per row with an ``input``.
+
+    A ``pass`` row's gold label is its ``output``; a ``fail`` row's output is a wrong answer,
+    so with two labels its gold label is the other one; with more, such rows are left out
+    (a warning counts them). Other labeler marks (``Unknown``, ``off_topic``) are left out too.
+
+    Raises:
+        DataError: the file is missing or lacks a column.
+    """
+    rows = read_csv(path, ["topic", "input", "output", "label"], "AdaTest")
+    described: dict[str, str] = {}
+    tests: dict[str, list[dict[str, str]]] = {}
+    outputs: set[str] = set()
+    left_out = 0
+    for row in rows:
+        if row["label"] == "topic_marker":
+            described[row["topic"]] = row.get("description") or ""
+        elif row["input"] and row["label"] in ("pass", "fail"):
+            tests.setdefault(row["topic"], []).append(row)
+            outputs.add(row["output"])
+        elif row["input"]:
+            left_out += 1
+    all_labels = list(labels) if labels else sorted(outputs)
+    out: list[dict[str, Any]] = []
+    for topic, topic_rows in tests.items():
+        cases = []
+        for row in topic_rows:
+            if row["label"] == "pass":
+                cases.append({"text": row["input"], "label": row["output"]})
+            elif len(all_labels) == 2 and row["output"] in all_labels:
+                other = next(lab for lab in all_labels if lab != row["output"])
+                cases.append({"text": row["input"], "label": other})
+            else:
+                left_out += 1
+        if not cases:
+            continue
+        parts = [p for p in topic.split("/") if p]
+        capability = parts[0] if parts else "General"
+        test = {"name": "/".join(parts[1:]) or capability, "capability": capability,
+                "type": "mft", "cases": cases}
+        if described.get(topic):
+            test["description"] = described[topic]
+        out.append(test)
+    if left_out:
+        warnings.warn(f"{path}: {left_out:,} rows left out (a 'fail' row names a wrong output, "
+                      f"which gives no gold label with {len(all_labels)} labels; other marks "
+                      f"have none)", stacklevel=2)
+    return {"name": name, "labels": all_labels, "tests": out}
+
+
 class AdaTest(Format):
-    """An AdaTest test tree (gold-label tests only)."""
+    """An AdaTest test tree (gold-label tests only; import reads ``pass``/``fail`` rows)."""
 
     name = "adatest"
     description = "an AdaTest test tree CSV"
@@ -49,3 +106,9 @@ class AdaTest(Format):
         """Write the tree (see :func:`export_adatest`)."""
         return Exported(f"wrote {out}", export_adatest(suite, out, sample=sample, seed=seed,
                                                         max_cases=max_cases))
+
+    def import_(self, path: str | Path, *, name: str, labels: Sequence[str] | None = None,
+                placeholders: str | Path | None = None,
+                lexicon_files: Sequence[str] = ()) -> dict[str, Any]:
+        """Read the tree (see :func:`import_adatest`)."""
+        return import_adatest(path, name=name, labels=labels)

@@ -13,12 +13,17 @@ from formalize.types import CompiledTest
 from synth.core import DataError, write_text_atomic
 
 
-def _lowered(test: CompiledTest) -> list[tuple[str, str | None]] | None:
-    """The test's (template, label) pairs with slots in lowercase (None: it has none)."""
+def _lowered(test: CompiledTest, spelling: dict[str, str]) -> list[tuple[str, str | None]] | None:
+    """The test's (template, label) pairs with slots in lowercase, or as the imported file
+    spelled them (``spelling``: our key -> its spelling); None: it has none."""
     pairs = test.gold_templates()
     if pairs is None:
         return None
-    return [(to_template_text(tuple(Slot(n.key.lower(), n.lexicon.lower(), n.article, n.column)
+
+    def spelt(key: str) -> str:
+        return spelling.get(key, key.lower())
+
+    return [(to_template_text(tuple(Slot(spelt(n.key), spelt(n.lexicon), n.article, n.column)
                                     if isinstance(n, Slot) else n for n in nodes)), label)
             for nodes, label in pairs]
 
@@ -38,8 +43,9 @@ def export_capability_csv(suite: Suite, path: str | Path) -> list[str]:
     tests left out (INV, DIR and group tests, which have no gold labels)."""
     rows: list[list[Any]] = []
     skipped: list[str] = []
+    spelling = dict(suite.spec.meta.get("capability_csv", {}).get("slots", {}))
     for test in suite.tests:
-        pairs = _lowered(test) if test.gold else None
+        pairs = _lowered(test, spelling) if test.gold else None
         if pairs is not None:
             for template, label in pairs:
                 rows.append([len(rows), test.capability, _gold_index(suite, label), template])
@@ -57,7 +63,10 @@ def import_capability_csv(path: str | Path, *, name: str = "imported",
                           labels: Sequence[str] | None = None,
                           lexicon_files: Sequence[str] = ()) -> dict[str, Any]:
     """Read a capability/label/template CSV into suite data: one MFT test per (capability,
-    label); slots are upper-cased (``{drug}`` -> ``{DRUG}``) to use the built-in lexicons.
+    label), named ``capability: label``, its capability as written; slots are upper-cased
+    (``{drug}`` -> ``{DRUG}``, ``{time_entity_s}`` -> ``{TIME_ENTITY_S}``) to use the built-in
+    lexicons (the paired ``TIME_ENTITY_S``/``TIME_ENTITY_L`` are filled together); the file's
+    spelling of each slot is kept in the suite's ``meta`` so export writes it back.
 
     ``labels`` names the integer labels (``0`` -> labels[0]); without it labels stay as written.
 
@@ -66,6 +75,7 @@ def import_capability_csv(path: str | Path, *, name: str = "imported",
     """
     rows = read_csv(path, ["capability", "label", "template"], "capability")
     groups: dict[tuple[str, str], list[str]] = {}
+    spelling: dict[str, str] = {}
     for k, row in enumerate(rows, start=2):
         raw = (row["label"] or "").strip()
         if labels:
@@ -78,6 +88,9 @@ def import_capability_csv(path: str | Path, *, name: str = "imported",
         else:
             label = raw
         nodes = parse_template(row["template"] or "", where=f"{path}, line {k}")
+        for n in nodes:
+            if isinstance(n, Slot) and n.key != n.key.lower():
+                spelling.setdefault(n.key.upper(), n.key)
         template = to_template_text(tuple(
             Slot(n.key.upper(), n.lexicon.upper(), n.article, n.column)
             if isinstance(n, Slot) else n for n in nodes))
@@ -86,6 +99,8 @@ def import_capability_csv(path: str | Path, *, name: str = "imported",
     tests = [{"name": f"{cap}: {lab}", "capability": cap, "type": "mft", "label": lab,
               "templates": list(dict.fromkeys(tpls))} for (cap, lab), tpls in groups.items()]
     data: dict[str, Any] = {"name": name, "labels": all_labels, "tests": tests}
+    if spelling:
+        data["meta"] = {"capability_csv": {"slots": spelling}}
     if lexicon_files:
         data["lexicon_files"] = list(lexicon_files)
     return data

@@ -42,8 +42,15 @@ class GroupTest(TestSpecBase):
     add: str | None = None
     """When a text has no mention: insert this (``{mention}`` is the group's mention);
     without ``add`` such texts are skipped."""
-    at: Literal["start", "end"] = "start"
-    """Where ``add`` goes."""
+    at: Literal["start", "end", "inline"] = "start"
+    """Where ``add`` goes: ``inline`` puts it right before the first match of ``anchor``
+    (texts without one are skipped)."""
+    anchor: str | None = None
+    """With ``at: inline``: a regular expression (case-insensitive) before whose first match
+    the mention is inserted, e.g. ``'\b(?:man|woman|male|female|patient)\b'``."""
+    scale: float | None = Field(None, gt=0)
+    """Fixed symmetric colour scale of this test's heatmaps (deviations from ``-scale`` to
+    ``+scale``); ``None``: scaled to the largest deviation."""
 
     @field_validator("texts_from_run", mode="before")
     @classmethod
@@ -66,6 +73,8 @@ class GroupTest(TestSpecBase):
                 raise ValueError("every group's 'words' list must have the same length")
         if self.add is not None and "{mention}" not in self.add:
             raise ValueError("'add' must contain '{mention}'")
+        if (self.at == "inline") != (self.anchor is not None):
+            raise ValueError("'at: inline' and 'anchor' go together")
         return self
 
 
@@ -89,7 +98,8 @@ class Group(CompiledTest):
         i = index
         maker = GroupVariantMaker(
             words=spec.words, pattern=spec.pattern, values=spec.values, add=spec.add,
-            at=spec.at, where=ctx.where("tests", i, "pattern", test=spec.name))
+            at=spec.at, anchor=spec.anchor,
+            where=ctx.where("tests", i, "pattern", test=spec.name))
         test = cls(spec, group_maker=maker, lexicons=ctx.lexicons)
         texts = list(spec.texts)
         if spec.texts_file:

@@ -37,6 +37,9 @@ class MFTTest(SourcedSpec):
     """The gold label, or a rule that picks it from a fill's source lexicon."""
     cases: list[CaseSpec] = Field(default_factory=list)
     """Hand-written cases (each with its own label, or the test's)."""
+    case_meta: dict[str, list[dict[str, str]]] = Field(default_factory=dict)
+    """Metadata of cases by their text: the rows of an imported file that gave this text
+    (every column), so that an export reproduces the file. Written by imports."""
 
     @field_validator("cases", mode="before")
     @classmethod
@@ -150,16 +153,19 @@ class MFT(CompiledTest):
         rng = random.Random(f"{seed}|{spec.name}|sample")
         base = self.base()
         dedupe = Deduper()
+        meta = spec.case_meta
         i = 0
         for text, fills, tpl in self.source.iter(self.effective_sample(sample), rng):
             if dedupe.first(text):
                 yield Case(**base, case_id=f"{self.slug}:{i}", text=text,
-                           label=gold_of(spec.label, fills), fills=fills, template=tpl)
+                           label=gold_of(spec.label, fills), fills=fills, template=tpl,
+                           meta=tuple(meta.get(text, ())))
                 i += 1
         for case in spec.cases:
             if dedupe.first(case.text):
                 label = case.label or (spec.label if isinstance(spec.label, str) else None)
-                yield Case(**base, case_id=f"{self.slug}:{i}", text=case.text, label=label)
+                yield Case(**base, case_id=f"{self.slug}:{i}", text=case.text, label=label,
+                           meta=tuple(meta.get(case.text, ())))
                 i += 1
 
     @classmethod

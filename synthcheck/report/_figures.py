@@ -144,18 +144,24 @@ def template_accuracy(tests: Sequence[str], models: Sequence[str],
     return _render(accuracy_figure(tests, models, accuracy))
 
 
-def group_heatmap(test: str, groups: Sequence[str], columns: Sequence[str],
-                  values: Sequence[Sequence[float]]) -> Png:
-    """Heatmap of test-group deviations c_i (rows: groups; columns: model / label)."""
+def group_heatmap(test: str, rows: Sequence[str], columns: Sequence[str],
+                  values: Sequence[Sequence[float]], scale: float | None = None) -> Png:
+    """Heatmap of test-group deviations c_i, in the original's orientation (rows: model /
+    label, one row per label, so a multi-label model shows each label's own deviation;
+    columns: groups), on a symmetric scale: fixed at ``[-scale, scale]``, or (None) scaled
+    to the largest deviation."""
     import numpy as np
 
     data = np.asarray(values, dtype=np.float64)
-    fig = _figure(5.6, max(2.0, 0.4 * len(groups) + 1.4))
+    fig = _figure(max(5.6, 0.9 * len(columns) + 2.4), max(2.0, 0.4 * len(rows) + 1.4))
     ax = fig.add_subplot()
-    lim = float(np.nanmax(np.abs(data))) if data.size and np.isfinite(data).any() else 1.0
-    lim = lim or 1.0
+    if scale is not None:
+        lim = float(scale)
+    else:
+        lim = float(np.nanmax(np.abs(data))) if data.size and np.isfinite(data).any() else 1.0
+        lim = lim or 1.0
     im = ax.imshow(data, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto")
-    ax.set_yticks(range(len(groups)), list(groups), fontsize=8)
+    ax.set_yticks(range(len(rows)), list(rows), fontsize=8)
     ax.set_xticks(range(len(columns)), list(columns), fontsize=7, rotation=20, ha="right")
     for (i, j), v in np.ndenumerate(data):
         if np.isfinite(v):

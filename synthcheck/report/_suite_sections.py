@@ -107,20 +107,25 @@ def groups(v: VerifyOutputs, s: str) -> ReportSection:
         sec.skipped = f"suite {suite!r} has no verified test-group tests"
         return sec
     labels = list(data.get("labels") or dict.fromkeys(r["label"] for r in rows_all))
-    shown = labels[-1:] if len(labels) == 2 else labels  # binary: c(neg) = -c(pos)
+    info = data.get("tests") or {}
+    # Every label is a row: for a multi-label (independent sigmoid) model c(neg) != -c(pos).
     for test in dict.fromkeys(r["test"] for r in rows_all):
-        rows = [r for r in rows_all if r["test"] == test and r["label"] in shown]
+        rows = [r for r in rows_all if r["test"] == test and r["label"] in labels]
         gnames = list(dict.fromkeys(r["group"] for r in rows))
-        cols = list(dict.fromkeys((r["model"], r["label"]) for r in rows))
+        keys = list(dict.fromkeys((r["model"], r["label"]) for r in rows))
         val = {(r["group"], r["model"], r["label"]): r.get("deviation") for r in rows}
-        matrix = [[num(val.get((g, m, lab))) for m, lab in cols] for g in gnames]
-        col_names = [f"{m}: {lab}" for m, lab in cols]
-        png = figs.group_heatmap(test, gnames, col_names, matrix)
-        cap = f"Test group {test!r}: deviation of mean p(label) per group from the others."
+        matrix = [[num(val.get((g, m, lab))) for g in gnames] for m, lab in keys]
+        row_names = [f"{m}: {lab}" for m, lab in keys]
+        scale = (info.get(test) or {}).get("scale")
+        png = figs.group_heatmap(test, row_names, gnames, matrix, scale=scale)
+        shown = f"fixed scale ±{scale:g}" if scale else "scaled to the largest deviation"
+        cap = (f"Test group {test!r}: deviation of mean p(label) per group (columns) from the "
+               f"other groups, one row per model and label ({shown}).")
         sec.blocks += [Figure(f"fig-groups-{s}-{slug(test)}", png, f"test-group heatmap {test}",
                               cap), Heading(test),
-                       Table.of(["group", *col_names],
-                                [[g, *r] for g, r in zip(gnames, matrix, strict=True)])]
+                       Table.of(["group", *row_names],
+                                [[g, *(matrix[k][j] for k in range(len(keys)))]
+                                 for j, g in enumerate(gnames)])]
     return sec
 
 

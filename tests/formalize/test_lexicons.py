@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_builtin_lexicons_are_package_data():
     pkg = Path(str(importlib.resources.files("formalize")))
     files = sorted(p.name for p in (pkg / "lexicons").glob("*.yaml"))
-    assert files == ["medical.yaml", "people.yaml", "sentiment.yaml", "time.yaml"]
+    assert files == ["checklist.yaml", "medical.yaml", "people.yaml", "sentiment.yaml",
+                     "time.yaml"]
     # The loader reads them from inside the package, not from the repository's configs/.
     assert lexmod.BUILTIN_LEXICON_DIR == (pkg / "lexicons").resolve()
     assert lexmod.BUILTIN_LEXICON_DIR.is_relative_to(Path(formalize.__file__).resolve().parent)
@@ -56,8 +57,8 @@ def test_a_built_wheel_has_the_builtin_lexicons(tmp_path):
         names = zf.namelist()
         zf.extractall(tmp_path / "site")
     assert {n for n in names if n.startswith("formalize/lexicons/")} == {
-        f"formalize/lexicons/{f}" for f in ("medical.yaml", "people.yaml", "sentiment.yaml",
-                                            "time.yaml")}
+        f"formalize/lexicons/{f}" for f in ("checklist.yaml", "medical.yaml", "people.yaml",
+                                            "sentiment.yaml", "time.yaml")}
     code = ("import formalize, sys; from formalize import builtin_lexicons; "
             "print(formalize.__file__); print(len(builtin_lexicons()))")
     env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))

@@ -140,8 +140,8 @@ def test_contrast_set_fixes_articles_and_labels():
                    "alternatives": ["better sleep", "calmer mood"]}]}]}
     cases = list(Suite.from_dict(data).cases())
     assert [(c.text, c.label) for c in cases] == [
-        ("It gave me an upset stomach.", "ade"), ("It gave me a better sleep.", "no_ade"),
-        ("It gave me a calmer mood.", "no_ade")]
+        ("It gave me an upset stomach.", "ade"), ("It gave me better sleep.", "no_ade"),
+        ("It gave me a calmer mood.", "no_ade")]  # no "a better sleep" (issue 12)
 
 
 def test_each_unique_text_is_scored_once_per_model_in_batches():

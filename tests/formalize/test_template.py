@@ -52,3 +52,12 @@ def test_tokens_carry_columns():
 def test_bad_templates_name_the_column(template, message):
     with pytest.raises(TemplateError, match=message):
         parse_template(template, where="suite.yaml, test 't'")
+
+
+def test_cap_modifier_capitalises_the_value():
+    from formalize._template import parse_template, render
+
+    nodes = parse_template("{Cap:GROUP} are here, {a:GROUP} too.")
+    assert render(nodes, {"GROUP": "immigrants"}) == "Immigrants are here, an immigrants too."
+    with pytest.raises(TemplateError, match=r"unknown modifier 'cap' \(only 'a', 'A' and 'Cap'"):
+        parse_template("{cap:GROUP}")
