@@ -251,7 +251,7 @@ def test_four_shard_processes_at_once_match_one_run(tmp_path: Path, corpus_file:
                             sampling={"max_new_tokens": 10})
     run_generation(load_run_config(cfg_path), tmp_path / "one", progress=False)
     cmd = [sys.executable, "-m", "synthcheck.cli", "generate", "-c", str(cfg_path),
-           "--run", str(tmp_path / "shared"), "--resume", "-q", "--sample", "0"]
+           "--run", str(tmp_path / "shared"), "--resume", "-q", "--show", "0"]
     procs = [subprocess.Popen(cmd + ["--shard", f"{i}/4"], env=_env(), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for i in range(4)]
     outs = [p.communicate(timeout=300) for p in procs]
