@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from synth.engines import HFBackend, SamplingConfig
+from synth.engines._hf_generate import GenerationLoop
 
 PROMPTS = ["The film was", "A quiet story about", "This movie is terrible", "I"]
 
@@ -36,18 +37,46 @@ def test_tiny_top_p_is_greedy(tiny_backend: HFBackend) -> None:
 
 
 def test_rows_stop_at_sentence_end(tiny_backend: HFBackend) -> None:
-    calls: list[str] = []
+    tok = tiny_backend.tokenizer
+    boundary = {i for i in range(len(tok)) if any(c in tok.decode([i]) for c in ".!?\n")}
+    prompts, seeds = PROMPTS * 4, list(range(16))
+    # Without early stop: every row's 30 tokens (the engine's own token ids).
+    full = GenerationLoop(model=tiny_backend.model, ids=[tok(p)["input_ids"] for p in prompts],
+                          params=SamplingConfig(max_new_tokens=30, stop_at_sentence_end=False),
+                          seeds=seeds, batch_size=16, eos=set(), row_done=None,
+                          pad=tok.pad_token_id).run()
+    # The sentence end is forced (`done` says yes) at a row's first boundary token: keep
+    # the rows that have one, and how many tokens each keeps.
+    stops = {i: next(n for n, t in enumerate(toks, 1) if t in boundary)
+             for i, toks in enumerate(full) if boundary & set(toks)}
+    assert len(stops) >= 3 and len(set(stops.values())) >= 3
+    rows = sorted(stops)
+    asked: list[str] = []
 
     def done(prompt: str, continuation: str) -> bool:
-        calls.append(continuation)
+        asked.append(continuation)
         return True
 
-    backend = HFBackend(tiny_backend.model, tiny_backend.tokenizer, batch_size=4,
-                        sentence_done=done)
-    gens = backend.generate(PROMPTS, SamplingConfig(max_new_tokens=30), [1, 2, 3, 4])
-    # A row stops right after the first token that carries a boundary character.
-    for g in gens:
-        assert g.num_tokens == 30 or any(c in g.text for c in ".!?\n")
+    early = HFBackend(tiny_backend.model, tok, batch_size=16, sentence_done=done)
+    gens = early.generate([prompts[i] for i in rows], SamplingConfig(max_new_tokens=30),
+                          [seeds[i] for i in rows])
+    # Each row stopped at its boundary and got no token after it (same draws: seeds are
+    # per prompt), and the batch ran only as many forward passes as its longest row needed.
+    assert [g.num_tokens for g in gens] == [stops[i] for i in rows]
+    for g, i in zip(gens, rows, strict=True):
+        assert g.text == tok.decode(full[i][:stops[i]], skip_special_tokens=True)
+    assert early.forward_calls == max(stops.values()) < 30
+    assert len(asked) == len(rows)
+
+    # Refilling freed rows with waiting prompts changes no output, only the work: with room
+    # for two rows, the first row to stop hands its place to the third prompt.
+    refill = HFBackend(tiny_backend.model, tok, batch_size=2, sentence_done=done)
+    again = refill.generate([prompts[i] for i in rows], SamplingConfig(max_new_tokens=30),
+                            [seeds[i] for i in rows])
+    assert again == gens
+    ordered = [stops[i] for i in sorted(rows, key=lambda i: (len(tok(prompts[i])["input_ids"]),
+                                                              i))]
+    assert refill.forward_calls < sum(max(ordered[j:j + 2]) for j in range(0, len(ordered), 2))
 
 
 def test_chat_template_rendering(tiny_backend: HFBackend) -> None:
