@@ -180,7 +180,7 @@ class GenerationLoop:
             self.refill_ok = False
         return batch
 
-    def _admit(self, batch: _Batch | None, take: list[int]) -> _Batch | None:
+    def _admit(self, batch: _Batch | None, take: list[int]) -> _Batch:
         new = self._prefill(take)
         if batch is None or not batch.live:
             return self._compact(new, [])
@@ -213,7 +213,7 @@ class GenerationLoop:
         layers = [b.cache.layers for b, _ in parts]
         for li, layer in enumerate(layers[0]):
             keys, values = [], []
-            for (b, sel), ls in zip(parts, layers, strict=True):
+            for (_, sel), ls in zip(parts, layers, strict=True):
                 k, v = ls[li].keys, ls[li].values
                 if sel is not None:
                     k, v = k.index_select(0, sel), v.index_select(0, sel)
@@ -238,7 +238,7 @@ class GenerationLoop:
 def _mergeable(cache: Any) -> bool:
     from transformers.cache_utils import DynamicLayer
 
-    layers = getattr(cache, "layers", None)
+    layers: list[Any] = list(getattr(cache, "layers", None) or [])
     return bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
 
 

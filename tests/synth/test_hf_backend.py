@@ -1,7 +1,17 @@
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+from conftest import write_config
+from fakes import FakeBackend
+
+from synth import generation_config_hash, generation_hash_payload, run_generation
 from synth.engines import HFBackend, SamplingConfig
 from synth.engines._hf_generate import GenerationLoop
+from synth.engines._models import cpu_supports_bf16, generation_dtype, resolve_dtype
+from synthcheck import load_run_config
 
 PROMPTS = ["The film was", "A quiet story about", "This movie is terrible", "I"]
 
@@ -84,3 +94,43 @@ def test_chat_template_rendering(tiny_backend: HFBackend) -> None:
     tok.chat_template = ("{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}"
                          "[assistant]")
     assert tiny_backend.render_chat("hi", "be brief") == "[system]be brief[user]hi[assistant]"
+
+
+def test_cpu_bf16_support_is_read_from_the_cpu_flags(tmp_path: Path) -> None:
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f avx512_bf16 avx512_vnni\n")
+    assert cpu_supports_bf16(info)
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 amx_bf16 amx_tile\n")
+    assert cpu_supports_bf16(info)
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n")
+    assert not cpu_supports_bf16(info)
+    assert not cpu_supports_bf16(tmp_path / "missing")
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_auto_dtype_resolves_before_the_hash(monkeypatch: pytest.MonkeyPatch, native: bool,
+                                             tmp_path: Path, corpus_file: Path) -> None:
+    import synth.engines._models as models
+
+    monkeypatch.setattr(models, "cpu_supports_bf16", lambda: native)
+    want = "bfloat16" if native else "float32"
+    assert generation_dtype("auto", "cpu") == want
+    assert generation_dtype("auto", "cuda") == "bfloat16"
+    assert generation_dtype("float16", "cpu") == "float16"
+    # Scoring keeps float32 on CPU whatever the CPU supports.
+    assert str(resolve_dtype("auto", "cpu")) == "torch.float32"
+
+    path = write_config(tmp_path / "c.yaml", corpus_file, device="cpu")
+    auto = load_run_config(path)
+    assert generation_hash_payload(auto)["generator"]["dtype"] == want  # type: ignore[index]
+    # `auto` hashes as the dtype it resolves to, and the two dtypes hash differently.
+    pinned = {d: generation_config_hash(load_run_config(path, [f"generator.dtype={d}"]))
+              for d in ("float32", "bfloat16")}
+    assert generation_config_hash(auto) == pinned[want] != pinned[
+        "float32" if native else "bfloat16"]
+    # The resolved dtype is recorded in the corpus stats and the manifest.
+    run_generation(auto, tmp_path / "r", backend=FakeBackend(), progress=False)
+    stats = json.loads((tmp_path / "r" / "corpus" / "stats.json").read_text())
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert stats["dtype"] == manifest["stages"]["generate"]["dtype"] == want
+    assert stats["config_hash"] == pinned[want]
