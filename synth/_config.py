@@ -129,7 +129,7 @@ class GeneratorConfig(BaseModel):
     """``auto``, ``cpu``, ``cuda`` or ``cuda:N`` (does not change the config hash)."""
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     """Weights dtype for generation. ``auto`` is bfloat16 on a GPU and on a CPU with native
-    bfloat16 (``avx512_bf16`` or ``amx_bf16`` in /proc/cpuinfo; about 1.5-2x faster there),
+    bfloat16 (``avx512_bf16`` or ``amx_bf16`` in /proc/cpuinfo; about 1.5x float32's speed there),
     float32 on other CPUs. ``auto`` is resolved before hashing: the generation hash, the
     manifest and ``corpus/stats.json`` record the concrete dtype, so machines that resolve
     it differently write different corpora under different hashes (pin a dtype to make
