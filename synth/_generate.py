@@ -191,8 +191,16 @@ def _build_backend(cfg: Stage1Config) -> Backend:
     kwargs: dict[str, Any] = {}
     if gen.backend == "hf":
         kwargs["sentence_done"] = sentence_done
-    return make_backend(gen.model, backend=gen.backend, device=gen.device, dtype=gen.dtype,
-                        batch_size=gen.batch_size, **kwargs)
+    return make_backend(gen.model, backend=gen.backend, device=gen.device,
+                        dtype=resolved_dtype(cfg), batch_size=gen.batch_size, **kwargs)
+
+
+def resolved_dtype(cfg: Stage1Config) -> str:
+    """The concrete dtype this machine generates in (``generator.dtype`` with ``auto``
+    resolved); it is part of the generation hash and recorded in the manifest and stats."""
+    from synth.engines._models import generation_dtype
+
+    return generation_dtype(cfg.generator.dtype, cfg.generator.device)
 
 
 def _prompt_for(cfg: Stage1Config, backend: Backend, query: str) -> str:
@@ -290,7 +298,7 @@ def run_generation(
     run.open(config_dump or cfg.model_dump(mode="json"), chash, stage=STAGE, replace=replace)
     if todo:
         assert sampler is not None and backend is not None
-        run.set_stage(STAGE, "running", prompts=total)
+        run.set_stage(STAGE, "running", prompts=total, dtype=resolved_dtype(cfg))
         _generate_shards(cfg, run, backend, sampler, ranges, todo, chash, report, progress)
     with run.lock():  # one process finalizes; the others then find stats.json current
         report.complete = all(shard_done(run, s, len(r), chash) for s, r in enumerate(ranges))
@@ -300,7 +308,7 @@ def run_generation(
             stats = run.current_output(STAGE, chash, corpus_dir(run) / "stats.json",
                                        prompts=total)
             if stats is None or stats.get("shards") != len(ranges):
-                finalize_corpus(run, len(ranges), chash, total)
+                finalize_corpus(run, len(ranges), chash, total, dtype=resolved_dtype(cfg))
     return report
 
 
@@ -381,9 +389,11 @@ def _write_shard(cfg: Stage1Config, run: RunDir, backend: Backend, sampler: Quer
     report.dropped.update(keep.drop_counts)
 
 
-def finalize_corpus(run: RunDir, num_shards: int, chash: str, total: int) -> dict[str, Any]:
+def finalize_corpus(run: RunDir, num_shards: int, chash: str, total: int, *,
+                    dtype: str | None = None) -> dict[str, Any]:
     """Count kept and dropped sentences over all shards (cross-shard duplicates included),
-    write ``corpus/stats.json`` and mark the generate stage complete."""
+    write ``corpus/stats.json`` and mark the generate stage complete (``dtype``: the
+    resolved generation dtype, recorded in both)."""
     dropped: Counter[str] = Counter()
     prompts = 0
     for s in range(num_shards):
@@ -394,9 +404,10 @@ def finalize_corpus(run: RunDir, num_shards: int, chash: str, total: int) -> dic
     for _ in iter_corpus(run.path, dropped=dropped, num_shards=num_shards):
         kept += 1
     stats = {"prompts": prompts, "kept": kept, "dropped": dict(sorted(dropped.items())),
-             "shards": num_shards, **provenance(chash)}
+             "shards": num_shards, **({"dtype": dtype} if dtype else {}), **provenance(chash)}
     write_json_atomic(corpus_dir(run) / "stats.json", stats)
-    run.complete(STAGE, chash, prompts=total, kept=kept, shards=num_shards)
+    run.complete(STAGE, chash, prompts=total, kept=kept, shards=num_shards,
+                 **({"dtype": dtype} if dtype else {}))
     return stats
 
 
@@ -460,7 +471,11 @@ def merge_runs(cfg: Stage1Config, out_dir: str | Path, parts: list[str | Path], 
         phash = prun.stage_hash(STAGE)
         if phash != chash:
             raise RunDirError(f"part was made with another config (hash {phash}, expected {chash})",
-                              where=str(prun.path), fix="merge only parts of one config")
+                              where=str(prun.path),
+                              fix="merge only parts of one config" + (
+                                  f" (generator.dtype auto is {resolved_dtype(cfg)} here: "
+                                  "pin the dtype the parts used)"
+                                  if cfg.generator.dtype == "auto" else ""))
     out = RunDir(out_dir)
     check_not_shrinking(out, chash, cfg.generator.shard_size, total,
                         "--n" if n is not None else "generator.n")
@@ -487,7 +502,7 @@ def merge_runs(cfg: Stage1Config, out_dir: str | Path, parts: list[str | Path], 
             raise RunDirError(f"{len(missing)} shard(s) missing after merge: {shown}",
                               where=str(out.path),
                               fix="run the missing --shard i/n processes first")
-        return finalize_corpus(out, len(ranges), chash, total)
+        return finalize_corpus(out, len(ranges), chash, total, dtype=resolved_dtype(cfg))
 
 
 def has_corpus(run_dir: str | Path) -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from synth.core._batching import length_sorted_batches
 from synth.engines._base import Generation, render_chat
+from synth.engines._hf_generate import BOUNDARY
 from synth.engines._sampling import SamplingConfig
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -20,10 +20,11 @@ SentenceDone = Callable[[str, str], bool]
 class HFBackend:
     """A transformers causal LM behind the Backend protocol.
 
-    Generation is batched and length-sorted with left padding; finished rows leave the
-    batch (their key/value cache rows are dropped), so a batch costs what its longest
-    *first sentence* costs. Each prompt samples from its own ``torch.Generator`` seeded
-    with its seed, so a prompt's noise does not depend on which batch it lands in.
+    Generation is continuously batched (see ``synth.engines._hf_generate``): prompts are
+    taken in length order, left padded, and a row that finishes its first sentence leaves
+    the batch while a waiting prompt takes its place, so every forward step runs a full
+    batch. Each prompt samples from its own ``torch.Generator`` seeded with its seed, so a
+    prompt's output does not depend on which batch it lands in.
 
     Args:
         model: a causal LM (``PreTrainedModel``), already on its device.
@@ -50,10 +51,14 @@ class HFBackend:
         self.tokenizer = tokenizer
         self.batch_size = batch_size
         self.on_batch: Callable[[int], None] | None = None
-        """Called with the batch's size after each generation batch (progress bars)."""
+        """Called with how many prompts finished, as they finish (progress bars)."""
         self.sentence_done = sentence_done
         # Few-shot prefix key/value states, reused across label_logprobs calls (see there).
         self.prefix_cache: dict[tuple[Any, ...], Any] = {}
+        # Token id -> whether its text holds a sentence-boundary character.
+        self._boundary_memo: dict[int, bool] = {}
+        self.forward_calls = 0
+        """Model forward passes ``generate`` has run (prefills and decode steps)."""
 
     @property
     def device(self) -> torch.device:
@@ -76,88 +81,41 @@ class HFBackend:
         self, prompts: Sequence[str], params: SamplingConfig, seeds: Sequence[int]
     ) -> list[Generation]:
         """Sample one continuation per prompt, in input order (see the class docstring)."""
+        from synth.engines._hf_generate import GenerationLoop
+
         if len(seeds) != len(prompts):
             raise ValueError(f"need one seed per prompt, got {len(seeds)} for {len(prompts)}")
+        if not prompts:
+            return []
         encoded = [self.tokenizer(p, add_special_tokens=True)["input_ids"] for p in prompts]
-        results: list[Generation | None] = [None] * len(prompts)
-        for idx in length_sorted_batches([len(e) for e in encoded], self.batch_size,
-                                         longest_first=False):
-            batch = self._generate_batch([encoded[i] for i in idx], [prompts[i] for i in idx],
-                                         params, [seeds[i] for i in idx])
-            for i, gen in zip(idx, batch, strict=True):
-                results[i] = gen
-            if self.on_batch is not None:
-                self.on_batch(len(idx))
-        missing = [i for i, r in enumerate(results) if r is None]
-        if missing:  # every prompt is in exactly one batch; a gap would misalign outputs
-            raise RuntimeError(f"internal error: no generation for prompts {missing[:5]}")
-        return cast(list[Generation], results)
 
-    def _generate_batch(
-        self, ids: list[list[int]], prompts: list[str], params: SamplingConfig, seeds: list[int]
-    ) -> list[Generation]:
-        import torch
+        def row_done(i: int, tokens: list[int]) -> bool:
+            return self._row_done(prompts[i], tokens)
 
-        device = self.device
-        pad = int(self.tokenizer.pad_token_id)
-        eos = _eos_ids(self.model, self.tokenizer)
-        width = max(len(x) for x in ids)
-        input_ids = torch.full((len(ids), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(ids), width), dtype=torch.long)
-        for row, seq in enumerate(ids):
-            input_ids[row, width - len(seq) :] = torch.tensor(seq, dtype=torch.long)
-            mask[row, width - len(seq) :] = 1
-        input_ids, mask = input_ids.to(device), mask.to(device)
-        gens = [torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds]
-        out_tokens: list[list[int]] = [[] for _ in ids]
-        alive = list(range(len(ids)))  # original row of each live batch row
-        past = None
-        step_ids = input_ids
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        with torch.inference_mode():
-            for _ in range(params.max_new_tokens):
-                out = self.model(input_ids=step_ids, attention_mask=mask, position_ids=positions,
-                                 past_key_values=past, use_cache=True)
-                past = out.past_key_values
-                logits = out.logits[:, -1, :].float().cpu()
-                next_tokens = [
-                    _sample(logits[r], params, gens[alive[r]]) for r in range(len(alive))
-                ]
-                keep: list[int] = []
-                for r, tok in enumerate(next_tokens):
-                    row = alive[r]
-                    if tok in eos:
-                        continue
-                    out_tokens[row].append(tok)
-                    if params.stop_at_sentence_end and self._row_done(prompts[row],
-                                                                      out_tokens[row]):
-                        continue
-                    keep.append(r)
-                if not keep:
-                    break
-                tokens = torch.tensor([next_tokens[r] for r in keep], dtype=torch.long,
-                                      device=device).unsqueeze(-1)
-                if len(keep) < len(alive):
-                    sel = torch.tensor(keep, dtype=torch.long, device=device)
-                    past.batch_select_indices(sel)
-                    mask = mask.index_select(0, sel)
-                    positions = positions.index_select(0, sel)
-                    alive = [alive[r] for r in keep]
-                mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=-1)
-                positions = positions[:, -1:] + 1
-                step_ids = tokens
-        return [
-            Generation(text=self._decode(toks), num_tokens=len(toks)) for toks in out_tokens
-        ]
+        loop = GenerationLoop(
+            model=self.model, ids=encoded, params=params, seeds=seeds,
+            batch_size=self.batch_size, eos=_eos_ids(self.model, self.tokenizer),
+            row_done=row_done if params.stop_at_sentence_end and self.sentence_done else None,
+            pad=int(self.tokenizer.pad_token_id), on_done=self.on_batch)
+        out = loop.run()
+        self.forward_calls += loop.forward_calls
+        return [Generation(text=self._decode(toks), num_tokens=len(toks)) for toks in out]
 
     def _decode(self, tokens: list[int]) -> str:
         # One sequence of ids decodes to one str (transformers' annotation covers batches too).
         return cast(str, self.tokenizer.decode(tokens, skip_special_tokens=True))
 
+    def _boundary(self, token: int) -> bool:
+        """True if ``token``'s text holds a sentence-boundary character (memoised)."""
+        hit = self._boundary_memo.get(token)
+        if hit is None:
+            hit = self._boundary_memo[token] = any(c in self._decode([token]) for c in BOUNDARY)
+        return hit
+
     def _row_done(self, prompt: str, tokens: list[int]) -> bool:
-        text = self._decode(tokens[-4:])
-        # Only consult the (slower) sentence splitter once a boundary character appeared.
-        if self.sentence_done is None or not any(c in text for c in ".!?\n"):
+        # Only consult the (slower) sentence splitter while one of the last four tokens
+        # carries a boundary character (punkt may need a few more tokens to decide).
+        if self.sentence_done is None or not any(self._boundary(t) for t in tokens[-4:]):
             return False
         return self.sentence_done(prompt, self._decode(tokens))
 
@@ -190,24 +148,3 @@ def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
         elif isinstance(value, list | tuple):
             ids.update(int(v) for v in value)
     return ids
-
-
-def _sample(logits: torch.Tensor, params: SamplingConfig, generator: torch.Generator) -> int:
-    """Sample one token id from a row of logits with temperature, top-k and top-p."""
-    import torch
-
-    if params.temperature == 0:
-        return int(torch.argmax(logits))
-    logits = logits / params.temperature
-    if params.top_k and params.top_k < logits.numel():
-        kth = torch.topk(logits, params.top_k).values[-1]
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    probs = torch.softmax(logits, dim=-1)
-    if params.top_p < 1.0:
-        sorted_probs, sorted_idx = torch.sort(probs, descending=True)
-        cum = sorted_probs.cumsum(-1)
-        # Keep tokens until the mass before them reaches top_p (the top token is always kept).
-        cut = (cum - sorted_probs) >= params.top_p
-        sorted_probs = sorted_probs.masked_fill(cut, 0.0)
-        probs = torch.zeros_like(probs).scatter(0, sorted_idx, sorted_probs)
-    return int(torch.multinomial(probs, 1, generator=generator))

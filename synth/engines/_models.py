@@ -170,12 +170,49 @@ def resolve_device(device: str = "auto") -> str:
 
 
 def resolve_dtype(dtype: str, device: str) -> Any:
-    """Map a dtype name to torch's; ``auto`` is float32 on CPU and bfloat16 on GPU."""
+    """Map a dtype name to torch's; ``auto`` is float32 on CPU and bfloat16 on GPU.
+
+    This is the scoring default (the reference and ``fewshot:`` task models): bfloat16
+    shifts label log-probability differences by up to 0.17, so CPU scoring stays float32.
+    Generation resolves ``auto`` with :func:`generation_dtype` first.
+    """
     import torch
 
     if dtype == "auto":
         return torch.float32 if device == "cpu" else torch.bfloat16
     return getattr(torch, dtype)
+
+
+# CPU flags of native bfloat16 matrix arithmetic (Linux /proc/cpuinfo names).
+BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+def cpu_supports_bf16(cpuinfo: str | Path = "/proc/cpuinfo") -> bool:
+    """True if the CPU has native bfloat16 arithmetic (AVX512-BF16 or AMX), read from
+    ``cpuinfo``'s flags; False where the file is missing (non-Linux) or lacks them."""
+    try:
+        text = Path(cpuinfo).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            flags = set(line.partition(":")[2].split())
+            return any(f in flags for f in BF16_CPU_FLAGS)
+    return False
+
+
+def generation_dtype(dtype: str, device: str = "auto") -> str:
+    """The concrete dtype name generation runs in: ``auto`` is bfloat16 on a GPU and on a
+    CPU with native bfloat16 (see :func:`cpu_supports_bf16`), float32 on other CPUs.
+
+    Resolved before the generation hash is computed, so two machines that resolve ``auto``
+    differently write corpora with different hashes.
+    """
+    if dtype != "auto":
+        return dtype
+    if resolve_device(device) != "cpu":
+        return "bfloat16"
+    return "bfloat16" if cpu_supports_bf16() else "float32"
 
 
 # Models loaded in this process: (what was loaded, device, dtype) -> (model, tokenizer).

@@ -24,9 +24,13 @@ def cfg(monkeypatch):
 
 def test_default_config_hashes_are_unchanged(cfg):
     labels = cfg.task.label_space
-    # Changed on purpose by issue 9 (hashed per-prompt seeds, corpus.encoding): was
-    # 7f30c544e8cf86c7 before. The other stages' hashes are as before the refactor.
-    assert generation_config_hash(cfg) == "f2414d289478b783"
+    # Changed on purpose: by issue 9 (hashed per-prompt seeds, corpus.encoding) and issue 10
+    # (`dtype: auto` resolved before hashing). Was 7f30c544e8cf86c7 before both. The other
+    # stages' hashes are as before the refactor.
+    from synth.engines._models import generation_dtype
+
+    expected = {"bfloat16": "2d0351f8060d21bc", "float32": "17e54fc5d5f76d40"}
+    assert generation_config_hash(cfg) == expected[generation_dtype("auto", "auto")]
     assert reference_hash(cfg.reference, labels) == "1adf1c9d8644f9d9"
     assert task_model_hash(cfg.task_models[0], labels=labels, reference=cfg.reference,
                            evaluation=cfg.evaluation) == "6685e10fca2b2f8d"
