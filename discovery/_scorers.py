@@ -78,6 +78,57 @@ class LabelMapper:
         return [dict(zip(self.task_labels, map(float, row), strict=True)) for row in mapped]
 
 
+PROB_TOLERANCE = 1e-3
+"""How far a row of task-model probabilities may sum from 1."""
+
+
+def check_probability_rows(probs: np.ndarray, names: Sequence[str], where: str,
+                           fix: str) -> np.ndarray:
+    """Return ``probs`` (rows of a model's class probabilities, columns ``names``) as
+    float64, or refuse a row that is not finite, leaves [0, 1] or does not sum to 1 within
+    :data:`PROB_TOLERANCE`.
+
+    Raises:
+        DataError: naming the first bad row (its index in the call) and what is wrong.
+    """
+    arr = np.asarray(probs, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[1] != len(names):
+        raise DataError(f"the model returned probabilities of shape {arr.shape}, expected "
+                        f"(texts, {len(names)}) for classes {list(names)}", where=where, fix=fix)
+    if not len(arr):
+        return arr
+    bad = ~np.isfinite(arr).all(axis=1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataError(f"the model returned a probability that is not a finite number for "
+                        f"text {i}: {_row(arr[i], names)}", where=where, fix=fix)
+    bad = ((arr < 0) | (arr > 1)).any(axis=1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataError(f"the model returned a probability outside [0, 1] for text {i}: "
+                        f"{_row(arr[i], names)}", where=where, fix=fix)
+    sums = arr.sum(axis=1)
+    bad = np.abs(sums - 1.0) > PROB_TOLERANCE
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataError(f"the model's probabilities for text {i} sum to {sums[i]:.6g}, not 1 "
+                        f"(within {PROB_TOLERANCE:g}): {_row(arr[i], names)}", where=where,
+                        fix=fix)
+    return arr
+
+
+def _row(row: np.ndarray, names: Sequence[str]) -> str:
+    return "{" + ", ".join(f"{n}: {v:.6g}" for n, v in zip(names, row, strict=True)) + "}"
+
+
+def _kind(value: object) -> str:
+    """``a float``, ``None``, ``a str`` ... for messages about a returned value."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
+
+
 class HFClassifierScorer:
     """A transformers sequence classifier: batched, length-sorted, truncated.
 
@@ -124,6 +175,47 @@ class HFClassifierScorer:
         return self.mapper(out)
 
 
+SKOPS_FIX = ("save the fitted model with skops: `import skops.io as sio; "
+             "sio.dump(model, 'model.skops')`, then use spec sklearn:model.skops")
+PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle", ".sav")
+
+
+def check_skops_file(path: Path, where: str) -> None:
+    """Refuse what is not a ``.skops`` archive before skops reads it: a missing file, a
+    joblib/pickle file (loading one runs arbitrary code, so it is never loaded), a file that
+    is not a zip archive, an archive without skops' ``schema.json``.
+
+    Raises:
+        DataError: naming the file and how to save a model with ``skops.io.dump``.
+    """
+    import zipfile
+
+    if path.is_dir():
+        raise DataError("expected a .skops file but this is a directory", where=where,
+                        fix="give the path of the .skops file")
+    if not path.is_file():
+        raise DataError("skops file not found", where=where, fix="check the path")
+    try:
+        head = path.open("rb").read(2)
+    except OSError as exc:
+        raise DataError(f"cannot read the skops file: {exc.strerror}", where=where,
+                        fix="check the file's permissions") from None
+    if path.suffix.lower() in PICKLE_SUFFIXES or head[:1] == b"\x80":
+        raise DataError("joblib and pickle files are refused for safety: loading one runs "
+                        "arbitrary code", where=where, fix=SKOPS_FIX)
+    if not zipfile.is_zipfile(path):
+        raise DataError("not a skops file (not a zip archive)", where=where, fix=SKOPS_FIX)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise DataError(f"not a readable skops file ({exc})", where=where,
+                        fix=SKOPS_FIX) from None
+    if "schema.json" not in names:
+        raise DataError("not a skops file: the zip archive " + (
+            "is empty" if not names else "has no schema.json"), where=where, fix=SKOPS_FIX)
+
+
 # Types a .skops task model may hold beyond skops' own defaults; nothing executable.
 TRUSTED_SKOPS_TYPES: list[str] = []
 
@@ -141,6 +233,7 @@ class SklearnScorer:
         self.labels = list(labels)
         self.name = name
         self.batch_size = batch_size
+        self.where = where
         self.mapper = LabelMapper([str(c) for c in estimator.classes_], self.labels,
                                   label_map, where)
 
@@ -157,9 +250,12 @@ class SklearnScorer:
 
         path = Path(path)
         where = f"sklearn:{path}"
-        if not path.is_file():
-            raise DataError("skops file not found", where=where, fix="check the path")
-        untrusted = sio.get_untrusted_types(file=path)
+        check_skops_file(path, where)
+        try:
+            untrusted = sio.get_untrusted_types(file=path)
+        except Exception as exc:  # noqa: BLE001 - skops raises many kinds on a bad archive
+            raise DataError(f"not a readable skops file ({type(exc).__name__}: {exc})",
+                            where=where, fix=SKOPS_FIX) from None
         allowed = set(TRUSTED_SKOPS_TYPES) | set(trusted_types)
         refused = [t for t in untrusted if t not in allowed]
         if refused:
@@ -167,7 +263,11 @@ class SklearnScorer:
                 f"refusing to load untrusted types {refused}", where=where,
                 fix="if you trust this file, list these types under the task model's "
                     "trusted_types")
-        estimator = sio.load(path, trusted=[t for t in untrusted if t in allowed])
+        try:
+            estimator = sio.load(path, trusted=[t for t in untrusted if t in allowed])
+        except Exception as exc:  # noqa: BLE001 - a damaged archive fails in many ways
+            raise DataError(f"cannot load the skops file ({type(exc).__name__}: {exc})",
+                            where=where, fix=SKOPS_FIX) from None
         return cls(estimator, labels, where=where, **kwargs)
 
     def predict_proba(self, texts: Sequence[str]) -> list[dict[str, float]]:
@@ -176,45 +276,104 @@ class SklearnScorer:
             return []
         parts = [np.asarray(self.estimator.predict_proba(list(texts[s:s + self.batch_size])))
                  for s in range(0, len(texts), self.batch_size)]
-        return self.mapper(np.vstack(parts))
+        probs = check_probability_rows(
+            np.vstack(parts), self.mapper.model_labels, self.where,
+            "the estimator's predict_proba must return finite probabilities summing to 1")
+        return self.mapper(probs)
 
 
 class CallableScorer:
     """A Python function ``list[str] -> list[dict[label, prob]]`` (or an object with
-    ``predict_proba``), with its labels checked and optionally renamed."""
+    ``predict_proba``), with its labels checked and optionally renamed.
+
+    Each result must be a dict whose keys are the model's labels and whose values are finite
+    probabilities in [0, 1] summing to 1 (within :data:`PROB_TOLERANCE`). An object that
+    exposes ``classes_`` (scikit-learn style) may instead return an array of shape
+    ``(texts, len(classes_))`` from ``predict_proba``.
+    """
 
     def __init__(self, fn: Callable[[list[str]], Any], labels: Sequence[str], *,
                  label_map: Mapping[str, str] | None = None, name: str = "python",
-                 batch_size: int = 256, where: str = "python") -> None:
+                 batch_size: int = 256, where: str = "python",
+                 classes: Sequence[Any] | None = None) -> None:
         self.fn = fn
         self.labels = list(labels)
         self.name = name
         self.batch_size = batch_size
         self.label_map = label_map
         self.where = where
+        self.classes = [str(c) for c in classes] if classes is not None else None
         self.mapper: LabelMapper | None = None
+        if self.classes is not None:
+            self.mapper = LabelMapper(self.classes, self.labels, label_map, where)
+
+    def _fix(self) -> str:
+        names = self.mapper.model_labels if self.mapper is not None else self.labels
+        return (f"return one dict per text with keys {names} and probabilities in [0, 1] "
+                f"summing to 1" + (", or an array of shape (texts, len(classes_))"
+                                   if self.classes is not None else ""))
+
+    def _rows(self, result: Any, n: int) -> np.ndarray:
+        """The model classes' probabilities of one call's ``result`` for ``n`` texts."""
+        if self.classes is not None and isinstance(result, np.ndarray):
+            if result.ndim != 2 or result.shape != (n, len(self.classes)):
+                raise DataError(f"predict_proba returned an array of shape {result.shape} for "
+                                f"{n} texts and classes_ {self.classes}", where=self.where,
+                                fix=self._fix())
+            if not np.issubdtype(result.dtype, np.number) or result.dtype == np.bool_:
+                raise DataError(f"predict_proba returned an array of {result.dtype}, not of "
+                                f"numbers", where=self.where, fix=self._fix())
+            return result.astype(np.float64)
+        if result is None or isinstance(result, str | bytes | Mapping) or not hasattr(
+                result, "__iter__"):
+            raise DataError(f"the callable returned {_kind(result)}, not a list with one "
+                            f"result per text", where=self.where, fix=self._fix())
+        rows = list(result)
+        if len(rows) != n:
+            raise DataError(f"the callable returned {len(rows)} results for {n} "
+                            f"texts", where=self.where, fix="return one dict per text")
+        for i, row in enumerate(rows):
+            if not isinstance(row, Mapping):
+                raise DataError(f"result {i} is {_kind(row)}, not a dict "
+                                f"{{label: probability}}", where=self.where, fix=self._fix())
+        if not rows:
+            return np.zeros((0, 0))
+        if self.mapper is None:
+            self.mapper = LabelMapper([str(k) for k in rows[0]], self.labels, self.label_map,
+                                      self.where)
+        names = self.mapper.model_labels
+        out = np.empty((len(rows), len(names)))
+        for i, row in enumerate(rows):
+            keys = sorted(map(str, row))
+            if keys != sorted(names):
+                raise DataError(f"result {i} has labels {keys}, expected {sorted(names)}",
+                                where=self.where, fix=self._fix())
+            byname = {str(k): v for k, v in row.items()}
+            for j, m in enumerate(names):
+                v = byname[m]
+                if isinstance(v, bool) or not isinstance(v, int | float | np.number):
+                    raise DataError(f"result {i} gives label {m!r} {_kind(v)} ({v!r}), not a "
+                                    f"probability", where=self.where, fix=self._fix())
+                out[i, j] = float(v)
+        return out
 
     def predict_proba(self, texts: Sequence[str]) -> list[dict[str, float]]:
-        """``{label: probability}`` per text, in input order."""
+        """``{label: probability}`` per text, in input order.
+
+        Raises:
+            DataError: a result that is not one dict (or array row) per text, with the
+                model's labels as keys and valid probabilities.
+        """
         out: list[dict[str, float]] = []
         for s in range(0, len(texts), self.batch_size):
             chunk = list(texts[s:s + self.batch_size])
-            rows = list(self.fn(chunk))
-            if len(rows) != len(chunk):
-                raise DataError(f"the callable returned {len(rows)} results for {len(chunk)} "
-                                f"texts", where=self.where, fix="return one dict per text")
-            if not rows:
+            result = self.fn(chunk)
+            probs = self._rows(result, len(chunk))
+            if not len(chunk):
                 continue
-            if self.mapper is None:
-                self.mapper = LabelMapper(list(rows[0]), self.labels, self.label_map,
-                                          self.where)
-            names = self.mapper.model_labels
-            try:
-                probs = np.array([[float(r[m]) for m in names] for r in rows])
-            except (KeyError, TypeError):
-                raise DataError("the callable returned a result without every label",
-                                where=self.where,
-                                fix=f"return dicts with keys {names}") from None
+            assert self.mapper is not None
+            probs = check_probability_rows(probs, self.mapper.model_labels, self.where,
+                                           self._fix())
             out.extend(self.mapper(probs))
         return out
 
@@ -290,8 +449,10 @@ def _load_python(rest: str, labels: Sequence[str], *, label_map: Mapping[str, st
         raise ConfigError(f"{rest!r} is neither callable nor has predict_proba",
                           where=f"python:{rest}",
                           fix="point at a function list[str] -> list[dict[label, prob]]")
+    classes = getattr(obj, "classes_", None) if fn is not obj else None
     return CallableScorer(fn, labels, label_map=label_map, name=name, batch_size=batch_size,
-                          where=f"python:{rest}")
+                          where=f"python:{rest}",
+                          classes=list(classes) if classes is not None else None)
 
 
 def _load_fewshot(rest: str, labels: Sequence[str], *, name: str, reference: Any = None,
@@ -317,6 +478,105 @@ def _load_demo(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str]
     ev = evaluation if evaluation is not None else EvaluationConfig()
     path = ensure_demo_model(rest, seed=ev.split_seed, holdout_fraction=ev.holdout_fraction)
     return SklearnScorer.from_file(path, labels, label_map=label_map, name=name)
+
+
+def check_llm_spec(spec: str, where: str) -> None:
+    """Check that an LLM spec (the reference's, a ``fewshot:`` task model's) resolves,
+    without loading it: a known engine spec scheme, an installed packaged model, an
+    existing ``hf:`` folder holding ``config.json`` (a hub id is left to the loader).
+
+    Raises:
+        ConfigError / ModelNotAvailable: naming ``where`` (the config field).
+    """
+    from synth.engines import packaged_gguf_path, resolve_model_path, split_spec
+
+    try:
+        scheme, rest = split_spec(spec)
+        if scheme == "packaged":
+            packaged_gguf_path(rest)
+            return
+        path = resolve_model_path(spec)
+    except (ConfigError, ModelNotAvailable) as exc:
+        raise type(exc)(exc.what, where=f"{where}: {spec}", fix=exc.fix) from None
+    if isinstance(path, Path) and not (path / "config.json").is_file():
+        raise ModelNotAvailable("the model folder has no config.json (not a transformers "
+                                "model folder)", where=f"{where}: {path}",
+                                fix="give the folder that save_pretrained wrote")
+
+
+def check_task_model(spec: str, labels: Sequence[str], *, where: str,
+                     label_map: Mapping[str, str] | None = None,
+                     trusted_types: Sequence[str] = (), reference: Any = None) -> None:
+    """Check a task-model spec before any expensive work, loading nothing heavy: the scheme;
+    for ``hf:`` the folder and its ``config.json`` labels against the task's; for
+    ``sklearn:`` the file (loaded: it is small) and its classes; for ``python:`` the import
+    and one call on a probe sentence (its result checked); for ``demo:`` the task and its
+    labels; for ``fewshot:`` the LLM spec and the reference's label words and shots.
+
+    Raises:
+        ConfigError / ModelNotAvailable / DataError: what :func:`load_task_scorer` or the
+            first scoring call would raise later.
+    """
+    from synth.core import did_you_mean
+
+    scheme, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise ConfigError(f"bad task model spec {spec!r}", where=where,
+                          fix="write SCHEME:TARGET, e.g. sklearn:model.skops or demo:sentiment")
+    if scheme not in SCHEMES:
+        raise ConfigError(f"unknown task-model scheme {scheme!r} in {spec!r}", where=where,
+                          fix=did_you_mean(scheme, SCHEMES.names()))
+    if scheme == "hf":
+        _check_hf_classifier(rest, labels, label_map, where)
+    elif scheme == "sklearn":
+        SklearnScorer.from_file(rest, labels, trusted_types=trusted_types, label_map=label_map)
+    elif scheme == "python":
+        scorer = _load_python(rest, labels, label_map=label_map, name="probe", batch_size=1)
+        scorer.predict_proba(["This is a short probe sentence."])
+    elif scheme == "demo":
+        from discovery._demo import DEMO_TASKS
+        from synth import MOVIE_REVIEW_LABELS
+
+        if rest not in DEMO_TASKS:
+            raise ConfigError(f"unknown demo model {rest!r}", where=where,
+                              fix=did_you_mean(rest, sorted(DEMO_TASKS)))
+        LabelMapper([MOVIE_REVIEW_LABELS[i] for i in sorted(MOVIE_REVIEW_LABELS)], labels,
+                    label_map, where)
+    elif scheme == "fewshot":
+        from discovery._config import ReferenceConfig
+        from discovery._reference import FewShotReference
+
+        FewShotReference(None, reference or ReferenceConfig(), labels, name=where)
+        check_llm_spec(rest, where)
+
+
+def _check_hf_classifier(rest: str, labels: Sequence[str],
+                         label_map: Mapping[str, str] | None, where: str) -> None:
+    """An ``hf:`` classifier folder's labels (from ``config.json``) against the task's."""
+    import json
+
+    from synth.engines import resolve_model_path
+
+    try:
+        path = resolve_model_path(f"hf:{rest}")
+    except (ConfigError, ModelNotAvailable) as exc:
+        raise type(exc)(exc.what, where=f"{where}: hf:{rest}", fix=exc.fix) from None
+    if not isinstance(path, Path):
+        return  # a hub id: the loader reports what it finds
+    config = path / "config.json"
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise ModelNotAvailable("the model folder has no readable config.json (not a "
+                                "transformers model folder)", where=f"{where}: {path}",
+                                fix="give the folder that save_pretrained wrote") from None
+    id2label = data.get("id2label") or {}
+    n = int(data.get("num_labels") or len(id2label) or 2)
+    names = [str(id2label.get(str(i), id2label.get(i, f"LABEL_{i}"))) for i in range(n)]
+    if label_map is not None:
+        label_map = {names[int(k)] if k.isdigit() and int(k) < n else k: v
+                     for k, v in label_map.items()}
+    LabelMapper(names, labels, label_map, f"{where}: hf:{rest}")
 
 
 def task_model_availability() -> list[dict[str, Any]]:

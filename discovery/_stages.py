@@ -45,6 +45,8 @@ from synth.core import (
     DataError,
     LabelSpace,
     RunDir,
+    RunDirError,
+    SynthcheckError,
     atomic_open,
     config_hash,
     iter_jsonl,
@@ -100,6 +102,22 @@ def score_stage_hash(*, labels: LabelSpace, task_models: Sequence[TaskModelConfi
                         "generate": upstream})
 
 
+def corpus_fingerprint(run_dir: str | Path) -> str:
+    """The fingerprint of a run's corpus (ids and texts) that the score stage hash covers."""
+    ids, texts = read_corpus(run_dir)
+    return _fingerprint(ids, texts)
+
+
+def expected_score_hash(run_dir: str | Path, *, labels: LabelSpace,
+                        task_models: Sequence[TaskModelConfig], reference: ReferenceConfig,
+                        evaluation: EvaluationConfig) -> str:
+    """The score stage hash these sections give on ``run_dir``'s corpus (what
+    :func:`score_run` would record there)."""
+    return score_stage_hash(labels=labels, task_models=task_models, reference=reference,
+                            evaluation=evaluation, corpus_fp=corpus_fingerprint(run_dir),
+                            upstream=RunDir(run_dir).stage_hash("generate"))
+
+
 def rank_stage_hash(ranking: RankingConfig, score_hash: str) -> str:
     """Hash of the rank stage: the ranking config plus the score stage hash."""
     return config_hash({"ranking": output_dump(ranking), "score": score_hash})
@@ -123,12 +141,78 @@ def _manifest_bytes(run: RunDir) -> bytes | None:
 
 
 def _restore_manifest(run: RunDir, saved: bytes | None) -> None:
-    """Put the manifest back as it was before a failed stage (removing one it created)."""
-    if saved is None:
-        run.manifest_path.unlink(missing_ok=True)
-        return
-    with atomic_open(run.manifest_path, "wb") as handle:
-        handle.write(saved)
+    """Put the manifest back as it was before a failed stage (removing one it created),
+    under the run directory's lock (another process may be updating it)."""
+    with run.lock():
+        if saved is None:
+            run.manifest_path.unlink(missing_ok=True)
+            return
+        with atomic_open(run.manifest_path, "wb") as handle:
+            handle.write(saved)
+
+
+def _digest(path: Path) -> str | None:
+    """sha256 (16 hex digits) of a file's bytes, or None if it is not a readable file."""
+    h = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                h.update(block)
+    except OSError:
+        return None
+    return h.hexdigest()[:16]
+
+
+def output_digests(run: RunDir, paths: Sequence[Path]) -> dict[str, str]:
+    """``{path relative to the run: digest}`` of a stage's outputs, recorded in its manifest
+    entry (``digests``) so later stages can tell that the outputs are still the ones made."""
+    out = {}
+    for p in paths:
+        d = _digest(p)
+        if d is not None:
+            out[str(p.relative_to(run.path))] = d
+    return out
+
+
+def outputs_problem(run: RunDir, stage: str, paths: Sequence[Path] = ()) -> str | None:
+    """Why ``stage``'s recorded outputs cannot be trusted, or None if they can: each file the
+    stage recorded (``digests`` of its manifest entry, and every path of ``paths``) must
+    exist with the bytes it was written with. An entry of an older synthcheck without
+    digests is checked for existence only."""
+    entry = run.stage_status(stage) or {}
+    digests = entry.get("digests")
+    recorded = dict(digests) if isinstance(digests, dict) else {}
+    names = list(recorded) + [str(p.relative_to(run.path)) for p in paths
+                              if str(p.relative_to(run.path)) not in recorded]
+    if not isinstance(digests, dict):
+        names += [str(x) for x in entry.get("outputs", []) if str(x) not in names]
+    for name in names:
+        path = run.path / name
+        if not path.is_file():
+            return f"{name} is missing"
+        if name in recorded and _digest(path) != recorded[name]:
+            return f"{name} was changed after the {stage} stage wrote it"
+    return None
+
+
+def _files_under(folder: Path) -> set[Path]:
+    """Every file and folder under ``folder`` (and itself), or nothing if it is missing."""
+    if not folder.exists():
+        return set()
+    return {folder, *folder.rglob("*")}
+
+
+def _remove_new_files(folder: Path, before: set[Path]) -> None:
+    """Remove what a failed stage added under ``folder`` (files, then emptied folders)."""
+    import contextlib
+
+    added = _files_under(folder) - before
+    for path in sorted(added, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                path.rmdir()
+            else:
+                path.unlink()
 
 
 def _write_meta(path: Path, stage_hash: str, **info: Any) -> None:
@@ -187,6 +271,57 @@ def build_task_scorers(task_models: Sequence[TaskModelConfig], labels: LabelSpac
             for t in task_models}
 
 
+def check_stage2(labels: LabelSpace, *, task_models: Sequence[TaskModelConfig],
+                 reference: ReferenceConfig, evaluation: EvaluationConfig | None = None,
+                 ranking: RankingConfig | None = None,
+                 built: Sequence[str] = (), reference_built: bool = False) -> None:
+    """Check every stage-2 input a later step would refuse, before any work is done and
+    without loading an LLM or a transformers model: at least one task model, unique names,
+    each task-model spec (resolvable, its labels the task's; see
+    :func:`~discovery._scorers.check_task_model`), the reference's label words and shots
+    against the task's labels, its engine and model spec, ``ranking.task_model``, and (given
+    ``evaluation``) the evaluation data (readable, its columns and labels).
+
+    Args:
+        built: names of task models already built by the caller (their specs are not
+            checked again).
+        reference_built: the caller gives an already built reference.
+
+    Raises:
+        ConfigError / DataError / ModelNotAvailable: the first problem found.
+    """
+    from discovery._reference import FewShotReference
+    from discovery._scorers import check_llm_spec, check_task_model
+
+    if not task_models:
+        raise ConfigError("no task models to score", where="task_models",
+                          fix="add at least one task model (e.g. spec: demo:sentiment)")
+    _check_task_names(task_models)
+    names = labels.list
+    FewShotReference(None, reference, names)  # label words and shots
+    if not reference_built:
+        from synth.engines import ENGINES
+
+        if reference.backend not in ENGINES:
+            from synth.core import did_you_mean
+
+            raise ConfigError(f"unknown engine {reference.backend!r}", where="reference.backend",
+                              fix=did_you_mean(reference.backend, ENGINES.names()))
+        check_llm_spec(reference.model, "reference.model")
+    for i, t in enumerate(task_models):
+        if t.name in built:
+            continue
+        check_task_model(t.spec, names, where=f"task_models[{i}] ({t.name})",
+                         label_map=t.label_map, trusted_types=t.trusted_types,
+                         reference=reference)
+    if ranking is not None:
+        ranked_task_name(ranking, task_models)
+    if evaluation is not None:
+        from discovery._evaluate import load_evaluation_set
+
+        load_evaluation_set(labels, evaluation)
+
+
 def _check_task_names(task_models: Sequence[TaskModelConfig]) -> None:
     names = [t.name for t in task_models]
     dupes = sorted({n for n in names if names.count(n) > 1})
@@ -233,15 +368,14 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
     out_dir = run.path / "scores"
     outputs = [out_dir / f"task-{t.name}.jsonl" for t in task_models] + [
         out_dir / "reference.jsonl"]
-    if run.is_current("score", shash) and all(p.is_file() for p in outputs):
+    if run.is_current("score", shash) and outputs_problem(run, "score", outputs) is None:
         return {"skipped": True, "stage_hash": shash, "sentences": len(ids)}
     names = labels.list
-    if reference_scorer is None:
-        # Prompt, shots and label words are checked before any model is loaded.
-        from discovery._reference import FewShotReference
-
-        FewShotReference(None, reference, names)
+    # Every spec, the prompt, shots and label words are checked before anything is written.
+    check_stage2(labels, task_models=task_models, reference=reference,
+                 built=list(task_scorers or {}), reference_built=reference_scorer is not None)
     saved = _manifest_bytes(run)
+    parts_before = _files_under(out_dir)
     record = dict(config_dump) if config_dump is not None else stage_record(
         labels, reference=reference, task_models=list(task_models), evaluation=evaluation)
     run.open_stage(record, "score", shash)
@@ -252,7 +386,14 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
             ids, texts, out_dir, labels=labels, task_models=task_models, reference=reference,
             evaluation=evaluation, task_scorers=task_scorers, reference_scorer=reference_scorer,
             progress=progress)
+    except SynthcheckError:
+        # Bad input (a model's bad output, a model that cannot load): every byte back.
+        _restore_manifest(run, saved)
+        _remove_new_files(out_dir, parts_before)
+        raise
     except Exception:
+        # Anything else (out of memory, a bug): the chunks scored so far are kept for a
+        # rerun, the manifest is put back.
         _restore_manifest(run, saved)
         raise
     for tm, probs in zip(task_models, task_probs, strict=True):
@@ -277,7 +418,8 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
     seconds = time.perf_counter() - started
     run.complete("score", shash, stage_hash=shash, sentences=len(ids),
                  seconds=round(seconds, 2),
-                 outputs=[str(p.relative_to(run.path)) for p in outputs])
+                 outputs=[str(p.relative_to(run.path)) for p in outputs],
+                 digests=output_digests(run, outputs))
     return {"skipped": False, "stage_hash": shash, "sentences": len(ids), "seconds": seconds}
 
 
@@ -418,9 +560,37 @@ def _ranker(ranking: RankingConfig) -> DivergenceRanker:
                             require_disagreement=r.require_disagreement)
 
 
+def _check_upstream(run: RunDir, stage: str, expected: str | None, *, what: str,
+                    command: str) -> str:
+    """The recorded hash of ``stage`` (the upstream of the stage being run), refused unless
+    the stage is complete, its recorded outputs are intact, and (when the caller's config
+    gives one) its hash is ``expected``.
+
+    Raises:
+        DataError: the stage is missing, incomplete, or its outputs are missing or changed.
+        RunDirError: the stage was run with another config than the caller's.
+    """
+    upstream = run.stage_hash(stage)
+    if upstream is None or not run.is_current(stage, upstream):
+        raise DataError(f"the run has no complete {what}", where=str(run.path),
+                        fix=f"run `synthcheck {command}` first")
+    problem = outputs_problem(run, stage)
+    if problem is not None:
+        raise DataError(f"the run's {what} cannot be used: {problem}", where=str(run.path),
+                        fix=f"run `synthcheck {command}` again (with this config)")
+    if expected is not None and upstream != expected:
+        raise RunDirError(
+            f"the run's {what} were made with another config (stage '{stage}' has hash "
+            f"{upstream}, this config gives {expected})", where=str(run.path),
+            fix=f"run `synthcheck {command}` with this config first, or pass the config "
+                f"the run was made with")
+    return upstream
+
+
 def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
              task_models: Sequence[TaskModelConfig],
-             config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
+             config_dump: Mapping[str, Any] | None = None,
+             score_hash: str | None = None) -> dict[str, Any]:
     """Rank the scored corpus by divergence and write ``hard.jsonl`` (the hard subset).
 
     Scores are read and checked and the hard subset is computed before the manifest or
@@ -432,15 +602,18 @@ def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
         ranking: the ranking section (metric, hard-subset size, which task model).
         task_models: the configured task models (``ranking.task_model`` is one of them).
         config_dump: the resolved run config to record in the manifest.
+        score_hash: the score stage hash the caller's config gives (see
+            :func:`score_stage_hash`); scores made with another one are refused.
+
+    Raises:
+        DataError: the scores are missing, incomplete, or were changed after scoring.
+        RunDirError: the scores were made with another config than ``score_hash``'s.
     """
     run = RunDir(run_dir)
-    upstream = run.stage_hash("score")
-    if upstream is None or not run.is_current("score", upstream):
-        raise DataError("the run has no complete scores", where=str(run.path),
-                        fix="run `synthcheck score` first")
+    upstream = _check_upstream(run, "score", score_hash, what="scores", command="score")
     rhash = rank_stage_hash(ranking, upstream)
     out = run.path / "hard.jsonl"
-    if run.is_current("rank", rhash) and out.is_file():
+    if run.is_current("rank", rhash) and outputs_problem(run, "rank", [out]) is None:
         return {"skipped": True, "stage_hash": rhash}
     name = ranked_task_name(ranking, task_models)
     ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=name)
@@ -453,14 +626,16 @@ def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
     _write_meta(out, rhash, ranking=ranking.model_dump(mode="json"),
                 task_model=name, corpus=len(ids), hard=len(hard), stage="rank")
     run.complete("rank", rhash, stage_hash=rhash, hard=len(hard), corpus=len(ids),
-                 disagreements=int(ranker.disagree_.sum()))
+                 disagreements=int(ranker.disagree_.sum()),
+                 digests=output_digests(run, [out]))
     return {"skipped": False, "stage_hash": rhash, "hard": len(hard), "corpus": len(ids),
             "disagreements": int(ranker.disagree_.sum())}
 
 
 def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
              mining: MiningConfig, task_models: Sequence[TaskModelConfig],
-             config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
+             config_dump: Mapping[str, Any] | None = None,
+             rank_hash: str | None = None) -> dict[str, Any]:
     """Mine n-grams of the hard subset against the corpus; write ``ngrams.jsonl`` and
     ``ngrams.csv`` sorted by ``mining.statistic``.
 
@@ -474,15 +649,20 @@ def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
         mining: the mining section.
         task_models: the configured task models.
         config_dump: the resolved run config to record in the manifest.
+        rank_hash: the rank stage hash the caller's config gives (see
+            :func:`rank_stage_hash`); a hard subset ranked with another one is refused.
+
+    Raises:
+        DataError: the hard subset or the scores are missing or were changed.
+        RunDirError: the hard subset was ranked with another config than ``rank_hash``'s.
     """
     run = RunDir(run_dir)
-    upstream = run.stage_hash("rank")
-    if upstream is None or not run.is_current("rank", upstream):
-        raise DataError("the run has no hard subset", where=str(run.path),
-                        fix="run `synthcheck rank` first")
+    upstream = _check_upstream(run, "rank", rank_hash, what="hard subset", command="rank")
+    _check_upstream(run, "score", None, what="scores", command="score")
     mhash = mine_stage_hash(mining, upstream)
     out_jsonl, out_csv = run.path / "ngrams.jsonl", run.path / "ngrams.csv"
-    if run.is_current("mine", mhash) and out_jsonl.is_file() and out_csv.is_file():
+    if run.is_current("mine", mhash) and outputs_problem(run, "mine",
+                                                         [out_jsonl, out_csv]) is None:
         return {"skipped": True, "stage_hash": mhash}
     hard_path = run.path / "hard.jsonl"
     hard_ids = [str(r["id"]) for r in iter_jsonl(hard_path)]
@@ -517,7 +697,8 @@ def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
     _write_csv(out_csv, records)
     _write_meta(out_jsonl, mhash, mining=m.model_dump(mode="json"), hard=len(hard_ids),
                 corpus=len(ids), ngrams=len(records), stage="mine")
-    run.complete("mine", mhash, stage_hash=mhash, ngrams=len(records))
+    run.complete("mine", mhash, stage_hash=mhash, ngrams=len(records),
+                 digests=output_digests(run, [out_jsonl, out_csv]))
     return {"skipped": False, "stage_hash": mhash, "ngrams": len(records),
             "hard": len(hard_ids), "top": [r["ngram"] for r in records[:10]]}
 

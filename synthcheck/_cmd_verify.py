@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synthcheck._cli_common import flag_overrides, positive_int
+from synthcheck._cli_common import add_allow_outside_files, flag_overrides, positive_int
 from synthcheck._config import RunConfig
 
 if TYPE_CHECKING:
@@ -58,13 +58,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                       help="held-out recall already measured: the eval.json that "
                            "'synthcheck evaluate --run DIR' and 'discover' write, a run "
                            "directory holding one, or {model: {label: recall}}")
+    add_allow_outside_files(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from formalize import load_suite
-    from synth.core import ConfigError
-    from synthcheck._pipeline import verify_stage_hash
+    from synth.core import ConfigError, RunDir
+    from synthcheck._pipeline import check_corpus_config, verify_stage_hash
     from synthcheck._verify import run_verify
 
     cfg = _config(args)
@@ -72,7 +73,10 @@ def run(args: argparse.Namespace) -> int:
     if suite_path is None:
         raise ConfigError("no suite to verify", where="--suite",
                           fix="pass --suite S, or a --config whose 'suite:' names one")
-    suite = load_suite(suite_path)
+    run_dir = RunDir(args.run)  # refuses a file
+    if cfg is not None:  # a run made with another config is refused, as by `discover`
+        check_corpus_config(cfg, run_dir.path)
+    suite = load_suite(suite_path, allow_outside_files=args.allow_outside_files)
     # Without --config the defaults, with the suite's labels, stand in for the sections
     # verify reads.
     base = cfg if cfg is not None else _defaults(
@@ -87,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
     scorers = _load_scorers(args, cfg, specs, suite.labels)
     if args.heldout is not None:
         recall = heldout_recall(cfg, scorers, suite.labels, args.heldout or None)
-    out = Path(args.run) / "verify" / suite.name
+    out = run_dir.path / "verify" / suite.name
+    if run_dir.path.is_dir():  # temp files a killed verify left (of writers that are gone)
+        run_dir.clean_stale_temp()
     print(f"verify: suite {suite.name!r}, up to {total:,} cases, {len(scorers)} model(s)")
     chash = verify_stage_hash(base, suite, task_models=_task_models(args, cfg, specs))
     result, paths = run_verify(suite, scorers, v, out, chash, recall)
