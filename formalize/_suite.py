@@ -101,7 +101,10 @@ class Suite:
         merged: dict[str, Any] = dict(builtin_lexicons()) if spec.builtin_lexicons else {}
         for k, rel in enumerate(spec.lexicon_files):
             try:
-                merged.update(read_lexicon_yaml(self._file(rel)))
+                # Not confined to the suite's folder: `import --lexicon-file` names the
+                # user's own lexicon YAML files (a mapping of names to lists) by relative
+                # paths; `lexicons: {X: {file: ...}}` and `texts_file` are confined.
+                merged.update(read_lexicon_yaml(self.base_dir / rel))
             except TemplateError as exc:
                 raise self._lexicon_error(exc, "lexicon_files", k) from None
         for name, entry in spec.lexicons.items():

@@ -92,8 +92,8 @@ def run(args: argparse.Namespace) -> int:
     if args.heldout is not None:
         recall = heldout_recall(cfg, scorers, suite.labels, args.heldout or None)
     out = run_dir.path / "verify" / suite.name
-    if run_dir.path.is_dir():  # temp files a killed verify left (of writers that are gone)
-        run_dir.clean_stale_temp()
+    if run_dir.path.is_dir() and any(out.rglob(".*.tmp")):
+        run_dir.clean_stale_temp()  # temp files a killed verify left (of writers now gone)
     print(f"verify: suite {suite.name!r}, up to {total:,} cases, {len(scorers)} model(s)")
     chash = verify_stage_hash(base, suite, task_models=_task_models(args, cfg, specs))
     result, paths = run_verify(suite, scorers, v, out, chash, recall)
