@@ -301,10 +301,10 @@ def test_corpus_ids_missing_from_a_scores_file(full_run, capsys) -> None:
     assert_user_error(code, err, r"^error: the run's scores cannot be used: "
                                  r"scores/reference.jsonl was changed after the score stage "
                                  r"wrote it \(.*\): run `synthcheck score` again")
+    assert snapshot(run) == before
     # Scoring again rescores (from the cached chunks) and rank then runs.
     assert cli(["score", "-c", cfg, "--run", run, "-q"], capsys)[0] == 0
     assert cli(["rank", "-c", cfg, "--run", run, "--top-k", 5], capsys)[0] == 0
-    assert snapshot(run) == before
 
 
 def test_top_k_larger_than_the_corpus(full_run, capsys) -> None:
