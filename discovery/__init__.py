@@ -26,6 +26,7 @@ from discovery._evaluate import (
     write_eval_json,
 )
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
+from discovery._model_checks import check_probability_rows, check_task_model
 from discovery._protocols import TaskScorer
 from discovery._ranking import DivergenceRanker, HardSubset, divergence
 from discovery._reference import FewShotReference
@@ -34,8 +35,6 @@ from discovery._scorers import (
     HFClassifierScorer,
     LabelMapper,
     SklearnScorer,
-    check_probability_rows,
-    check_task_model,
     load_task_scorer,
     task_model_availability,
 )

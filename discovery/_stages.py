@@ -40,12 +40,20 @@ from discovery._config import (
 from discovery._data import read_corpus, read_score_file
 from discovery._mining import NgramMiner
 from discovery._ranking import DivergenceRanker, HardSubset, divergence
+from discovery._stage_state import (
+    check_upstream,
+    files_under,
+    manifest_bytes,
+    output_digests,
+    outputs_problem,
+    remove_new_files,
+    restore_manifest,
+)
 from synth.core import (
     ConfigError,
     DataError,
     LabelSpace,
     RunDir,
-    RunDirError,
     SynthcheckError,
     atomic_open,
     config_hash,
@@ -135,86 +143,6 @@ def stage_record(labels: LabelSpace, **sections: Any) -> dict[str, Any]:
             **{name: output_dump(value) for name, value in sections.items()}}
 
 
-def _manifest_bytes(run: RunDir) -> bytes | None:
-    path = run.manifest_path
-    return path.read_bytes() if path.is_file() else None
-
-
-def _restore_manifest(run: RunDir, saved: bytes | None) -> None:
-    """Put the manifest back as it was before a failed stage (removing one it created),
-    under the run directory's lock (another process may be updating it)."""
-    with run.lock():
-        if saved is None:
-            run.manifest_path.unlink(missing_ok=True)
-            return
-        with atomic_open(run.manifest_path, "wb") as handle:
-            handle.write(saved)
-
-
-def _digest(path: Path) -> str | None:
-    """sha256 (16 hex digits) of a file's bytes, or None if it is not a readable file."""
-    h = hashlib.sha256()
-    try:
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                h.update(block)
-    except OSError:
-        return None
-    return h.hexdigest()[:16]
-
-
-def output_digests(run: RunDir, paths: Sequence[Path]) -> dict[str, str]:
-    """``{path relative to the run: digest}`` of a stage's outputs, recorded in its manifest
-    entry (``digests``) so later stages can tell that the outputs are still the ones made."""
-    out = {}
-    for p in paths:
-        d = _digest(p)
-        if d is not None:
-            out[str(p.relative_to(run.path))] = d
-    return out
-
-
-def outputs_problem(run: RunDir, stage: str, paths: Sequence[Path] = ()) -> str | None:
-    """Why ``stage``'s recorded outputs cannot be trusted, or None if they can: each file the
-    stage recorded (``digests`` of its manifest entry, and every path of ``paths``) must
-    exist with the bytes it was written with. An entry of an older synthcheck without
-    digests is checked for existence only."""
-    entry = run.stage_status(stage) or {}
-    digests = entry.get("digests")
-    recorded = dict(digests) if isinstance(digests, dict) else {}
-    names = list(recorded) + [str(p.relative_to(run.path)) for p in paths
-                              if str(p.relative_to(run.path)) not in recorded]
-    if not isinstance(digests, dict):
-        names += [str(x) for x in entry.get("outputs", []) if str(x) not in names]
-    for name in names:
-        path = run.path / name
-        if not path.is_file():
-            return f"{name} is missing"
-        if name in recorded and _digest(path) != recorded[name]:
-            return f"{name} was changed after the {stage} stage wrote it"
-    return None
-
-
-def _files_under(folder: Path) -> set[Path]:
-    """Every file and folder under ``folder`` (and itself), or nothing if it is missing."""
-    if not folder.exists():
-        return set()
-    return {folder, *folder.rglob("*")}
-
-
-def _remove_new_files(folder: Path, before: set[Path]) -> None:
-    """Remove what a failed stage added under ``folder`` (files, then emptied folders)."""
-    import contextlib
-
-    added = _files_under(folder) - before
-    for path in sorted(added, key=lambda p: len(p.parts), reverse=True):
-        with contextlib.suppress(OSError):
-            if path.is_dir() and not path.is_symlink():
-                path.rmdir()
-            else:
-                path.unlink()
-
-
 def _write_meta(path: Path, stage_hash: str, **info: Any) -> None:
     write_json_atomic(path.with_name(path.name + ".meta.json"),
                       {**provenance(stage_hash), **info})
@@ -290,8 +218,8 @@ def check_stage2(labels: LabelSpace, *, task_models: Sequence[TaskModelConfig],
     Raises:
         ConfigError / DataError / ModelNotAvailable: the first problem found.
     """
+    from discovery._model_checks import check_llm_spec, check_task_model
     from discovery._reference import FewShotReference
-    from discovery._scorers import check_llm_spec, check_task_model
 
     if not task_models:
         raise ConfigError("no task models to score", where="task_models",
@@ -374,8 +302,8 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
     # Every spec, the prompt, shots and label words are checked before anything is written.
     check_stage2(labels, task_models=task_models, reference=reference,
                  built=list(task_scorers or {}), reference_built=reference_scorer is not None)
-    saved = _manifest_bytes(run)
-    parts_before = _files_under(out_dir)
+    saved = manifest_bytes(run)
+    parts_before = files_under(out_dir)
     record = dict(config_dump) if config_dump is not None else stage_record(
         labels, reference=reference, task_models=list(task_models), evaluation=evaluation)
     run.open_stage(record, "score", shash)
@@ -388,13 +316,13 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
             progress=progress)
     except SynthcheckError:
         # Bad input (a model's bad output, a model that cannot load): every byte back.
-        _restore_manifest(run, saved)
-        _remove_new_files(out_dir, parts_before)
+        restore_manifest(run, saved)
+        remove_new_files(out_dir, parts_before)
         raise
     except Exception:
         # Anything else (out of memory, a bug): the chunks scored so far are kept for a
         # rerun, the manifest is put back.
-        _restore_manifest(run, saved)
+        restore_manifest(run, saved)
         raise
     for tm, probs in zip(task_models, task_probs, strict=True):
         path = out_dir / f"task-{tm.name}.jsonl"
@@ -560,33 +488,6 @@ def _ranker(ranking: RankingConfig) -> DivergenceRanker:
                             require_disagreement=r.require_disagreement)
 
 
-def _check_upstream(run: RunDir, stage: str, expected: str | None, *, what: str,
-                    command: str) -> str:
-    """The recorded hash of ``stage`` (the upstream of the stage being run), refused unless
-    the stage is complete, its recorded outputs are intact, and (when the caller's config
-    gives one) its hash is ``expected``.
-
-    Raises:
-        DataError: the stage is missing, incomplete, or its outputs are missing or changed.
-        RunDirError: the stage was run with another config than the caller's.
-    """
-    upstream = run.stage_hash(stage)
-    if upstream is None or not run.is_current(stage, upstream):
-        raise DataError(f"the run has no complete {what}", where=str(run.path),
-                        fix=f"run `synthcheck {command}` first")
-    problem = outputs_problem(run, stage)
-    if problem is not None:
-        raise DataError(f"the run's {what} cannot be used: {problem}", where=str(run.path),
-                        fix=f"run `synthcheck {command}` again (with this config)")
-    if expected is not None and upstream != expected:
-        raise RunDirError(
-            f"the run's {what} were made with another config (stage '{stage}' has hash "
-            f"{upstream}, this config gives {expected})", where=str(run.path),
-            fix=f"run `synthcheck {command}` with this config first, or pass the config "
-                f"the run was made with")
-    return upstream
-
-
 def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
              task_models: Sequence[TaskModelConfig],
              config_dump: Mapping[str, Any] | None = None,
@@ -610,7 +511,7 @@ def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
         RunDirError: the scores were made with another config than ``score_hash``'s.
     """
     run = RunDir(run_dir)
-    upstream = _check_upstream(run, "score", score_hash, what="scores", command="score")
+    upstream = check_upstream(run, "score", score_hash, what="scores", command="score")
     rhash = rank_stage_hash(ranking, upstream)
     out = run.path / "hard.jsonl"
     if run.is_current("rank", rhash) and outputs_problem(run, "rank", [out]) is None:
@@ -657,8 +558,8 @@ def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
         RunDirError: the hard subset was ranked with another config than ``rank_hash``'s.
     """
     run = RunDir(run_dir)
-    upstream = _check_upstream(run, "rank", rank_hash, what="hard subset", command="rank")
-    _check_upstream(run, "score", None, what="scores", command="score")
+    upstream = check_upstream(run, "rank", rank_hash, what="hard subset", command="rank")
+    check_upstream(run, "score", None, what="scores", command="score")
     mhash = mine_stage_hash(mining, upstream)
     out_jsonl, out_csv = run.path / "ngrams.jsonl", run.path / "ngrams.csv"
     if run.is_current("mine", mhash) and outputs_problem(run, "mine",

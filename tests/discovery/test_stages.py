@@ -17,7 +17,7 @@ from discovery import (
     rank_run,
     score_run,
 )
-from discovery._stages import output_digests
+from discovery._stage_state import output_digests
 from synth.core import DataError, RunDir, read_jsonl, write_jsonl
 
 WORDS = ["film", "story", "cast", "script", "music", "plot", "ending"]
