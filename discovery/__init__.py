@@ -26,6 +26,7 @@ from discovery._evaluate import (
     write_eval_json,
 )
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
+from discovery._model_checks import check_probability_rows, check_task_model
 from discovery._protocols import TaskScorer
 from discovery._ranking import DivergenceRanker, HardSubset, divergence
 from discovery._reference import FewShotReference
@@ -39,6 +40,9 @@ from discovery._scorers import (
 )
 from discovery._stages import (
     build_task_scorers,
+    check_stage2,
+    corpus_fingerprint,
+    expected_score_hash,
     load_scores,
     mine_run,
     mine_stage_hash,
@@ -75,6 +79,11 @@ __all__ = [
     "TaskModelConfig",
     "TaskScorer",
     "build_task_scorers",
+    "check_probability_rows",
+    "check_task_model",
+    "check_stage2",
+    "corpus_fingerprint",
+    "expected_score_hash",
     "check_split",
     "classification_report",
     "divergence",

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from discovery._model_checks import SKOPS_FIX, check_probability_rows, check_skops_file
 from synth.core import ConfigError, DataError, ModelNotAvailable, Registry, length_sorted_batches
 
 SCHEMES: Registry[Callable[..., Any]] = Registry("task-model scheme", {
@@ -96,6 +97,14 @@ class LabelMapper:
         return [dict(zip(self.task_labels, map(float, row), strict=True)) for row in mapped]
 
 
+def _kind(value: object) -> str:
+    """``a float``, ``None``, ``a str`` ... for messages about a returned value."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"an {name}" if name[:1] in "aeiou" else f"a {name}"
+
+
 class HFClassifierScorer:
     """A transformers sequence classifier: batched, length-sorted, truncated.
 
@@ -155,9 +164,6 @@ class HFClassifierScorer:
         return self.mapper(out)
 
 
-PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle", ".sav")
-"""Suffixes of pickled models, refused with a conversion hint."""
-
 # Types a .skops task model may hold beyond skops' own defaults; nothing executable.
 TRUSTED_SKOPS_TYPES: list[str] = []
 
@@ -175,6 +181,7 @@ class SklearnScorer:
         self.labels = list(labels)
         self.name = name
         self.batch_size = batch_size
+        self.where = where
         self.mapper = LabelMapper([str(c) for c in estimator.classes_], self.labels,
                                   label_map, where)
 
@@ -191,17 +198,12 @@ class SklearnScorer:
 
         path = Path(path)
         where = f"sklearn:{path}"
-        if path.suffix.lower() in PICKLE_SUFFIXES:
-            raise DataError(
-                f"{path.suffix} files are pickles, which can run any code when loaded; "
-                f"synthcheck loads scikit-learn models only from .skops files", where=where,
-                fix="convert it once where you trust the file: python -c \"import joblib, "
-                    f"skops.io as sio; sio.dump(joblib.load('{path}'), "
-                    f"'{path.with_suffix('.skops')}')\", then use "
-                    f"sklearn:{path.with_suffix('.skops')}")
-        if not path.is_file():
-            raise DataError("skops file not found", where=where, fix="check the path")
-        untrusted = sio.get_untrusted_types(file=path)
+        check_skops_file(path, where)
+        try:
+            untrusted = sio.get_untrusted_types(file=path)
+        except Exception as exc:  # noqa: BLE001 - skops raises many kinds on a bad archive
+            raise DataError(f"not a readable skops file ({type(exc).__name__}: {exc})",
+                            where=where, fix=SKOPS_FIX) from None
         allowed = set(TRUSTED_SKOPS_TYPES) | set(trusted_types)
         refused = [t for t in untrusted if t not in allowed]
         if refused:
@@ -209,7 +211,11 @@ class SklearnScorer:
                 f"refusing to load untrusted types {refused}", where=where,
                 fix="if you trust this file, list these types under the task model's "
                     "trusted_types")
-        estimator = sio.load(path, trusted=[t for t in untrusted if t in allowed])
+        try:
+            estimator = sio.load(path, trusted=[t for t in untrusted if t in allowed])
+        except Exception as exc:  # noqa: BLE001 - a damaged archive fails in many ways
+            raise DataError(f"cannot load the skops file ({type(exc).__name__}: {exc})",
+                            where=where, fix=SKOPS_FIX) from None
         return cls(estimator, labels, where=where, **kwargs)
 
     def predict_proba(self, texts: Sequence[str]) -> list[dict[str, float]]:
@@ -219,45 +225,105 @@ class SklearnScorer:
         texts = join_pairs(texts)  # a pipeline takes strings: pairs joined
         parts = [np.asarray(self.estimator.predict_proba(list(texts[s:s + self.batch_size])))
                  for s in range(0, len(texts), self.batch_size)]
-        return self.mapper(np.vstack(parts))
+        probs = check_probability_rows(
+            np.vstack(parts), self.mapper.model_labels, self.where,
+            "the estimator's predict_proba must return finite probabilities summing to 1")
+        return self.mapper(probs)
 
 
 class CallableScorer:
     """A Python function ``list[str] -> list[dict[label, prob]]`` (or an object with
-    ``predict_proba``), with its labels checked and optionally renamed."""
+    ``predict_proba``), with its labels checked and optionally renamed.
+
+    Each result must be a dict whose keys are the model's labels and whose values are finite
+    probabilities in [0, 1] summing to 1 (within
+    :data:`~discovery._model_checks.PROB_TOLERANCE`). An object that exposes ``classes_``
+    (scikit-learn style) may instead return an array of shape ``(texts, len(classes_))``
+    from ``predict_proba``.
+    """
 
     def __init__(self, fn: Callable[[list[str]], Any], labels: Sequence[str], *,
                  label_map: Mapping[str, str] | None = None, name: str = "python",
-                 batch_size: int = 256, where: str = "python") -> None:
+                 batch_size: int = 256, where: str = "python",
+                 classes: Sequence[Any] | None = None) -> None:
         self.fn = fn
         self.labels = list(labels)
         self.name = name
         self.batch_size = batch_size
         self.label_map = label_map
         self.where = where
+        self.classes = [str(c) for c in classes] if classes is not None else None
         self.mapper: LabelMapper | None = None
+        if self.classes is not None:
+            self.mapper = LabelMapper(self.classes, self.labels, label_map, where)
+
+    def _fix(self) -> str:
+        names = self.mapper.model_labels if self.mapper is not None else self.labels
+        return (f"return one dict per text with keys {names} and probabilities in [0, 1] "
+                f"summing to 1" + (", or an array of shape (texts, len(classes_))"
+                                   if self.classes is not None else ""))
+
+    def _rows(self, result: Any, n: int) -> np.ndarray:
+        """The model classes' probabilities of one call's ``result`` for ``n`` texts."""
+        if self.classes is not None and isinstance(result, np.ndarray):
+            if result.ndim != 2 or result.shape != (n, len(self.classes)):
+                raise DataError(f"predict_proba returned an array of shape {result.shape} for "
+                                f"{n} texts and classes_ {self.classes}", where=self.where,
+                                fix=self._fix())
+            if not np.issubdtype(result.dtype, np.number) or result.dtype == np.bool_:
+                raise DataError(f"predict_proba returned an array of {result.dtype}, not of "
+                                f"numbers", where=self.where, fix=self._fix())
+            return result.astype(np.float64)
+        if result is None or isinstance(result, str | bytes | Mapping) or not hasattr(
+                result, "__iter__"):
+            raise DataError(f"the callable returned {_kind(result)}, not a list with one "
+                            f"result per text", where=self.where, fix=self._fix())
+        rows = list(result)
+        if len(rows) != n:
+            raise DataError(f"the callable returned {len(rows)} results for {n} "
+                            f"texts", where=self.where, fix="return one dict per text")
+        for i, row in enumerate(rows):
+            if not isinstance(row, Mapping):
+                raise DataError(f"result {i} is {_kind(row)}, not a dict "
+                                f"{{label: probability}}", where=self.where, fix=self._fix())
+        if not rows:
+            return np.zeros((0, 0))
+        if self.mapper is None:
+            self.mapper = LabelMapper([str(k) for k in rows[0]], self.labels, self.label_map,
+                                      self.where)
+        names = self.mapper.model_labels
+        out = np.empty((len(rows), len(names)))
+        for i, row in enumerate(rows):
+            keys = sorted(map(str, row))
+            if keys != sorted(names):
+                raise DataError(f"result {i} has labels {keys}, expected {sorted(names)}",
+                                where=self.where, fix=self._fix())
+            byname = {str(k): v for k, v in row.items()}
+            for j, m in enumerate(names):
+                v = byname[m]
+                if isinstance(v, bool) or not isinstance(v, int | float | np.number):
+                    raise DataError(f"result {i} gives label {m!r} {_kind(v)} ({v!r}), not a "
+                                    f"probability", where=self.where, fix=self._fix())
+                out[i, j] = float(v)
+        return out
 
     def predict_proba(self, texts: Sequence[str]) -> list[dict[str, float]]:
-        """``{label: probability}`` per text, in input order."""
+        """``{label: probability}`` per text, in input order.
+
+        Raises:
+            DataError: a result that is not one dict (or array row) per text, with the
+                model's labels as keys and valid probabilities.
+        """
         out: list[dict[str, float]] = []
         for s in range(0, len(texts), self.batch_size):
             chunk = list(texts[s:s + self.batch_size])
-            rows = list(self.fn(chunk))
-            if len(rows) != len(chunk):
-                raise DataError(f"the callable returned {len(rows)} results for {len(chunk)} "
-                                f"texts", where=self.where, fix="return one dict per text")
-            if not rows:
+            result = self.fn(chunk)
+            probs = self._rows(result, len(chunk))
+            if not len(chunk):
                 continue
-            if self.mapper is None:
-                self.mapper = LabelMapper(list(rows[0]), self.labels, self.label_map,
-                                          self.where)
-            names = self.mapper.model_labels
-            try:
-                probs = np.array([[float(r[m]) for m in names] for r in rows])
-            except (KeyError, TypeError):
-                raise DataError("the callable returned a result without every label",
-                                where=self.where,
-                                fix=f"return dicts with keys {names}") from None
+            assert self.mapper is not None
+            probs = check_probability_rows(probs, self.mapper.model_labels, self.where,
+                                           self._fix())
             out.extend(self.mapper(probs))
         return out
 
@@ -333,8 +399,10 @@ def _load_python(rest: str, labels: Sequence[str], *, label_map: Mapping[str, st
         raise ConfigError(f"{rest!r} is neither callable nor has predict_proba",
                           where=f"python:{rest}",
                           fix="point at a function list[str] -> list[dict[label, prob]]")
+    classes = getattr(obj, "classes_", None) if fn is not obj else None
     return CallableScorer(fn, labels, label_map=label_map, name=name, batch_size=batch_size,
-                          where=f"python:{rest}")
+                          where=f"python:{rest}",
+                          classes=list(classes) if classes is not None else None)
 
 
 def _load_fewshot(rest: str, labels: Sequence[str], *, name: str, reference: Any = None,

@@ -40,11 +40,21 @@ from discovery._config import (
 from discovery._data import read_corpus, read_score_file
 from discovery._mining import NgramMiner
 from discovery._ranking import DivergenceRanker, HardSubset, divergence
+from discovery._stage_state import (
+    check_upstream,
+    files_under,
+    manifest_bytes,
+    output_digests,
+    outputs_problem,
+    remove_new_files,
+    restore_manifest,
+)
 from synth.core import (
     ConfigError,
     DataError,
     LabelSpace,
     RunDir,
+    SynthcheckError,
     atomic_open,
     config_hash,
     iter_jsonl,
@@ -100,6 +110,22 @@ def score_stage_hash(*, labels: LabelSpace, task_models: Sequence[TaskModelConfi
                         "generate": upstream})
 
 
+def corpus_fingerprint(run_dir: str | Path) -> str:
+    """The fingerprint of a run's corpus (ids and texts) that the score stage hash covers."""
+    ids, texts = read_corpus(run_dir)
+    return _fingerprint(ids, texts)
+
+
+def expected_score_hash(run_dir: str | Path, *, labels: LabelSpace,
+                        task_models: Sequence[TaskModelConfig], reference: ReferenceConfig,
+                        evaluation: EvaluationConfig) -> str:
+    """The score stage hash these sections give on ``run_dir``'s corpus (what
+    :func:`score_run` would record there)."""
+    return score_stage_hash(labels=labels, task_models=task_models, reference=reference,
+                            evaluation=evaluation, corpus_fp=corpus_fingerprint(run_dir),
+                            upstream=RunDir(run_dir).stage_hash("generate"))
+
+
 def rank_stage_hash(ranking: RankingConfig, score_hash: str) -> str:
     """Hash of the rank stage: the ranking config plus the score stage hash."""
     return config_hash({"ranking": output_dump(ranking), "score": score_hash})
@@ -115,20 +141,6 @@ def stage_record(labels: LabelSpace, **sections: Any) -> dict[str, Any]:
     run config: the task's labels and the sections the stage read."""
     return {"task": {"labels": labels.list},
             **{name: output_dump(value) for name, value in sections.items()}}
-
-
-def _manifest_bytes(run: RunDir) -> bytes | None:
-    path = run.manifest_path
-    return path.read_bytes() if path.is_file() else None
-
-
-def _restore_manifest(run: RunDir, saved: bytes | None) -> None:
-    """Put the manifest back as it was before a failed stage (removing one it created)."""
-    if saved is None:
-        run.manifest_path.unlink(missing_ok=True)
-        return
-    with atomic_open(run.manifest_path, "wb") as handle:
-        handle.write(saved)
 
 
 def _write_meta(path: Path, stage_hash: str, **info: Any) -> None:
@@ -183,6 +195,57 @@ def build_task_scorers(task_models: Sequence[TaskModelConfig], labels: LabelSpac
             for t in task_models}
 
 
+def check_stage2(labels: LabelSpace, *, task_models: Sequence[TaskModelConfig],
+                 reference: ReferenceConfig, evaluation: EvaluationConfig | None = None,
+                 ranking: RankingConfig | None = None,
+                 built: Sequence[str] = (), reference_built: bool = False) -> None:
+    """Check every stage-2 input a later step would refuse, before any work is done and
+    without loading an LLM or a transformers model: at least one task model, unique names,
+    each task-model spec (resolvable, its labels the task's; see
+    :func:`~discovery._scorers.check_task_model`), the reference's label words and shots
+    against the task's labels, its engine and model spec, ``ranking.task_model``, and (given
+    ``evaluation``) the evaluation data (readable, its columns and labels).
+
+    Args:
+        built: names of task models already built by the caller (their specs are not
+            checked again).
+        reference_built: the caller gives an already built reference.
+
+    Raises:
+        ConfigError / DataError / ModelNotAvailable: the first problem found.
+    """
+    from discovery._model_checks import check_llm_spec, check_task_model
+    from discovery._reference import FewShotReference
+
+    if not task_models:
+        raise ConfigError("no task models to score", where="task_models",
+                          fix="add at least one task model (e.g. spec: demo:sentiment)")
+    _check_task_names(task_models)
+    names = labels.list
+    FewShotReference(None, reference, names)  # label words and shots
+    if not reference_built:
+        from synth.engines import ENGINES
+
+        if reference.backend not in ENGINES:
+            from synth.core import did_you_mean
+
+            raise ConfigError(f"unknown engine {reference.backend!r}", where="reference.backend",
+                              fix=did_you_mean(reference.backend, ENGINES.names()))
+        check_llm_spec(reference.model, "reference.model")
+    for i, t in enumerate(task_models):
+        if t.name in built:
+            continue
+        check_task_model(t.spec, names, where=f"task_models[{i}] ({t.name})",
+                         label_map=t.label_map, trusted_types=t.trusted_types,
+                         reference=reference)
+    if ranking is not None:
+        ranked_task_name(ranking, task_models)
+    if evaluation is not None:
+        from discovery._evaluate import load_evaluation_set
+
+        load_evaluation_set(labels, evaluation)
+
+
 def _check_task_names(task_models: Sequence[TaskModelConfig]) -> None:
     names = [t.name for t in task_models]
     dupes = sorted({n for n in names if names.count(n) > 1})
@@ -229,15 +292,14 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
     out_dir = run.path / "scores"
     outputs = [out_dir / f"task-{t.name}.jsonl" for t in task_models] + [
         out_dir / "reference.jsonl"]
-    if run.is_current("score", shash) and all(p.is_file() for p in outputs):
+    if run.is_current("score", shash) and outputs_problem(run, "score", outputs) is None:
         return {"skipped": True, "stage_hash": shash, "sentences": len(ids)}
     names = labels.list
-    if reference_scorer is None:
-        # Prompt, shots and label words are checked before any model is loaded.
-        from discovery._reference import FewShotReference
-
-        FewShotReference(None, reference, names)
-    saved = _manifest_bytes(run)
+    # Every spec, the prompt, shots and label words are checked before anything is written.
+    check_stage2(labels, task_models=task_models, reference=reference,
+                 built=list(task_scorers or {}), reference_built=reference_scorer is not None)
+    saved = manifest_bytes(run)
+    parts_before = files_under(out_dir)
     record = dict(config_dump) if config_dump is not None else stage_record(
         labels, reference=reference, task_models=list(task_models), evaluation=evaluation)
     run.open_stage(record, "score", shash)
@@ -248,8 +310,15 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
             ids, texts, out_dir, labels=labels, task_models=task_models, reference=reference,
             evaluation=evaluation, task_scorers=task_scorers, reference_scorer=reference_scorer,
             progress=progress)
+    except SynthcheckError:
+        # Bad input (a model's bad output, a model that cannot load): every byte back.
+        restore_manifest(run, saved)
+        remove_new_files(out_dir, parts_before)
+        raise
     except Exception:
-        _restore_manifest(run, saved)
+        # Anything else (out of memory, a bug): the chunks scored so far are kept for a
+        # rerun, the manifest is put back.
+        restore_manifest(run, saved)
         raise
     for tm, probs in zip(task_models, task_probs, strict=True):
         path = out_dir / f"task-{tm.name}.jsonl"
@@ -273,7 +342,8 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
     seconds = time.perf_counter() - started
     run.complete("score", shash, stage_hash=shash, sentences=len(ids),
                  seconds=round(seconds, 2),
-                 outputs=[str(p.relative_to(run.path)) for p in outputs])
+                 outputs=[str(p.relative_to(run.path)) for p in outputs],
+                 digests=output_digests(run, outputs))
     return {"skipped": False, "stage_hash": shash, "sentences": len(ids), "seconds": seconds}
 
 
@@ -416,7 +486,8 @@ def _ranker(ranking: RankingConfig) -> DivergenceRanker:
 
 def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
              task_models: Sequence[TaskModelConfig],
-             config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
+             config_dump: Mapping[str, Any] | None = None,
+             score_hash: str | None = None) -> dict[str, Any]:
     """Rank the scored corpus by divergence and write ``hard.jsonl`` (the hard subset).
 
     Scores are read and checked and the hard subset is computed before the manifest or
@@ -428,15 +499,18 @@ def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
         ranking: the ranking section (metric, hard-subset size, which task model).
         task_models: the configured task models (``ranking.task_model`` is one of them).
         config_dump: the resolved run config to record in the manifest.
+        score_hash: the score stage hash the caller's config gives (see
+            :func:`score_stage_hash`); scores made with another one are refused.
+
+    Raises:
+        DataError: the scores are missing, incomplete, or were changed after scoring.
+        RunDirError: the scores were made with another config than ``score_hash``'s.
     """
     run = RunDir(run_dir)
-    upstream = run.stage_hash("score")
-    if upstream is None or not run.is_current("score", upstream):
-        raise DataError("the run has no complete scores", where=str(run.path),
-                        fix="run `synthcheck score` first")
+    upstream = check_upstream(run, "score", score_hash, what="scores", command="score")
     rhash = rank_stage_hash(ranking, upstream)
     out = run.path / "hard.jsonl"
-    if run.is_current("rank", rhash) and out.is_file():
+    if run.is_current("rank", rhash) and outputs_problem(run, "rank", [out]) is None:
         return {"skipped": True, "stage_hash": rhash}
     name = ranked_task_name(ranking, task_models)
     ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=name)
@@ -449,14 +523,16 @@ def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
     _write_meta(out, rhash, ranking=ranking.model_dump(mode="json"),
                 task_model=name, corpus=len(ids), hard=len(hard), stage="rank")
     run.complete("rank", rhash, stage_hash=rhash, hard=len(hard), corpus=len(ids),
-                 disagreements=int(ranker.disagree_.sum()))
+                 disagreements=int(ranker.disagree_.sum()),
+                 digests=output_digests(run, [out]))
     return {"skipped": False, "stage_hash": rhash, "hard": len(hard), "corpus": len(ids),
             "disagreements": int(ranker.disagree_.sum())}
 
 
 def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
              mining: MiningConfig, task_models: Sequence[TaskModelConfig],
-             config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
+             config_dump: Mapping[str, Any] | None = None,
+             rank_hash: str | None = None) -> dict[str, Any]:
     """Mine n-grams of the hard subset against the corpus; write ``ngrams.jsonl`` and
     ``ngrams.csv`` sorted by ``mining.statistic``.
 
@@ -470,15 +546,20 @@ def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
         mining: the mining section.
         task_models: the configured task models.
         config_dump: the resolved run config to record in the manifest.
+        rank_hash: the rank stage hash the caller's config gives (see
+            :func:`rank_stage_hash`); a hard subset ranked with another one is refused.
+
+    Raises:
+        DataError: the hard subset or the scores are missing or were changed.
+        RunDirError: the hard subset was ranked with another config than ``rank_hash``'s.
     """
     run = RunDir(run_dir)
-    upstream = run.stage_hash("rank")
-    if upstream is None or not run.is_current("rank", upstream):
-        raise DataError("the run has no hard subset", where=str(run.path),
-                        fix="run `synthcheck rank` first")
+    upstream = check_upstream(run, "rank", rank_hash, what="hard subset", command="rank")
+    check_upstream(run, "score", None, what="scores", command="score")
     mhash = mine_stage_hash(mining, upstream)
     out_jsonl, out_csv = run.path / "ngrams.jsonl", run.path / "ngrams.csv"
-    if run.is_current("mine", mhash) and out_jsonl.is_file() and out_csv.is_file():
+    if run.is_current("mine", mhash) and outputs_problem(run, "mine",
+                                                         [out_jsonl, out_csv]) is None:
         return {"skipped": True, "stage_hash": mhash}
     hard_path = run.path / "hard.jsonl"
     hard_ids = [str(r["id"]) for r in iter_jsonl(hard_path)]
@@ -513,7 +594,8 @@ def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
     _write_csv(out_csv, records)
     _write_meta(out_jsonl, mhash, mining=m.model_dump(mode="json"), hard=len(hard_ids),
                 corpus=len(ids), ngrams=len(records), stage="mine")
-    run.complete("mine", mhash, stage_hash=mhash, ngrams=len(records))
+    run.complete("mine", mhash, stage_hash=mhash, ngrams=len(records),
+                 digests=output_digests(run, [out_jsonl, out_csv]))
     return {"skipped": False, "stage_hash": mhash, "ngrams": len(records),
             "hard": len(hard_ids), "top": [r["ngram"] for r in records[:10]]}
 

@@ -3,7 +3,12 @@ runner and its verify result, import/export formats, and review/propose."""
 
 from formalize._config import VerifyConfig
 from formalize._expand import Case, CompiledTemplate, TemplateSource
-from formalize._groups import GroupVariantMaker, read_run_texts, substitute_entity
+from formalize._groups import (
+    GroupVariantMaker,
+    RunCorpusMissing,
+    read_run_texts,
+    substitute_entity,
+)
 from formalize._labels import check_spec_labels, check_suite_labels
 from formalize._lexicons import (
     BUILTIN_LEXICON_DIR,
@@ -19,7 +24,7 @@ from formalize._result import VerifyResult, group_deviations, summary_tests
 from formalize._run_outputs import RunOutputs, read_summary_json
 from formalize._runner import TemplateRunner, judge, predict
 from formalize._spec import RunTexts, SuiteSpec
-from formalize._suite import Suite, dump_suite_yaml, load_suite
+from formalize._suite import MAX_CASES, Suite, dump_suite_yaml, load_suite
 from formalize._template import (
     Slot,
     Text,
@@ -110,6 +115,8 @@ __all__ = [
     "indefinite_article",
     "judge",
     "load_suite",
+    "MAX_CASES",
+    "RunCorpusMissing",
     "make_perturbation",
     "parse_template",
     "predict",

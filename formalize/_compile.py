@@ -16,6 +16,38 @@ from formalize._spec import SuiteSpec
 from formalize._template import Slot, parse_template
 from synth.core import LabelSpace, TemplateError, did_you_mean
 
+OUTSIDE_FIX = ("copy the file into the suite's folder (or a subfolder) and name it "
+               "relative to the suite file, or pass --allow-outside-files if you trust "
+               "the suite")
+
+
+def suite_file(base_dir: Path, name: str, where: str, *, allow_outside: bool = False) -> Path:
+    """Resolve a file that a suite names (``lexicons: {X: {file: ...}}``, ``lexicon_files``,
+    ``texts_file``) relative to the suite's folder ``base_dir``.
+
+    A suite is data that may come from elsewhere, so it may read only files in its own
+    folder: an absolute path, or one that leaves the folder (``..``, a link pointing out)
+    is refused unless ``allow_outside`` (the user's ``--allow-outside-files``).
+
+    Raises:
+        TemplateError: the path leaves the suite's folder.
+    """
+    path = Path(name)
+    full = path if path.is_absolute() else base_dir / path
+    if allow_outside:
+        return full
+    if path.is_absolute() or name.startswith("~"):
+        raise TemplateError(f"the suite names a file by an absolute path ({name}); a suite "
+                            f"may only read files in its own folder", where=where,
+                            fix=OUTSIDE_FIX)
+    try:
+        full.resolve().relative_to(base_dir.resolve())
+    except ValueError:
+        raise TemplateError(f"the file {name} is outside the suite's folder "
+                            f"({base_dir.resolve()}); a suite may only read files in its "
+                            f"own folder", where=where, fix=OUTSIDE_FIX) from None
+    return full
+
 
 @dataclass(frozen=True)
 class SuiteContext:
@@ -33,6 +65,13 @@ class SuiteContext:
     """The suite's labels."""
     lexicons: LexiconSet
     """The suite's lexicons (built-in, files and its own)."""
+    allow_outside_files: bool = False
+    """Let the suite read files outside its folder (``--allow-outside-files``)."""
+
+    def file(self, name: str, where: str) -> Path:
+        """The file a suite field names (see :func:`suite_file`)."""
+        return suite_file(self.base_dir, name, where,
+                          allow_outside=self.allow_outside_files)
 
     @property
     def seed(self) -> int:

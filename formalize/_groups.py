@@ -16,6 +16,11 @@ from synth import has_corpus, iter_corpus
 from synth.core import DataError, TemplateError, iter_jsonl
 
 
+class RunCorpusMissing(TemplateError):
+    """``texts_from_run`` names a directory without a corpus (yet): `discover` checks a suite
+    before it generates the corpus such a suite may read."""
+
+
 def read_texts_file(path: str | Path, where: str) -> list[str]:
     """Read base texts: ``.txt`` (one per line), ``.jsonl`` (``text`` field), ``.csv`` (``text``).
 
@@ -65,6 +70,11 @@ def read_run_texts(run: str | Path, where: str, *, base_dir: str | Path = ".",
         TemplateError: no corpus in the run directory, or a corpus record without a ``text``.
     """
     run_dir = Path(base_dir) / run
+    if run_dir.exists() and not run_dir.is_dir():
+        raise TemplateError("texts_from_run must name a run directory, not a file",
+                            where=f"{where}: {run_dir}",
+                            fix="give the run directory (the --run folder of `synthcheck "
+                                "generate` or `discover`)")
     if not has_corpus(run_dir):
         fix = ("generate it first (synthcheck generate --run DIR), or check the path; a "
                "relative path is relative to the suite file's folder")
@@ -73,8 +83,8 @@ def read_run_texts(run: str | Path, where: str, *, base_dir: str | Path = ".",
             fix = (f"a relative path is relative to the suite file's folder: write "
                    f"{rel.as_posix()!r} (or an absolute path) for the run in the current "
                    "directory")
-        raise TemplateError("no corpus in the run directory (no corpus/shard-*.jsonl)",
-                            where=f"{where}: {run_dir}", fix=fix)
+        raise RunCorpusMissing("no corpus in the run directory (no corpus/shard-*.jsonl)",
+                               where=f"{where}: {run_dir}", fix=fix)
     rng = random.Random(f"{seed}|corpus")
     reservoir: list[tuple[int, str]] = []
     i = 0

@@ -14,7 +14,8 @@ from formalize.types import TEST_TYPES, builtin_type_names
 from formalize.types._fields import RunTexts, TestSpecBase
 from synth.core import STRICT, check_unique_labels
 
-__all__ = ["LexiconFile", "PairedLexiconSpec", "RunTexts", "SuiteSpec", "suite_spec_model"]
+__all__ = ["LexiconFile", "PairedLexiconSpec", "RunTexts", "SuiteSpec", "check_suite_name",
+           "suite_spec_model"]
 
 
 class LexiconFile(BaseModel):
@@ -92,6 +93,23 @@ class SuiteSpec(BaseModel):
     @classmethod
     def _unique_labels(cls, labels: list[str]) -> list[str]:
         return check_unique_labels(labels)
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, name: str) -> str:
+        return check_suite_name(name)
+
+
+def check_suite_name(name: str) -> str:
+    """Return ``name`` if it is a plain file name (it becomes the folder ``verify/<name>``);
+    raise ValueError for a path (``/``, ``\\``), ``.``/``..``, a leading ``.`` or ``~``, or a
+    control character, so that no suite writes outside its run directory."""
+    if (name in {".", ".."} or any(c in name for c in "/\\") or name.startswith((".", "~"))
+            or any(ord(c) < 32 or ord(c) == 127 for c in name) or name != name.strip()):
+        raise ValueError(f"suite name {name!r} is not a plain file name (it names the output "
+                         f"folder verify/<name>): use letters, digits, '-' and '_', without "
+                         f"'/', '\\', a leading '.' or surrounding spaces")
+    return name
 
 
 _MODELS: dict[tuple[type[TestSpecBase], ...], type[SuiteSpec]] = {

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from formalize._compile import SuiteContext
+from formalize._compile import SuiteContext, suite_file
 from formalize._expand import Case
 from formalize._labels import check_spec_labels
 from formalize._lexicons import (
@@ -32,6 +32,10 @@ from formalize._spec import PairedLexiconSpec, SuiteSpec
 from formalize.types import TEST_TYPES, CompiledTest
 from synth.core import LabelSpace, TemplateError, did_you_mean, node_line
 
+MAX_CASES = 10_000_000
+"""The most cases any suite expands to, whatever its ``max_cases`` (a larger expansion would
+take hours and gigabytes of ``cases.jsonl``): sample instead."""
+
 
 class Suite:
     """A loaded, checked suite: its spec, lexicons and compiled tests.
@@ -42,36 +46,43 @@ class Suite:
 
     def __init__(self, spec: SuiteSpec, *, source: str = "<suite>",
                  base_dir: str | Path = ".", node: yaml.Node | None = None,
-                 extra_lexicons: Mapping[str, list[str]] | None = None) -> None:
+                 extra_lexicons: Mapping[str, list[str]] | None = None,
+                 allow_outside_files: bool = False) -> None:
         self.spec = spec
         self.source = source
         self.base_dir = Path(base_dir)
         self._node = node
+        self.allow_outside_files = allow_outside_files
         self.lexicons = self._build_lexicons(extra_lexicons or {})
         ctx = SuiteContext(spec=spec, source=source, node=node, base_dir=self.base_dir,
-                           labels=self.label_space, lexicons=self.lexicons)
+                           labels=self.label_space, lexicons=self.lexicons,
+                           allow_outside_files=allow_outside_files)
         self.tests: list[CompiledTest] = [self._compile(i, t, ctx)
                                           for i, t in enumerate(spec.tests)]
 
     # -- construction -----------------------------------------------------------------
     @classmethod
-    def from_yaml(cls, path: str | Path) -> Suite:
-        """Load and check a suite file.
+    def from_yaml(cls, path: str | Path, *, allow_outside_files: bool = False) -> Suite:
+        """Load and check a suite file. The files it names are read relative to its folder
+        and must lie in it unless ``allow_outside_files`` (see
+        :func:`formalize._compile.suite_file`).
 
         Raises:
             TemplateError: malformed YAML (with the line), a schema error (field and line),
-                or any problem with templates, lexicons or labels.
+                a file outside the suite's folder, or any problem with templates, lexicons
+                or labels.
         """
         path = Path(path)
         data, node = read_suite_yaml(path)
-        return cls.from_dict(data, source=str(path), base_dir=path.parent, node=node)
+        return cls.from_dict(data, source=str(path), base_dir=path.parent, node=node,
+                             allow_outside_files=allow_outside_files)
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "<suite>", base_dir: str | Path = ".",
-                  node: yaml.Node | None = None) -> Suite:
+                  node: yaml.Node | None = None, allow_outside_files: bool = False) -> Suite:
         """Check a suite given as a dict (the YAML's content)."""
         return cls(validate_suite(data, source, node), source=source, base_dir=base_dir,
-                   node=node)
+                   node=node, allow_outside_files=allow_outside_files)
 
     @property
     def name(self) -> str:
@@ -93,6 +104,9 @@ class Suite:
         pairs = builtin_pairs() if spec.builtin_lexicons else {}
         for k, rel in enumerate(spec.lexicon_files):
             try:
+                # Not confined to the suite's folder: `import --lexicon-file` names the
+                # user's own lexicon YAML files (a mapping of names to lists) by relative
+                # paths; `lexicons: {X: {file: ...}}` and `texts_file` are confined.
                 merged.update(read_lexicon_yaml(self.base_dir / rel, pairs))
             except TemplateError as exc:
                 raise self._lexicon_error(exc, "lexicon_files", k) from None
@@ -103,7 +117,7 @@ class Suite:
                 elif isinstance(entry, PairedLexiconSpec):
                     pairs[name] = paired_lexicon(name, entry.slots, entry.values, self.source)
                 else:
-                    merged[name] = read_lexicon_file(self.base_dir / entry.file, name=name,
+                    merged[name] = read_lexicon_file(self._file(entry.file), name=name,
                                                      column=entry.column, key=entry.key)
             except TemplateError as exc:
                 raise self._lexicon_error(exc, "lexicons", name) from None
@@ -118,6 +132,11 @@ class Suite:
             return LexiconSet(merged, spec.slots, where=self.source, pairs=pairs)
         except TemplateError as exc:
             raise TemplateError(exc.what, where=f"{self.source}, lexicons", fix=exc.fix) from None
+
+    def _file(self, name: str) -> Path:
+        """A lexicon file the suite names (the caller names the entry in errors)."""
+        return suite_file(self.base_dir, name, self.source,
+                          allow_outside=self.allow_outside_files)
 
     def _lexicon_error(self, exc: TemplateError, section: str, key: int | str
                        ) -> TemplateError:
@@ -170,6 +189,13 @@ class Suite:
         limit = max_cases if max_cases is not None else self.spec.max_cases
         counts = self.counts(sample)
         total = sum(counts.values())
+        if total > MAX_CASES and limit > MAX_CASES:
+            biggest = max(counts, key=lambda k: counts[k])
+            raise TemplateError(
+                f"expansion would produce {total:,} cases, over the most synthcheck expands "
+                f"({MAX_CASES:,}; the case limit {limit:,} is higher) (largest: test "
+                f"{biggest!r} with {counts[biggest]:,})", where=self.source,
+                fix="sample with --sample N (or a test's 'sample:')")
         if total > limit:
             biggest = max(counts, key=lambda k: counts[k])
             raise TemplateError(
@@ -227,9 +253,9 @@ class Suite:
                           task_source=task_source)
 
 
-def load_suite(path: str | Path) -> Suite:
+def load_suite(path: str | Path, *, allow_outside_files: bool = False) -> Suite:
     """Load and check a suite YAML file (see :meth:`Suite.from_yaml`)."""
-    return Suite.from_yaml(path)
+    return Suite.from_yaml(path, allow_outside_files=allow_outside_files)
 
 
 def dump_suite_yaml(data: Mapping[str, Any]) -> str:

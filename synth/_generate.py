@@ -31,8 +31,13 @@ from synth._corpus import load_seed_corpus
 from synth._queries import QuerySampler
 from synth._segment import SentenceFilter, first_sentence, sentence_done
 from synth.core._config import config_hash
-from synth.core._errors import ConfigError, RunDirError
-from synth.core._io import atomic_open, iter_jsonl, write_json_atomic, write_jsonl
+from synth.core._errors import ConfigError, DataError, RunDirError
+from synth.core._io import (
+    atomic_open,
+    iter_jsonl_numbered,
+    write_json_atomic,
+    write_jsonl,
+)
 from synth.core._rundir import RunDir, provenance, writer_alive, writer_id
 from synth.core._seeds import derive_seed
 from synth.engines._base import Backend
@@ -419,6 +424,26 @@ def _stats_shards(run_dir: Path) -> int | None:
         return None
 
 
+def _check_corpus_record(record: dict[str, Any], path: Path, lineno: int) -> None:
+    """Refuse a corpus record whose ``text`` is missing or not a string (null, a number, a
+    list are not stringified), or without an ``id``."""
+    text = record.get("text")
+    if not isinstance(text, str):
+        kind = ("missing" if "text" not in record else "null" if text is None
+                else "a boolean" if isinstance(text, bool)
+                else "a number" if isinstance(text, int | float)
+                else "a list" if isinstance(text, list) else "an object")
+        raise DataError(f"corpus record field 'text' is {kind}, not a string",
+                        where=f"{path}, line {lineno}",
+                        fix="every corpus record needs a string 'text'; regenerate the corpus "
+                            "or fix that line")
+    if "id" not in record or isinstance(record["id"], dict | list) or record["id"] is None:
+        raise DataError("corpus record has no usable 'id' (a string or number)",
+                        where=f"{path}, line {lineno}",
+                        fix="give every corpus record an 'id'; regenerate the corpus or fix "
+                            "that line")
+
+
 def iter_corpus(run_dir: str | Path, *, dropped: Counter[str] | None = None,
                 num_shards: int | None = None) -> Iterator[dict[str, Any]]:
     """Yield the corpus records of a run in shard order, skipping texts already seen in an
@@ -433,7 +458,8 @@ def iter_corpus(run_dir: str | Path, *, dropped: Counter[str] | None = None,
         paths = [p for p in paths if int(p.stem.partition("-")[2]) < limit]
     seen: set[str] = set()
     for path in paths:
-        for record in iter_jsonl(path):
+        for lineno, record in iter_jsonl_numbered(path):
+            _check_corpus_record(record, path, lineno)
             if record["text"] in seen:
                 if dropped is not None:
                     dropped["duplicate"] += 1

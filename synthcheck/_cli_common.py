@@ -48,6 +48,13 @@ def add_config_args(p: argparse.ArgumentParser, *, run_required: bool = True) ->
                    help="no progress bars (they are drawn only when stderr is a terminal)")
 
 
+def add_allow_outside_files(p: argparse.ArgumentParser) -> None:
+    """Add ``--allow-outside-files``: let a suite read files outside its own folder."""
+    p.add_argument("--allow-outside-files", action="store_true",
+                   help="let the suite read lexicon and text files outside its own folder "
+                        "(absolute paths or '..'); by default they are refused")
+
+
 Flag = str | tuple[str, Any]
 """Where a flag goes in the run config: a dotted key (the flag's value is set there), or
 ``(dotted key, value)`` for a switch (``value`` is set when the switch is on)."""

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from synthcheck._cli_common import add_config_args, load_args_config
+from synthcheck._cli_common import add_allow_outside_files, add_config_args, load_args_config
 from synthcheck._config import RunConfig
 
 
@@ -18,6 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                     "suite edit redoes only what changed.")
     add_config_args(p)
     p.add_argument("--n", type=int, help="prompts to generate (default: generator.n)")
+    add_allow_outside_files(p)
     p.set_defaults(func=run)
 
 
@@ -25,7 +26,8 @@ def run(args: argparse.Namespace) -> int:
     from synthcheck._pipeline import discover
 
     cfg = load_args_config(args)
-    result = discover(cfg, args.run, n=args.n, progress=not args.quiet)
+    result = discover(cfg, args.run, n=args.n, progress=not args.quiet,
+                      allow_outside_files=args.allow_outside_files)
     print()
     print(format_summary(cfg, result.run_dir, result.info))
     return 0

@@ -43,6 +43,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
 
     cfg = load_args_config(args, {"size": "evaluation.size",
                                   "no_reference": ("evaluation.include_reference", False)})
+    if args.run is not None:  # a run made with another config is refused, as by `discover`
+        from synth.core import RunDir
+        from synthcheck._pipeline import check_corpus_config
+
+        check_corpus_config(cfg, RunDir(args.run).path)
     reports = evaluate_run_config(cfg, args.data, progress=not args.quiet)
     print(format_reports(reports, cfg.task.labels))
     if args.run is not None:

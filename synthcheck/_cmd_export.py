@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from synthcheck._cli_common import positive_int
+from synthcheck._cli_common import add_allow_outside_files, positive_int
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -28,13 +28,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="suite seed of the fills drawn (default: the suite's seed)")
     p.add_argument("--max-cases", type=positive_int, default=None,
                    help="case limit (default: the suite's)")
+    add_allow_outside_files(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from formalize import FORMATS, load_suite
 
-    suite = load_suite(args.suite)
+    suite = load_suite(args.suite, allow_outside_files=args.allow_outside_files)
     done = FORMATS.get(args.format)().export(suite, args.out, sample=args.sample,
                                              seed=args.seed, max_cases=args.max_cases)
     print(done.message)

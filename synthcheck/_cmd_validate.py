@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from synthcheck._cli_common import positive_int
+from synthcheck._cli_common import add_allow_outside_files, positive_int
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -19,13 +19,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="case limit (default: the suite's)")
     p.add_argument("--config", "-c", default=None, metavar="C",
                    help="also check that the suite's labels are this run config's task.labels")
+    add_allow_outside_files(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from formalize import load_suite
 
-    suite = load_suite(args.suite)
+    suite = load_suite(args.suite, allow_outside_files=args.allow_outside_files)
     if args.config is not None:
         from synthcheck._config import load_run_config
 

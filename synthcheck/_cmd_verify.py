@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synthcheck._cli_common import flag_overrides, fraction, positive_int
+from synthcheck._cli_common import add_allow_outside_files, flag_overrides, fraction, positive_int
 from synthcheck._config import RunConfig
 
 if TYPE_CHECKING:
@@ -64,6 +64,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                       help="held-out recall already measured: the eval.json that "
                            "'synthcheck evaluate --run DIR' and 'discover' write, a run "
                            "directory holding one, or {model: {label: recall}}")
+    add_allow_outside_files(p)
     p.add_argument("--no-progress", "--quiet", "-q", dest="quiet", action="store_true",
                    help="no progress bars (they are drawn only when stderr is a terminal)")
     gates = p.add_argument_group("CI gates")
@@ -80,8 +81,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from formalize import load_suite
-    from synth.core import ConfigError
-    from synthcheck._pipeline import verify_stage_hash
+    from synth.core import ConfigError, RunDir
+    from synthcheck._pipeline import check_corpus_config, verify_stage_hash
     from synthcheck._verify import run_verify
 
     cfg = _config(args)
@@ -89,7 +90,10 @@ def run(args: argparse.Namespace) -> int:
     if suite_path is None:
         raise ConfigError("no suite to verify", where="--suite",
                           fix="pass --suite S, or a --config whose 'suite:' names one")
-    suite = load_suite(suite_path)
+    run_dir = RunDir(args.run)  # refuses a file
+    if cfg is not None:  # a run made with another config is refused, as by `discover`
+        check_corpus_config(cfg, run_dir.path)
+    suite = load_suite(suite_path, allow_outside_files=args.allow_outside_files)
     # Without --config the defaults, with the suite's labels, stand in for the sections
     # verify reads.
     base = cfg if cfg is not None else _defaults(
@@ -109,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
     if args.heldout is not None:
         recall = heldout_recall(cfg, scorers, suite.labels, args.heldout or None,
                                 progress=not args.quiet)
-    out = Path(args.run) / "verify" / suite.name
+    out = run_dir.path / "verify" / suite.name
+    if run_dir.path.is_dir() and any(out.rglob(".*.tmp")):
+        run_dir.clean_stale_temp()  # temp files a killed verify left (of writers now gone)
     print(f"verify: suite {suite.name!r}, up to {total:,} cases, {len(scorers)} model(s)")
     chash = verify_stage_hash(base, suite, task_models=_task_models(args, cfg, specs))
     result, paths = run_verify(suite, scorers, v, out, chash, recall, progress=not args.quiet)

@@ -50,11 +50,44 @@ def build_scorers(cfg: RunConfig) -> dict[str, Any]:
                               evaluation=cfg.evaluation)
 
 
+def check_corpus_config(cfg: RunConfig, run_dir: str | Path) -> None:
+    """Refuse a run directory whose corpus was generated with another config, exactly as
+    `discover` (``synth.run_generation``) does: the generation hash recorded in the manifest
+    must be ``cfg``'s. A corpus without a recorded generation (one written by hand) passes.
+
+    Raises:
+        RunDirError: the corpus belongs to another config (nothing is written).
+    """
+    from synth import generation_config_hash, has_corpus
+    from synth.core import RunDirError
+
+    run = RunDir(run_dir)
+    old = run.stage_hash("generate")
+    chash = generation_config_hash(cfg)
+    if old is not None and old != chash and has_corpus(run.path):
+        raise RunDirError(
+            f"run directory belongs to another config (generation hash {old}, this "
+            f"config {chash})", where=str(run.path),
+            fix="pass the --config (and -P) the run was made with, or use a new --run "
+                "directory")
+
+
+def score_hash(cfg: RunConfig, run_dir: str | Path) -> str:
+    """The score stage hash ``cfg`` gives on ``run_dir``'s corpus."""
+    from discovery import expected_score_hash
+
+    return expected_score_hash(run_dir, labels=cfg.task.label_space,
+                               task_models=cfg.task_models, reference=cfg.reference,
+                               evaluation=cfg.evaluation)
+
+
 def score(cfg: RunConfig, run_dir: str | Path, *, progress: bool = True,
           task_scorers: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """discovery's ``score_run`` on ``run_dir`` with ``cfg``'s sections."""
+    """discovery's ``score_run`` on ``run_dir`` with ``cfg``'s sections (after
+    :func:`check_corpus_config`)."""
     from discovery import score_run
 
+    check_corpus_config(cfg, run_dir)
     return score_run(run_dir, labels=cfg.task.label_space, task_models=cfg.task_models,
                      reference=cfg.reference, evaluation=cfg.evaluation,
                      config_dump=cfg.model_dump(mode="json"), task_scorers=task_scorers,
@@ -62,20 +95,34 @@ def score(cfg: RunConfig, run_dir: str | Path, *, progress: bool = True,
 
 
 def rank(cfg: RunConfig, run_dir: str | Path) -> dict[str, Any]:
-    """discovery's ``rank_run`` on ``run_dir`` with ``cfg``'s sections."""
+    """discovery's ``rank_run`` on ``run_dir`` with ``cfg``'s sections; the corpus and the
+    scores must have been made with ``cfg``."""
     from discovery import rank_run
 
+    check_corpus_config(cfg, run_dir)
     return rank_run(run_dir, labels=cfg.task.label_space, ranking=cfg.ranking,
-                    task_models=cfg.task_models, config_dump=cfg.model_dump(mode="json"))
+                    task_models=cfg.task_models, config_dump=cfg.model_dump(mode="json"),
+                    score_hash=_score_hash_if_corpus(cfg, run_dir))
 
 
 def mine(cfg: RunConfig, run_dir: str | Path) -> dict[str, Any]:
-    """discovery's ``mine_run`` on ``run_dir`` with ``cfg``'s sections."""
-    from discovery import mine_run
+    """discovery's ``mine_run`` on ``run_dir`` with ``cfg``'s sections; the corpus, the
+    scores and the hard subset must have been made with ``cfg``."""
+    from discovery import mine_run, rank_stage_hash
 
+    check_corpus_config(cfg, run_dir)
+    shash = _score_hash_if_corpus(cfg, run_dir)
     return mine_run(run_dir, labels=cfg.task.label_space, ranking=cfg.ranking,
                     mining=cfg.mining, task_models=cfg.task_models,
-                    config_dump=cfg.model_dump(mode="json"))
+                    config_dump=cfg.model_dump(mode="json"),
+                    rank_hash=rank_stage_hash(cfg.ranking, shash) if shash else None)
+
+
+def _score_hash_if_corpus(cfg: RunConfig, run_dir: str | Path) -> str | None:
+    """:func:`score_hash`, or None when the run has no corpus (the stage reports that)."""
+    from synth import has_corpus
+
+    return score_hash(cfg, run_dir) if has_corpus(run_dir) else None
 
 
 def evaluate_run_config(cfg: RunConfig, data: str | None = None, *,
@@ -134,15 +181,15 @@ def evaluate_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, 
 
 
 def verify_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, Any]],
-                 recall: dict[str, dict[str, float]], progress: bool = True
-                 ) -> tuple[bool, Any]:
+                 recall: dict[str, dict[str, float]], progress: bool = True, *,
+                 allow_outside_files: bool = False) -> tuple[bool, Any]:
     """Run the config's suite against every task model; skipped if suite and models are
     unchanged. Returns (ran, VerifyResult or the summary JSON when skipped)."""
     from formalize import load_suite
     from synthcheck._verify import run_verify
 
     assert cfg.suite is not None  # checked by the caller
-    suite = load_suite(cfg.suite)
+    suite = load_suite(cfg.suite, allow_outside_files=allow_outside_files)
     suite.check_labels(cfg.task.labels, task_source="the run config's task.labels")
     v = cfg.verify
     vhash = verify_stage_hash(cfg, suite)
@@ -156,9 +203,51 @@ def verify_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, An
     return True, result
 
 
+def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> None:
+    """Check every part of ``cfg`` that a later stage of `discover` would refuse, before
+    anything is generated or written (in seconds: no LLM or transformers model is loaded):
+    the stage-2 sections (task models, reference, ranking, evaluation data; see
+    :func:`discovery.check_stage2`) and the suite (schema, files, labels, case limit; a
+    suite that reads the corpus this run is to generate is checked without it).
+
+    Raises:
+        ConfigError / DataError / ModelNotAvailable / TemplateError: the first problem.
+    """
+    from discovery import check_stage2
+
+    check_stage2(cfg.task.label_space, task_models=cfg.task_models, reference=cfg.reference,
+                 evaluation=cfg.evaluation, ranking=cfg.ranking)
+    if not cfg.suite:
+        return
+    from formalize import RunCorpusMissing, check_suite_labels, load_suite
+    from synth.core import ConfigError
+
+    task_source = "the run config's task.labels"
+    check_suite_labels(cfg.suite, cfg.task.labels, task_source=task_source)
+    fewshot = [t.name for t in cfg.task_models if t.spec.startswith("fewshot:")]
+    if fewshot and cfg.reference.calibration == "batch":
+        raise ConfigError(
+            f"task model(s) {', '.join(fewshot)} use the reference prompt with batch "
+            f"calibration, which verify cannot fit: the suite's cases come batch by batch",
+            where="reference.calibration",
+            fix="use calibration: contextual (or none), or run without a suite")
+    try:
+        suite = load_suite(cfg.suite, allow_outside_files=allow_outside_files)
+    except RunCorpusMissing:
+        return  # it reads a corpus that is yet to be generated: checked when verify runs
+    suite.check_labels(cfg.task.labels, task_source=task_source)
+    suite.check_limit(cfg.verify.sample, cfg.verify.max_cases)
+
+
 def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
-             progress: bool = True, log: Callable[[str], None] = print) -> DiscoverResult:
+             progress: bool = True, log: Callable[[str], None] = print,
+             allow_outside_files: bool = False) -> DiscoverResult:
     """Run every stage of ``cfg`` into ``run_dir``, skipping stages that are current.
+    Every config error a stage would hit is reported first, with nothing written
+    (:func:`check_before_work`).
+
+    Args:
+        allow_outside_files: let the suite read files outside its folder.
 
     Raises:
         RunDirError: ``run_dir`` holds a corpus generated with another config.
@@ -186,19 +275,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
                                 config_dump=cfg.model_dump(mode="json"))
         return bool(report.shards_written), report
 
-    if cfg.suite:  # a suite with the wrong labels is refused before any model runs
-        from formalize import check_suite_labels
-
-        check_suite_labels(cfg.suite, cfg.task.labels, task_source="the run config's task.labels")
-        fewshot = [t.name for t in cfg.task_models if t.spec.startswith("fewshot:")]
-        if fewshot and cfg.reference.calibration == "batch":
-            from synth.core import ConfigError
-
-            raise ConfigError(
-                f"task model(s) {', '.join(fewshot)} use the reference prompt with batch "
-                f"calibration, which verify cannot fit: the suite's cases come batch by batch",
-                where="reference.calibration",
-                fix="use calibration: contextual (or none), or run without a suite")
+    check_before_work(cfg, allow_outside_files=allow_outside_files)
     gen = timed("generate", generate)
     result.info["corpus"] = json.loads((run.path / "corpus" / "stats.json").read_text())
     result.info["generate"] = gen
@@ -219,8 +296,8 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
         from discovery import recall_by_model
 
         recall = recall_by_model(reports)
-        result.info["verify"] = timed("verify", lambda: verify_stage(cfg, run, scorers, recall,
-                                                                       progress))
+        result.info["verify"] = timed("verify", lambda: verify_stage(
+            cfg, run, scorers, recall, progress, allow_outside_files=allow_outside_files))
     else:
         result.stages["verify"] = "no suite in the config"
 

@@ -103,8 +103,8 @@ class Group(CompiledTest):
         test = cls(spec, group_maker=maker, lexicons=ctx.lexicons)
         texts = list(spec.texts)
         if spec.texts_file:
-            texts += read_texts_file(ctx.base_dir / spec.texts_file,
-                                     ctx.where("tests", i, "texts_file", test=spec.name))
+            where = ctx.where("tests", i, "texts_file", test=spec.name)
+            texts += read_texts_file(ctx.file(spec.texts_file, where), where)
         if spec.texts_from_run is not None:
             src = spec.texts_from_run
             seed = ctx.seed if src.seed is None else src.seed

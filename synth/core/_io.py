@@ -131,6 +131,16 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
     ``path`` (see :func:`write_error`).
     """
     path = Path(path)
+    if path.is_dir():
+        raise DataError("cannot write: the path is a directory, not a file", where=str(path),
+                        fix="give a file path (e.g. a new name inside that directory)")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise DataError("cannot write: a parent of the path is a file, not a folder",
+                                where=str(path), fix=f"choose another path ({parent} is a "
+                                                     f"file)")
+            break
     with user_writes(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.~{_writer()}~", suffix=".tmp",

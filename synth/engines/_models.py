@@ -110,6 +110,14 @@ def _assembled_gguf(entry: PackagedModel) -> Path:
                                 fix=entry.install) from None
 
 
+def looks_like_path(rest: str) -> bool:
+    """True if the target of an ``hf:`` spec can only be a folder, not a hub id
+    (``namespace/name``): it starts with ``/``, ``.`` or ``~``, or has more than one ``/``
+    or a backslash."""
+    return (rest.startswith(("/", ".", "~")) or rest.count("/") > 1 or "\\" in rest
+            or rest.endswith("/"))
+
+
 def resolve_model_path(spec: str) -> Path | str:
     """Return what ``from_pretrained`` should load for a generator spec.
 
@@ -122,6 +130,10 @@ def resolve_model_path(spec: str) -> Path | str:
         local = Path(rest).expanduser()
         if local.exists():
             return local
+        if looks_like_path(rest):
+            raise ModelNotAvailable(f"model folder not found: {rest}", where=spec,
+                                    fix="check the path (a hub id has the form "
+                                        "namespace/name, without a leading / . or ~)")
         if os.environ.get("HF_HUB_OFFLINE") == "1":
             raise ModelNotAvailable(f"model folder not found: {rest}", where=spec,
                                     fix="give a local folder (hub downloads are off)")

@@ -93,6 +93,11 @@ def keyword_model(texts):
     return out
 
 
+def nan_model(texts):
+    """A broken model: NaN probabilities."""
+    return [{"negative": float("nan"), "positive": float("nan")} for _ in texts]
+
+
 def wrong_labels_model(texts):
     """A model whose own label names ('pos', 'neg') are not the task's."""
     return [{"pos": 0.6, "neg": 0.4} for _ in texts]

@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 from discovery_fixtures import sections
 
-from discovery import MiningConfig, RankingConfig, TaskModelConfig, mine_run, rank_run, score_run
+from discovery import (
+    MiningConfig,
+    RankingConfig,
+    TaskModelConfig,
+    load_scores,
+    mine_run,
+    rank_run,
+    score_run,
+)
+from discovery._stage_state import output_digests
 from synth.core import DataError, RunDir, read_jsonl, write_jsonl
 
 WORDS = ["film", "story", "cast", "script", "music", "plot", "ending"]
@@ -141,8 +150,14 @@ def test_scores_with_ids_missing_from_the_corpus(run_dir):
     rows = read_jsonl(path)
     rows[3]["id"] = "ghost-1"
     write_jsonl(path, rows)
-    with pytest.raises(DataError, match=r"1 scored ids are missing from the corpus \(ghost-1\)"):
+    # rank refuses scores changed after scoring (the digest the score stage recorded) ...
+    with pytest.raises(DataError, match=r"the run's scores cannot be used: "
+                                        r"scores/task-toy.jsonl was changed after the score "
+                                        r"stage wrote it .*: run `synthcheck score` again"):
         rank_run(run_dir, **cfg.rank)
+    # ... and the score reader itself names the ids.
+    with pytest.raises(DataError, match=r"1 scored ids are missing from the corpus \(ghost-1\)"):
+        load_scores(run_dir, labels=cfg.rank["labels"], task_name="toy")
 
 
 def test_top_k_larger_than_corpus(run_dir):
@@ -163,6 +178,9 @@ def test_mining_an_empty_hard_subset(run_dir):
               progress=False)
     rank_run(run_dir, **cfg.rank)
     write_jsonl(run_dir / "hard.jsonl", [])
+    # As if rank had kept no sentence: the digest it records is that of the empty file.
+    RunDir(run_dir).update_manifest(lambda m: m["stages"]["rank"]["digests"].update(
+        {"hard.jsonl": output_digests(RunDir(run_dir), [run_dir / "hard.jsonl"])["hard.jsonl"]}))
     with pytest.raises(DataError, match="cannot mine an empty hard subset"):
         mine_run(run_dir, **_cfg(mining=MiningConfig(min_support=2)).mine)
 

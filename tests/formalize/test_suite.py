@@ -368,7 +368,8 @@ def test_group_texts_from_run_errors(tmp_path, monkeypatch):
         Suite.from_dict(suite_dict(group(texts_from_run="plain")), base_dir=tmp_path)
     (tmp_path / "bad" / "corpus").mkdir(parents=True)
     (tmp_path / "bad" / "corpus" / "shard-00000.jsonl").write_text('{"id": "a"}\n')
-    with pytest.raises(TemplateError, match="a corpus record has no 'text' field"):
+    with pytest.raises(TemplateError, match=r"corpus record field 'text' is missing, not a "
+                                            r"string \(.*shard-00000.jsonl, line 1\)"):
         Suite.from_dict(suite_dict(group(texts_from_run="bad")), base_dir=tmp_path)
     with pytest.raises(TemplateError, match=r"unknown field .*texts_from_run.limt"):
         Suite.from_dict(suite_dict(group(texts_from_run={"run": "x", "limt": 3})))

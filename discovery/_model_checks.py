@@ -1,0 +1,208 @@
+"""Checks of task models before any work: model files (``.skops``, never pickle), specs
+(resolvable, labels the task's) and the probabilities a model returns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from synth.core import ConfigError, DataError, ModelNotAvailable
+
+SKOPS_FIX = ("save the fitted model with skops: `import skops.io as sio; "
+             "sio.dump(model, 'model.skops')`, then use spec sklearn:model.skops")
+PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle", ".sav")
+
+
+def check_skops_file(path: Path, where: str) -> None:
+    """Refuse what is not a ``.skops`` archive before skops reads it: a missing file, a
+    joblib/pickle file (loading one runs arbitrary code, so it is never loaded), a file that
+    is not a zip archive, an archive without skops' ``schema.json``.
+
+    Raises:
+        DataError: naming the file and how to save a model with ``skops.io.dump``.
+    """
+    import zipfile
+
+    if path.is_dir():
+        raise DataError("expected a .skops file but this is a directory", where=where,
+                        fix="give the path of the .skops file")
+    if not path.is_file():
+        raise DataError("skops file not found", where=where, fix="check the path")
+    try:
+        head = path.open("rb").read(2)
+    except OSError as exc:
+        raise DataError(f"cannot read the skops file: {exc.strerror}", where=where,
+                        fix="check the file's permissions") from None
+    if path.suffix.lower() in PICKLE_SUFFIXES or head[:1] == b"\x80":
+        skops = path.with_suffix(".skops")
+        raise DataError(
+            "joblib and pickle files are refused for safety: loading one runs arbitrary code "
+            f"({path.suffix} files are pickles; synthcheck loads scikit-learn models only "
+            "from .skops files)", where=where,
+            fix="convert it once where you trust the file: python -c \"import joblib, "
+                f"skops.io as sio; sio.dump(joblib.load('{path}'), '{skops}')\", then use "
+                f"sklearn:{skops}")
+    if not zipfile.is_zipfile(path):
+        raise DataError("not a skops file (not a zip archive)", where=where, fix=SKOPS_FIX)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise DataError(f"not a readable skops file ({exc})", where=where,
+                        fix=SKOPS_FIX) from None
+    if "schema.json" not in names:
+        raise DataError("not a skops file: the zip archive " + (
+            "is empty" if not names else "has no schema.json"), where=where, fix=SKOPS_FIX)
+
+
+
+
+PROB_TOLERANCE = 1e-3
+"""How far a row of task-model probabilities may sum from 1."""
+
+
+def check_probability_rows(probs: np.ndarray, names: Sequence[str], where: str,
+                           fix: str) -> np.ndarray:
+    """Return ``probs`` (rows of a model's class probabilities, columns ``names``) as
+    float64, or refuse a row that is not finite, leaves [0, 1] or does not sum to 1 within
+    :data:`PROB_TOLERANCE`.
+
+    Raises:
+        DataError: naming the first bad row (its index in the call) and what is wrong.
+    """
+    arr = np.asarray(probs, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[1] != len(names):
+        raise DataError(f"the model returned probabilities of shape {arr.shape}, expected "
+                        f"(texts, {len(names)}) for classes {list(names)}", where=where, fix=fix)
+    if not len(arr):
+        return arr
+    bad = ~np.isfinite(arr).all(axis=1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataError(f"the model returned a probability that is not a finite number for "
+                        f"text {i}: {_row(arr[i], names)}", where=where, fix=fix)
+    bad = ((arr < 0) | (arr > 1)).any(axis=1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataError(f"the model returned a probability outside [0, 1] for text {i}: "
+                        f"{_row(arr[i], names)}", where=where, fix=fix)
+    sums = arr.sum(axis=1)
+    bad = np.abs(sums - 1.0) > PROB_TOLERANCE
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise DataError(f"the model's probabilities for text {i} sum to {sums[i]:.6g}, not 1 "
+                        f"(within {PROB_TOLERANCE:g}): {_row(arr[i], names)}", where=where,
+                        fix=fix)
+    return arr
+
+
+def _row(row: np.ndarray, names: Sequence[str]) -> str:
+    return "{" + ", ".join(f"{n}: {v:.6g}" for n, v in zip(names, row, strict=True)) + "}"
+
+
+def check_llm_spec(spec: str, where: str) -> None:
+    """Check that an LLM spec (the reference's, a ``fewshot:`` task model's) resolves,
+    without loading it: a known engine spec scheme, an installed packaged model, an
+    existing ``hf:`` folder holding ``config.json`` (a hub id is left to the loader).
+
+    Raises:
+        ConfigError / ModelNotAvailable: naming ``where`` (the config field).
+    """
+    from synth.engines import packaged_gguf_path, resolve_model_path, split_spec
+
+    try:
+        scheme, rest = split_spec(spec)
+        if scheme == "packaged":
+            packaged_gguf_path(rest)
+            return
+        path = resolve_model_path(spec)
+    except (ConfigError, ModelNotAvailable) as exc:
+        raise type(exc)(exc.what, where=f"{where}: {spec}", fix=exc.fix) from None
+    if isinstance(path, Path) and not (path / "config.json").is_file():
+        raise ModelNotAvailable("the model folder has no config.json (not a transformers "
+                                "model folder)", where=f"{where}: {path}",
+                                fix="give the folder that save_pretrained wrote")
+
+
+def check_task_model(spec: str, labels: Sequence[str], *, where: str,
+                     label_map: Mapping[str, str] | None = None,
+                     trusted_types: Sequence[str] = (), reference: Any = None) -> None:
+    """Check a task-model spec before any expensive work, loading nothing heavy: the scheme;
+    for ``hf:`` the folder and its ``config.json`` labels against the task's; for
+    ``sklearn:`` the file (loaded: it is small) and its classes; for ``python:`` the import
+    and one call on a probe sentence (its result checked); for ``demo:`` the task and its
+    labels; for ``fewshot:`` the LLM spec and the reference's label words and shots.
+
+    Raises:
+        ConfigError / ModelNotAvailable / DataError: what :func:`load_task_scorer` or the
+            first scoring call would raise later.
+    """
+    from discovery._scorers import SCHEMES, LabelMapper
+    from synth.core import did_you_mean
+
+    scheme, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise ConfigError(f"bad task model spec {spec!r}", where=where,
+                          fix="write SCHEME:TARGET, e.g. sklearn:model.skops or demo:sentiment")
+    if scheme not in SCHEMES:
+        raise ConfigError(f"unknown task-model scheme {scheme!r} in {spec!r}", where=where,
+                          fix=did_you_mean(scheme, SCHEMES.names()))
+    if scheme == "hf":
+        _check_hf_classifier(rest, labels, label_map, where)
+    elif scheme == "sklearn":
+        from discovery._scorers import SklearnScorer
+
+        SklearnScorer.from_file(rest, labels, trusted_types=trusted_types, label_map=label_map)
+    elif scheme == "python":
+        from discovery._scorers import _load_python
+
+        scorer = _load_python(rest, labels, label_map=label_map, name="probe", batch_size=1)
+        scorer.predict_proba(["This is a short probe sentence."])
+    elif scheme == "demo":
+        from discovery._demo import DEMO_TASKS
+        from synth import MOVIE_REVIEW_LABELS
+
+        if rest not in DEMO_TASKS:
+            raise ConfigError(f"unknown demo model {rest!r}", where=where,
+                              fix=did_you_mean(rest, sorted(DEMO_TASKS)))
+        LabelMapper([MOVIE_REVIEW_LABELS[i] for i in sorted(MOVIE_REVIEW_LABELS)], labels,
+                    label_map, where)
+    elif scheme == "fewshot":
+        from discovery._config import ReferenceConfig
+        from discovery._reference import FewShotReference
+
+        FewShotReference(None, reference or ReferenceConfig(), labels, name=where)
+        check_llm_spec(rest, where)
+
+
+def _check_hf_classifier(rest: str, labels: Sequence[str],
+                         label_map: Mapping[str, str] | None, where: str) -> None:
+    """An ``hf:`` classifier folder's labels (from ``config.json``) against the task's."""
+    import json
+
+    from discovery._scorers import LabelMapper
+    from synth.engines import resolve_model_path
+
+    try:
+        path = resolve_model_path(f"hf:{rest}")
+    except (ConfigError, ModelNotAvailable) as exc:
+        raise type(exc)(exc.what, where=f"{where}: hf:{rest}", fix=exc.fix) from None
+    if not isinstance(path, Path):
+        return  # a hub id: the loader reports what it finds
+    config = path / "config.json"
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        raise ModelNotAvailable("the model folder has no readable config.json (not a "
+                                "transformers model folder)", where=f"{where}: {path}",
+                                fix="give the folder that save_pretrained wrote") from None
+    id2label = data.get("id2label") or {}
+    n = int(data.get("num_labels") or len(id2label) or 2)
+    names = [str(id2label.get(str(i), id2label.get(i, f"LABEL_{i}"))) for i in range(n)]
+    if label_map is not None:
+        label_map = {names[int(k)] if k.isdigit() and int(k) < n else k: v
+                     for k, v in label_map.items()}
+    LabelMapper(names, labels, label_map, f"{where}: hf:{rest}")
