@@ -44,7 +44,7 @@ def check_skops_file(path: Path, where: str) -> None:
             "from .skops files)", where=where,
             fix="convert it once where you trust the file: python -c \"import joblib, "
                 f"skops.io as sio; sio.dump(joblib.load('{path}'), '{skops}')\", then use "
-                f"sklearn:{skops}")
+                f"sklearn:{skops}; or, with the fitted model in memory, {SKOPS_FIX}")
     if not zipfile.is_zipfile(path):
         raise DataError("not a skops file (not a zip archive)", where=where, fix=SKOPS_FIX)
     try:

@@ -82,6 +82,7 @@ class GenerationLoop:
         self.gens = [torch.Generator(device="cpu").manual_seed(int(s)) for s in self.seeds]
         self.device = next(self.model.parameters()).device
         self.refill_ok = True
+        self.admitted = [False] * len(self.ids)
         queue = deque(sorted(range(len(self.ids)), key=lambda i: (len(self.ids[i]), i)))
         batch: _Batch | None = None
         with torch.inference_mode():
@@ -100,6 +101,9 @@ class GenerationLoop:
                 elif batch.finished >= max(1, len(batch.rows) // 4):
                     batch = self._compact(batch, [])
                 self._step(batch)
+        missing = [i for i, seen in enumerate(self.admitted) if not seen]
+        if missing:  # every prompt must pass through the batch; a gap would misalign outputs
+            raise RuntimeError(f"internal error: no generation for prompts {missing[:5]}")
         return self.out
 
     # -- sampling and bookkeeping -------------------------------------------------------
@@ -166,6 +170,8 @@ class GenerationLoop:
                          use_cache=True, logits_to_keep=1)
         self.forward_calls += 1
         rows = list(take)
+        for p in take:
+            self.admitted[p] = True
         go_on = self._take(rows, out.logits[:, -1, :].float().cpu())
         nxt = [self.out[p][-1] if go_on[r] else self.pad for r, p in enumerate(rows)]
         finished = 0

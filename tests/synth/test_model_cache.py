@@ -85,10 +85,9 @@ def test_a_rewritten_folder_is_loaded_again(tiny_llama_dir: Path, tmp_path: Path
 
 def test_generate_never_drops_a_missing_result(tiny_backend: HFBackend,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    import synth.engines._hf as hf
+    import synth.engines._hf_generate as hf
 
-    # A planning bug that leaves one prompt out of every batch must not shift the outputs.
-    monkeypatch.setattr(hf, "length_sorted_batches",
-                        lambda lengths, size, **kw: [list(range(1, len(lengths)))])
+    # A planning bug that leaves one prompt out of the queue must not shift the outputs.
+    monkeypatch.setattr(hf, "sorted", lambda xs, key=None: list(xs)[1:], raising=False)
     with pytest.raises(RuntimeError, match=r"internal error: no generation for prompts \[0\]"):
         tiny_backend.generate(PROMPTS, SamplingConfig(max_new_tokens=2), [1, 2, 3])
