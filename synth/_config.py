@@ -216,6 +216,7 @@ def generation_hash_payload(cfg: Stage1Config) -> dict[str, object]:
             "generator": generator, "seeds": SEED_SCHEME}
 
 
-SEED_SCHEME = "derive_seed(seed, 'prompt', i)"
-"""How per-prompt sampling seeds are derived; part of the generation hash, so a corpus made
-with the former ``seed + i`` scheme is never resumed with this one."""
+SEED_SCHEME = "derive_seed(seed, 'prompt', i); inverse-CDF draw per token"
+"""How per-prompt randomness is derived and used (the seed, and one uniform draw per token
+from the prompt's generator); part of the generation hash, so a corpus made with the former
+``seed + i`` seeds or ``torch.multinomial`` sampling is never resumed with this one."""
