@@ -17,21 +17,23 @@ smaller ``n`` is refused, and only the shards of ``n`` prompts are read.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from synth._config import Stage1Config, generation_hash_payload, generation_size_problem
 from synth._corpus import load_seed_corpus
-from synth._queries import QuerySampler
+from synth._queries import Query, QuerySampler
 from synth._segment import SentenceFilter, first_sentence, sentence_done
 from synth.core._config import config_hash
 from synth.core._errors import ConfigError, RunDirError
+from synth.core._executor import Executor
 from synth.core._io import atomic_open, iter_jsonl, write_json_atomic, write_jsonl
 from synth.core._rundir import RunDir, provenance, writer_alive, writer_id
 from synth.core._seeds import derive_seed
@@ -207,8 +209,15 @@ def generate_shard(
     cfg: Stage1Config, backend: Backend, sampler: QuerySampler, shard: int, indices: range
 ) -> tuple[list[dict[str, Any]], SentenceFilter, int]:
     """Generate one shard's records; return (records, filter with drop counts, tokens)."""
+    return generate_queries(cfg, backend, shard, sampler.queries(indices))
+
+
+def generate_queries(
+    cfg: Stage1Config, backend: Backend, shard: int, queries: list[Query]
+) -> tuple[list[dict[str, Any]], SentenceFilter, int]:
+    """Generate the records of shard ``shard`` from its sampled ``queries`` (what a worker
+    that holds only a backend runs); return (records, filter with drop counts, tokens)."""
     seed = cfg.generator.sampling.seed
-    queries = sampler.queries(indices)
     prompts = [_prompt_for(cfg, backend, q.text) for q in queries]
     seeds = [derive_seed(seed, "prompt", q.index) for q in queries]
     gens = backend.generate(prompts, cfg.generator.sampling, seeds)
@@ -224,6 +233,29 @@ def generate_shard(
     return records, keep, sum(g.num_tokens for g in gens)
 
 
+@dataclass
+class ShardResult:
+    """One generated shard, as a worker hands it back to the process that writes it."""
+
+    records: list[dict[str, Any]]
+    dropped: dict[str, int]
+    tokens: int
+    seconds: float
+
+
+def shard_work(cfg: Stage1Config, backend: Backend, item: tuple[int, list[Query]]) -> ShardResult:
+    """Generate shard ``item = (shard, queries)`` with ``backend`` (an executor's ``work``)."""
+    t0 = time.perf_counter()
+    records, keep, tokens = generate_queries(cfg, backend, item[0], item[1])
+    return ShardResult(records, dict(sorted(keep.drop_counts.items())), tokens,
+                       round(time.perf_counter() - t0, 3))
+
+
+def build_backend(cfg: Stage1Config) -> Backend:
+    """The generator's backend for ``cfg`` (an executor's ``setup``)."""
+    return _build_backend(cfg)
+
+
 def run_generation(
     cfg: Stage1Config,
     run_dir: str | Path,
@@ -234,6 +266,7 @@ def run_generation(
     backend: Backend | None = None,
     progress: bool = True,
     config_dump: dict[str, Any] | None = None,
+    executor: Executor | None = None,
 ) -> GenerationReport:
     """Generate the corpus of ``cfg`` into ``run_dir/corpus`` (see the module docstring).
 
@@ -243,6 +276,9 @@ def run_generation(
         resume: skip finished shards; without it, a run directory with shards is refused.
         backend: an already built backend (default: built from ``cfg.generator``).
         config_dump: the full resolved config to record in the manifest (default: ``cfg``).
+        executor: runs the shards on its workers, each holding one backend built from
+            ``cfg.generator`` (default: this process, with ``backend``). This process still
+            claims every shard and writes every file, so the output is the same bytes.
 
     Raises:
         RunDirError: the directory holds another config's run, has shards and no --resume,
@@ -284,14 +320,18 @@ def run_generation(
         # input (a missing file, k too large, an unknown model) leaves the directory as it was.
         sampler = QuerySampler(load_seed_corpus(cfg.corpus), cfg.queries,
                                cfg.generator.sampling.seed)
-        backend = backend or _build_backend(cfg)
+        if executor is None:
+            backend = backend or _build_backend(cfg)
+        else:  # the workers load the model now, so a bad spec is refused before any write
+            executor.start(f"generate:{chash}", functools.partial(build_backend, cfg))
     # Checks only (and removes temp files of dead writers): the config is recorded with the
     # first manifest write below, so a run with nothing to do leaves the manifest as it was.
     run.open(config_dump or cfg.model_dump(mode="json"), chash, stage=STAGE, replace=replace)
     if todo:
-        assert sampler is not None and backend is not None
+        assert sampler is not None
         run.set_stage(STAGE, "running", prompts=total)
-        _generate_shards(cfg, run, backend, sampler, ranges, todo, chash, report, progress)
+        _generate_shards(run, _shard_runner(cfg, chash, backend, executor), sampler, ranges,
+                         todo, chash, report, progress)
     with run.lock():  # one process finalizes; the others then find stats.json current
         report.complete = all(shard_done(run, s, len(r), chash) for s, r in enumerate(ranges))
         if report.complete:
@@ -306,13 +346,32 @@ def run_generation(
 
 _WAIT_SECONDS = 0.5
 
+ShardRunner = Callable[[Iterable[tuple[int, list[Query]]]],
+                       Iterator[tuple[tuple[int, list[Query]], ShardResult]]]
+"""Generates the shards it pulls from its argument (lazily: a shard is claimed as it is
+pulled) and yields each ``((shard, queries), result)`` as it finishes."""
+
+
+def _shard_runner(cfg: Stage1Config, chash: str, backend: Backend | None,
+                  executor: Executor | None) -> ShardRunner:
+    if executor is not None:
+        return functools.partial(executor.map, f"generate:{chash}",
+                                 functools.partial(build_backend, cfg),
+                                 functools.partial(shard_work, cfg))
+    assert backend is not None
+
+    def local(items: Iterable[tuple[int, list[Query]]]
+              ) -> Iterator[tuple[tuple[int, list[Query]], ShardResult]]:
+        return ((item, shard_work(cfg, backend, item)) for item in items)
+    return local
+
 
 def _generate_shards(
-    cfg: Stage1Config, run: RunDir, backend: Backend, sampler: QuerySampler, ranges: list[range],
+    run: RunDir, runner: ShardRunner, sampler: QuerySampler, ranges: list[range],
     todo: list[int], chash: str, report: GenerationReport, progress: bool,
 ) -> None:
-    """Claim and write each shard of ``todo``; wait for the shards another live process is
-    writing (taking over a claim whose process is gone)."""
+    """Claim and write each shard of ``todo`` (generated by ``runner``); wait for the shards
+    another live process is writing (taking over a claim whose process is gone)."""
     from tqdm.auto import tqdm
 
     bar = tqdm(total=sum(len(ranges[s]) for s in todo), unit="prompt", desc="generate",
@@ -320,53 +379,64 @@ def _generate_shards(
     start = time.perf_counter()
     pending = list(todo)
     told: set[int] = set()
+    claimed: set[int] = set()
+
+    def claim_free() -> Iterator[tuple[int, list[Query]]]:
+        """The pending shards this process could claim (each claimed as it is pulled)."""
+        for s in list(pending):
+            owner = claim_shard(run, s, len(ranges[s]), chash)
+            if owner == "done":  # another process wrote it meanwhile
+                pending.remove(s)
+                bar.update(len(ranges[s]))
+                continue
+            if owner is not None:
+                if s not in told:
+                    told.add(s)
+                    print(f"shard {s} is being written by process {owner}; waiting for it "
+                          f"(if that process is gone, delete {_claim_path(run, s)})",
+                          file=sys.stderr)
+                continue
+            claimed.add(s)
+            yield s, sampler.queries(ranges[s])
+
     try:
         while pending:
-            for s in list(pending):
-                owner = claim_shard(run, s, len(ranges[s]), chash)
-                if owner == "done":  # another process wrote it meanwhile
+            with contextlib.closing(runner(claim_free())) as results:
+                for (s, _), result in results:
+                    try:
+                        _write_shard(run, s, len(ranges[s]), result, chash, report)
+                    finally:
+                        release_shard(run, s)
+                        claimed.discard(s)
                     pending.remove(s)
+                    elapsed = time.perf_counter() - start
                     bar.update(len(ranges[s]))
-                    continue
-                if owner is not None:
-                    if s not in told:
-                        told.add(s)
-                        print(f"shard {s} is being written by process {owner}; waiting for it "
-                              f"(if that process is gone, delete {_claim_path(run, s)})",
-                              file=sys.stderr)
-                    continue
-                try:
-                    _write_shard(cfg, run, backend, sampler, s, ranges[s], chash, report)
-                finally:
-                    release_shard(run, s)
-                pending.remove(s)
-                elapsed = time.perf_counter() - start
-                bar.update(len(ranges[s]))
-                bar.set_postfix(kept=report.kept, sent_s=f"{report.kept / elapsed:.1f}",
-                                tok_s=f"{report.tokens / elapsed:.0f}")
+                    bar.set_postfix(kept=report.kept, sent_s=f"{report.kept / elapsed:.1f}",
+                                    tok_s=f"{report.tokens / elapsed:.0f}")
             if pending:
                 time.sleep(_WAIT_SECONDS)
     finally:
+        for s in sorted(claimed):  # claimed but not written (an error): free them
+            release_shard(run, s)
         bar.close()
+        report.shards_written.sort()
         report.seconds = time.perf_counter() - start
 
 
-def _write_shard(cfg: Stage1Config, run: RunDir, backend: Backend, sampler: QuerySampler,
-                 s: int, indices: range, chash: str, report: GenerationReport) -> None:
-    t0 = time.perf_counter()
-    records, keep, tokens = generate_shard(cfg, backend, sampler, s, indices)
-    write_jsonl(shard_path(run, s), records)
+def _write_shard(run: RunDir, s: int, prompts: int, result: ShardResult, chash: str,
+                 report: GenerationReport) -> None:
+    write_jsonl(shard_path(run, s), result.records)
     # The marker is written after the shard: a shard without one is redone.
     write_json_atomic(_done_path(run, s), {
-        "shard": s, "prompts": len(indices), "kept": len(records),
-        "dropped": dict(sorted(keep.drop_counts.items())), "tokens": tokens,
-        "seconds": round(time.perf_counter() - t0, 3), **provenance(chash),
+        "shard": s, "prompts": prompts, "kept": len(result.records),
+        "dropped": result.dropped, "tokens": result.tokens, "seconds": result.seconds,
+        **provenance(chash),
     })
     report.shards_written.append(s)
-    report.kept += len(records)
-    report.prompts += len(indices)
-    report.tokens += tokens
-    report.dropped.update(keep.drop_counts)
+    report.kept += len(result.records)
+    report.prompts += prompts
+    report.tokens += result.tokens
+    report.dropped.update(result.dropped)
 
 
 def finalize_corpus(run: RunDir, num_shards: int, chash: str, total: int) -> dict[str, Any]:

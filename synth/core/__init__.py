@@ -16,6 +16,7 @@ from synth.core._config import (
     runtime_field,
     validation_to_config_error,
 )
+from synth.core._executor import Executor
 from synth.core._errors import (
     ConfigError,
     DataError,
@@ -46,6 +47,7 @@ __all__ = [
     "STRICT",
     "ConfigError",
     "DataError",
+    "Executor",
     "LabelSpace",
     "ModelNotAvailable",
     "Registry",
