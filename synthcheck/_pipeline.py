@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from discovery import TaskModelConfig
 from synth import run_generation
-from synth.core import RunDir, config_hash, output_dump
+from synth.core import Executor, RunDir, config_hash, output_dump
 from synthcheck._config import RunConfig
 
 if TYPE_CHECKING:
@@ -51,14 +51,24 @@ def build_scorers(cfg: RunConfig) -> dict[str, Any]:
 
 
 def score(cfg: RunConfig, run_dir: str | Path, *, progress: bool = True,
-          task_scorers: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """discovery's ``score_run`` on ``run_dir`` with ``cfg``'s sections."""
+          task_scorers: Mapping[str, Any] | None = None,
+          executor: Executor | None = None) -> dict[str, Any]:
+    """discovery's ``score_run`` on ``run_dir`` with ``cfg``'s sections (the chunks run on
+    ``executor``; default: the one ``cfg.executor`` names, for this call)."""
     from discovery import score_run
 
-    return score_run(run_dir, labels=cfg.task.label_space, task_models=cfg.task_models,
-                     reference=cfg.reference, evaluation=cfg.evaluation,
-                     config_dump=cfg.model_dump(mode="json"), task_scorers=task_scorers,
-                     progress=progress)
+    def call(ex: Executor) -> dict[str, Any]:
+        return score_run(run_dir, labels=cfg.task.label_space, task_models=cfg.task_models,
+                         reference=cfg.reference, evaluation=cfg.evaluation,
+                         config_dump=cfg.model_dump(mode="json"), task_scorers=task_scorers,
+                         progress=progress, executor=ex)
+
+    if executor is not None:
+        return call(executor)
+    from synthcheck._executors import make_executor
+
+    with make_executor(cfg.executor) as own:
+        return call(own)
 
 
 def rank(cfg: RunConfig, run_dir: str | Path) -> dict[str, Any]:
@@ -158,10 +168,19 @@ def verify_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, An
 def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
              progress: bool = True, log: Callable[[str], None] = print) -> DiscoverResult:
     """Run every stage of ``cfg`` into ``run_dir``, skipping stages that are current.
+    Generation and scoring run on the executor ``cfg.executor`` names (one for both).
 
     Raises:
         RunDirError: ``run_dir`` holds a corpus generated with another config.
     """
+    from synthcheck._executors import make_executor
+
+    with make_executor(cfg.executor) as executor:
+        return _discover(cfg, run_dir, n=n, progress=progress, log=log, executor=executor)
+
+
+def _discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None, progress: bool,
+              log: Callable[[str], None], executor: Executor) -> DiscoverResult:
     result = DiscoverResult(Path(run_dir))
     run = RunDir(run_dir)
     built: dict[str, Any] = {}
@@ -182,7 +201,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
 
     def generate() -> tuple[bool, Any]:
         report = run_generation(cfg, run.path, n=n, resume=True, progress=progress,
-                                config_dump=cfg.model_dump(mode="json"))
+                                config_dump=cfg.model_dump(mode="json"), executor=executor)
         return bool(report.shards_written), report
 
     if cfg.suite:  # a suite with the wrong labels is refused before any model runs
@@ -209,7 +228,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
         return call
 
     # score_run loads the models itself, and only if some chunk still needs scoring.
-    timed("score", stage(score, progress=progress))
+    timed("score", stage(score, progress=progress, executor=executor))
     result.info["rank"] = timed("rank", stage(rank))
     result.info["mine"] = timed("mine", stage(mine))
     reports = timed("evaluate", lambda: evaluate_stage(cfg, run, scorers, progress))

@@ -16,7 +16,6 @@ from synth.core._config import (
     runtime_field,
     validation_to_config_error,
 )
-from synth.core._executor import Executor
 from synth.core._errors import (
     ConfigError,
     DataError,
@@ -25,6 +24,7 @@ from synth.core._errors import (
     SynthcheckError,
     TemplateError,
 )
+from synth.core._executor import Executor
 from synth.core._io import (
     append_jsonl,
     atomic_open,

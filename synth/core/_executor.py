@@ -10,7 +10,7 @@ without an executor a stage runs its units in its own process as it always has.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -32,7 +32,7 @@ class Executor(Protocol):
         ...
 
     def map(self, key: str, setup: Callable[[], Any], work: Callable[[Any, T], R],
-            items: Iterable[T]) -> Iterator[tuple[T, R]]:
+            items: Iterable[T]) -> Generator[tuple[T, R], None, None]:
         """Run ``work(state, item)`` for each item on workers whose state is ``setup()`` (built
         once per worker and kept under ``key``); yield ``(item, result)`` as each finishes, in
         any order. Items are pulled from ``items`` only when a worker is free, so the caller
