@@ -197,6 +197,12 @@ def _build_backend(cfg: Stage1Config) -> Backend:
                         batch_size=gen.batch_size, **kwargs)
 
 
+def _worker_backend(cfg: Stage1Config) -> Backend:
+    """An executor worker's state: the generator's backend (``_build_backend`` looked up
+    where the worker runs)."""
+    return _build_backend(cfg)
+
+
 def _prompt_for(cfg: Stage1Config, backend: Backend, query: str) -> str:
     prompt = cfg.generator.prompt
     text = prompt.template.replace("{query}", query)
@@ -318,7 +324,7 @@ def run_generation(
         if executor is None:
             backend = backend or _build_backend(cfg)
         else:  # the workers load the model now, so a bad spec is refused before any write
-            executor.start(f"generate:{chash}", functools.partial(_build_backend, cfg))
+            executor.start(f"generate:{chash}", functools.partial(_worker_backend, cfg))
     # Checks only (and removes temp files of dead writers): the config is recorded with the
     # first manifest write below, so a run with nothing to do leaves the manifest as it was.
     run.open(config_dump or cfg.model_dump(mode="json"), chash, stage=STAGE, replace=replace)
@@ -351,7 +357,7 @@ def _shard_runner(cfg: Stage1Config, chash: str, backend: Backend | None,
                   executor: Executor | None) -> _ShardRunner:
     if executor is not None:
         return functools.partial(executor.map, f"generate:{chash}",
-                                 functools.partial(_build_backend, cfg),
+                                 functools.partial(_worker_backend, cfg),
                                  functools.partial(_shard_work, cfg))
     assert backend is not None
 

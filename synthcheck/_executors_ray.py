@@ -8,6 +8,7 @@ files. Ray is imported here only, when the executor is built.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import sys
@@ -35,27 +36,27 @@ def _import_ray() -> Any:
 
 
 class _Worker:
-    """A Ray actor's body: the state ``setup()`` built, kept for every call. An error in
-    ``setup`` is kept and raised by each call, so the driver gets the original exception."""
+    """A Ray actor's body: holds the state of one ``key`` at a time (a loaded model), built
+    by that key's ``setup`` on first use; a new key frees the old state in the same process
+    (no new process, no second import of torch)."""
 
-    def __init__(self, setup: Callable[[], Any]) -> None:
-        self.error: BaseException | None = None
+    def __init__(self) -> None:
+        self.key: str | None = None
         self.state: Any = None
-        try:
-            self.state = setup()
-        except Exception as exc:  # raised again by ready() / run(), in the driver
-            self.error = exc
 
-    def ready(self) -> bool:
-        """True once ``setup`` succeeded; raises its error otherwise."""
-        if self.error is not None:
-            raise self.error
+    def load(self, key: str, setup: Callable[[], Any]) -> bool:
+        """Make ``setup()`` the state unless ``key``'s state is held already."""
+        if self.key != key:
+            self.key, self.state = None, None
+            gc.collect()  # free the old model before the new one loads
+            self.state = setup()
+            self.key = key
         return True
 
-    def run(self, work: Callable[[Any, Any], Any], item: Any) -> Any:
-        """``work(state, item)``."""
-        if self.error is not None:
-            raise self.error
+    def run(self, key: str, setup: Callable[[], Any], work: Callable[[Any, Any], Any],
+            item: Any) -> Any:
+        """``work(state, item)`` with the state of ``key``."""
+        self.load(key, setup)
         return work(self.state, item)
 
 
@@ -71,8 +72,8 @@ class RayExecutor:
 
     Joins ``config.address`` when given, uses a Ray already initialised in this process, or
     else starts Ray on this machine with all its CPUs (and stops it on ``close``). One pool of
-    actors is held at a time, for the most recent ``key``: a new key (the reference after the
-    generator) kills the old actors first, so their CPUs and GPUs are free for the new ones.
+    actors serves every stage; each actor holds one model at a time, for the most recent
+    ``key`` (the reference after the generator replaces it in the same actor).
     """
 
     def __init__(self, config: ExecutorConfig) -> None:
@@ -95,7 +96,6 @@ class RayExecutor:
                                       "leave executor.address empty to start Ray here") from None
             self._started = True
         self._actor_cls = ray.remote(_Worker)
-        self._key: str | None = None
         self._actors: list[Any] = []
 
     def workers(self) -> int:
@@ -136,45 +136,43 @@ class RayExecutor:
         except ray.exceptions.RayTaskError as exc:
             cause = getattr(exc, "cause", None)
             if isinstance(cause, SynthcheckError):
-                self._drop_pool()
                 raise cause from None
             raise
 
-    def _pool(self, key: str, setup: Callable[[], Any]) -> list[Any]:
-        if self._key != key:
-            self._drop_pool()
+    def _pool(self) -> list[Any]:
+        if not self._actors:
             cfg = self.config
             options = self._actor_cls.options(num_cpus=cfg.cpus_per_worker,
                                               num_gpus=cfg.gpus_per_worker)
-            self._actors = [options.remote(setup) for _ in range(self.workers())]
-            self._key = key
+            self._actors = [options.remote() for _ in range(self.workers())]
         return self._actors
 
     def _drop_pool(self) -> None:
         for actor in self._actors:
             self._ray.kill(actor)
-        self._actors, self._key = [], None
+        self._actors = []
 
     def start(self, key: str, setup: Callable[[], Any]) -> None:
-        """Start the actors of ``key`` and wait until each has run ``setup``.
+        """Start the actors and have each load ``key``'s state (``setup()``) now.
 
         Raises:
             SynthcheckError: the one ``setup`` raised in a worker (a missing model...).
         """
-        actors = self._pool(key, setup)
-        self._get([a.ready.remote() for a in actors])
+        setup_ref = self._ray.put(setup)
+        self._get([a.load.remote(key, setup_ref) for a in self._pool()])
 
     def map(self, key: str, setup: Callable[[], Any], work: Callable[[Any, T], R],
             items: Iterable[T]) -> Generator[tuple[T, R], None, None]:
-        """Hand each item to a free actor of ``key`` (started on the first item); yield
-        ``(item, result)`` in the order they finish. On an error, or when the caller stops
-        early, the actors are killed (their unfinished items are dropped)."""
+        """Hand each item to a free actor (which loads ``key``'s state first if it holds
+        another); yield ``(item, result)`` in the order they finish. On an error, or when the
+        caller stops early, the actors are killed (their unfinished items are dropped)."""
         it = iter(items)
         first = next(it, _END)
         if first is _END:
             return
         queue = itertools.chain([first], it)
-        idle = list(self._pool(key, setup))
+        idle = list(self._pool())
+        setup_ref, work_ref = self._ray.put(setup), self._ray.put(work)
         running: dict[Any, tuple[Any, Any]] = {}
 
         def fill() -> None:
@@ -183,7 +181,7 @@ class RayExecutor:
                 if item is _END:
                     return
                 actor = idle.pop()
-                running[actor.run.remote(work, item)] = (item, actor)
+                running[actor.run.remote(key, setup_ref, work_ref, item)] = (item, actor)
 
         done = False
         try:
