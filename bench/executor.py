@@ -107,6 +107,7 @@ def main() -> None:
         print(f"{stage:<28}{lo:>9.1f}{ra:>9.1f}{ra - lo:>12.1f}{ra / lo:>8.2f}")
     print(f"{'  of which: ray.init':<28}{'':>9}{ray_start:>9.1f}")
     print(f"{'  actors start + load gen.':<28}{'':>9}{actors_load:>9.1f}")
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":
