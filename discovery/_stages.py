@@ -58,8 +58,8 @@ from synth.core import (
 
 CHUNK = 512  # sentences per resumable scoring chunk
 
-ChunkItem = tuple[int, list[str]]
-ChunkRunner = Callable[[Iterable[ChunkItem]], Iterator[tuple[ChunkItem, np.ndarray]]]
+_ChunkItem = tuple[int, list[str]]
+_ChunkRunner = Callable[[Iterable[_ChunkItem]], Iterator[tuple[_ChunkItem, np.ndarray]]]
 """Scores the chunks ``(index, texts)`` it is given; yields ``(chunk, values)`` as each
 finishes (an executor's ``map``, or this process)."""
 
@@ -147,14 +147,14 @@ def _write_meta(path: Path, stage_hash: str, **info: Any) -> None:
 
 def _score_chunks(name: str, fn: Callable[[list[str]], np.ndarray], ids: Sequence[str],
                   texts: Sequence[str], parts: Path, key: str, progress: bool,
-                  runner: ChunkRunner | None = None) -> np.ndarray:
+                  runner: _ChunkRunner | None = None) -> np.ndarray:
     """Score texts in chunks; reuse chunks already written with the same inputs and key.
     The missing chunks are scored by ``runner`` (default: ``fn`` in this process) and each
     is written as soon as it is back."""
     parts.mkdir(parents=True, exist_ok=True)
     starts = list(range(0, len(texts), CHUNK))
     results: dict[int, np.ndarray] = {}
-    todo: list[ChunkItem] = []
+    todo: list[_ChunkItem] = []
     paths: dict[int, tuple[Path, list[str]]] = {}
     bar = None
     if progress:
@@ -173,7 +173,7 @@ def _score_chunks(name: str, fn: Callable[[list[str]], np.ndarray], ids: Sequenc
             paths[c] = (path, cid)
             todo.append((c, ctx))
     if runner is None:
-        def runner(items: Iterable[ChunkItem]) -> Iterator[tuple[ChunkItem, np.ndarray]]:
+        def runner(items: Iterable[_ChunkItem]) -> Iterator[tuple[_ChunkItem, np.ndarray]]:
             return ((item, fn(item[1])) for item in items)
     for (c, ctx), out in runner(todo):
         values = np.asarray(out, dtype=np.float64)
@@ -188,13 +188,13 @@ def _score_chunks(name: str, fn: Callable[[list[str]], np.ndarray], ids: Sequenc
     return np.vstack([results[c] for c in range(len(starts))]) if starts else np.zeros((0, 0))
 
 
-def _apply_chunk(fn: Callable[[list[str]], np.ndarray], item: ChunkItem) -> np.ndarray:
+def _apply_chunk(fn: Callable[[list[str]], np.ndarray], item: _ChunkItem) -> np.ndarray:
     """One chunk on a worker whose state is a scoring function (an executor's ``work``)."""
     return np.asarray(fn(item[1]), dtype=np.float64)
 
 
 def _task_chunk_fn(tm: TaskModelConfig, labels: LabelSpace, reference: ReferenceConfig,
-                  evaluation: EvaluationConfig) -> Callable[[list[str]], np.ndarray]:
+                   evaluation: EvaluationConfig) -> Callable[[list[str]], np.ndarray]:
     """Load task model ``tm`` and return what scores a chunk with it: its probabilities in
     ``labels`` order, or for ``fewshot:`` models the raw label log-probs (an executor's
     ``setup``)."""
@@ -206,7 +206,7 @@ def _task_chunk_fn(tm: TaskModelConfig, labels: LabelSpace, reference: Reference
 
 
 def _reference_chunk_fn(reference: ReferenceConfig, labels: LabelSpace
-                       ) -> Callable[[list[str]], np.ndarray]:
+                        ) -> Callable[[list[str]], np.ndarray]:
     """Load the few-shot reference and return its raw label log-probs function (an
     executor's ``setup``)."""
     from discovery._reference import FewShotReference
@@ -215,10 +215,10 @@ def _reference_chunk_fn(reference: ReferenceConfig, labels: LabelSpace
 
 
 def _remote(executor: Executor, key: str, setup: Callable[[], Any]
-            ) -> tuple[ChunkRunner, Callable[[list[str]], np.ndarray]]:
+            ) -> tuple[_ChunkRunner, Callable[[list[str]], np.ndarray]]:
     """A chunk runner on ``executor``'s workers for ``key``, and a plain function that
     scores one list of texts there (the content-free inputs of calibration)."""
-    runner: ChunkRunner = functools.partial(executor.map, key, setup, _apply_chunk)
+    runner: _ChunkRunner = functools.partial(executor.map, key, setup, _apply_chunk)
 
     def one(texts: list[str]) -> np.ndarray:
         return list(runner([(0, list(texts))]))[0][1]
@@ -373,24 +373,24 @@ def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: Label
         # The scorer is built only when a chunk is not cached.
         return lambda texts: _task_fn(get_scorer(name), names)(texts)
 
+    def raw_of(name: str, texts: list[str]) -> np.ndarray:
+        return np.asarray(get_scorer(name).raw_logprobs(texts))
+
     task_probs = []
     task_calib: dict[str, Any] = {}
     for tm in task_models:
         key = task_model_hash(tm, labels=labels, reference=reference, evaluation=evaluation)
         parts = out_dir / ".parts" / f"task-{tm.name}"
-        runner: ChunkRunner | None = None
-        if executor is not None and tm.name not in scorers:
-            runner, one = _remote(executor, f"task:{tm.name}:{key}", functools.partial(
+        raw_fn: Callable[[list[str]], np.ndarray] = functools.partial(raw_of, tm.name)
+        runner: _ChunkRunner | None = None
+        if executor is not None and tm.name not in scorers:  # on the executor's workers
+            runner, raw_fn = _remote(executor, f"task:{tm.name}:{key}", functools.partial(
                 _task_chunk_fn, tm, labels, reference, evaluation))
         if _is_fewshot(tm):
             # Like the reference: raw log-probs per chunk, calibrated once on all of them.
-            def raw_fn(texts: list[str], name: str = tm.name) -> np.ndarray:
-                return np.asarray(get_scorer(name).raw_logprobs(texts))
-
             rkey = config_hash({"task_model": key, "values": "raw_logprobs"})
             raw_t = _score_chunks(tm.name, raw_fn, ids, texts, parts, rkey, progress, runner)
-            cal = _stage_calibration(reference, len(labels), raw_fn if runner is None else one,
-                                     raw_t, parts, rkey)
+            cal = _stage_calibration(reference, len(labels), raw_fn, raw_t, parts, rkey)
             task_calib[tm.name] = cal
             task_probs.append(cal.predict_proba(raw_t) if len(raw_t) else raw_t)
             continue
@@ -409,7 +409,7 @@ def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: Label
     rkey = reference_hash(reference, labels)
     parts = out_dir / ".parts" / "reference"
     ref_fn: Callable[[list[str]], np.ndarray] = lambda t: get_reference().raw_logprobs(t)  # noqa: E731
-    ref_runner: ChunkRunner | None = None
+    ref_runner: _ChunkRunner | None = None
     if executor is not None and reference_scorer is None:
         ref_runner, ref_fn = _remote(executor, f"reference:{rkey}",
                                      functools.partial(_reference_chunk_fn, reference, labels))

@@ -278,8 +278,8 @@ def run_generation(
         backend: an already built backend (default: built from ``cfg.generator``).
         config_dump: the full resolved config to record in the manifest (default: ``cfg``).
         executor: runs the shards on its workers, each holding one backend built from
-            ``cfg.generator`` (default: this process, with ``backend``). This process still
-            claims every shard and writes every file, so the output is the same bytes.
+            ``cfg.generator`` (default, or when ``backend`` is given: this process). This
+            process still claims every shard and writes every file: the same bytes.
 
     Raises:
         RunDirError: the directory holds another config's run, has shards and no --resume,
@@ -288,6 +288,8 @@ def run_generation(
     """
     run = RunDir(run_dir)
     chash = generation_config_hash(cfg)
+    if backend is not None:
+        executor = None  # a backend built by the caller runs here
     total = n if n is not None else cfg.generator.n
     where = "--n" if n is not None else "generator.n"
     check_generation_size(total, cfg.generator.shard_size, where)
