@@ -3,10 +3,11 @@ test suite's pass/fail).
 
 Generates the same corpus (configs/sentiment.yaml, the packaged SmolLM2, ``--n`` prompts in
 shards of ``--shard-size``) and scores it (the config's task model and reference), once with
-the local executor (this process) and once with the Ray executor (Ray started here with this
-machine's CPUs, ``--workers`` actors of ``--threads // --workers`` CPUs each); checks that both
-wrote the same bytes, and prints each stage's seconds, Ray's overhead (seconds and ratio) and
-where it goes (starting Ray; actors loading their models).
+the local executor (this process, ``--threads`` torch threads) and once with the Ray executor
+(which starts Ray here with this machine's CPUs; ``--workers`` actors of ``--threads /
+--workers`` CPUs each); checks that both wrote the same bytes, and prints each stage's
+seconds, Ray's overhead (seconds and ratio) and where it goes (starting Ray; actors loading
+their models).
 
 Usage: python bench/executor.py [--n 64] [--shard-size 16] [--threads 2] [--workers 2]
 """
@@ -74,17 +75,12 @@ def main() -> None:
             local = _run(cfg, local_dir, local_ex, args.n)
         local["total"] = time.perf_counter() - t0
 
-        import ray
-
-        t0 = time.perf_counter()
-        ray.init(num_cpus=args.threads, include_dashboard=False, logging_level="WARNING",
-                 runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([str(ROOT),
-                                                                          *sys.path])}})
-        ray_start = time.perf_counter() - t0
-        t1 = time.perf_counter()
         rcfg = ExecutorConfig(kind="ray", num_workers=args.workers,
                               cpus_per_worker=args.threads / args.workers)
-        with RayExecutor(rcfg) as ray_ex:
+        t0 = time.perf_counter()
+        with RayExecutor(rcfg) as ray_ex:  # starts Ray here with this machine's CPUs
+            ray_start = time.perf_counter() - t0
+            t1 = time.perf_counter()
             # Actors start and load the generator before the clock for generation starts.
             from functools import partial
 
@@ -94,7 +90,6 @@ def main() -> None:
             actors_load = time.perf_counter() - t1
             remote = _run(cfg, ray_dir, ray_ex, args.n)
         remote["total"] = time.perf_counter() - t0
-        ray.shutdown()
         remote["generate"] += actors_load
         same = all(_files(local_dir, pat) == _files(ray_dir, pat) for pat in
                    ("corpus/shard-*.jsonl", "corpus/stats.json", "scores/*.jsonl",
