@@ -21,10 +21,11 @@ final files are only written once everything is computed, so they are unchanged 
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,7 @@ from discovery._stage_state import (
 from synth.core import (
     ConfigError,
     DataError,
+    Executor,
     LabelSpace,
     RunDir,
     SynthcheckError,
@@ -65,6 +67,13 @@ from synth.core import (
 )
 
 CHUNK = 512  # sentences per resumable scoring chunk
+
+_ChunkItem = tuple[int, list[str]]
+_ChunkRunner = Callable[[Iterable[_ChunkItem]], Iterator[tuple[_ChunkItem, np.ndarray]]]
+"""Scores the chunks ``(index, texts)`` it is given; yields ``(chunk, values)`` as each
+finishes (an executor's ``map``, or this process)."""
+
+
 def _fingerprint(ids: Sequence[str], texts: Sequence[str]) -> str:
     h = hashlib.sha256()
     for i, t in zip(ids, texts, strict=True):
@@ -149,28 +158,78 @@ def _write_meta(path: Path, stage_hash: str, **info: Any) -> None:
 
 
 def _score_chunks(name: str, fn: Callable[[list[str]], np.ndarray], ids: Sequence[str],
-                  texts: Sequence[str], parts: Path, key: str, progress: bool) -> np.ndarray:
-    """Score texts in chunks; reuse chunks already written with the same inputs and key."""
+                  texts: Sequence[str], parts: Path, key: str, progress: bool,
+                  runner: _ChunkRunner | None = None) -> np.ndarray:
+    """Score texts in chunks; reuse chunks already written with the same inputs and key.
+    The missing chunks are scored by ``runner`` (default: ``fn`` in this process) and each
+    is written as soon as it is back."""
     from synth.core import progress_bar
 
     parts.mkdir(parents=True, exist_ok=True)
     starts = list(range(0, len(texts), CHUNK))
-    results: list[np.ndarray] = []
+    results: dict[int, np.ndarray] = {}
+    todo: list[_ChunkItem] = []
+    paths: dict[int, tuple[Path, list[str]]] = {}
     bar = progress_bar(len(texts), f"score {name}", "sent", enabled=progress)
     for c, s in enumerate(starts):
         cid, ctx = list(ids[s:s + CHUNK]), list(texts[s:s + CHUNK])
         chash = config_hash({"key": key, "inputs": _fingerprint(cid, ctx)})
         path = parts / f"chunk-{c:05d}-{chash}.jsonl"
         if path.is_file():
-            values = np.array([r["v"] for r in iter_jsonl(path)], dtype=np.float64)
+            results[c] = np.array([r["v"] for r in iter_jsonl(path)], dtype=np.float64)
+            bar.update(len(ctx))
         else:
-            values = np.asarray(fn(ctx), dtype=np.float64)
-            write_jsonl(path, ({"id": i, "v": [float(x) for x in row]}
-                               for i, row in zip(cid, values, strict=True)))
-        results.append(values)
+            paths[c] = (path, cid)
+            todo.append((c, ctx))
+    if runner is None:
+        def runner(items: Iterable[_ChunkItem]) -> Iterator[tuple[_ChunkItem, np.ndarray]]:
+            return ((item, fn(item[1])) for item in items)
+    for (c, ctx), out in runner(todo):
+        values = np.asarray(out, dtype=np.float64)
+        path, cid = paths[c]
+        write_jsonl(path, ({"id": i, "v": [float(x) for x in row]}
+                           for i, row in zip(cid, values, strict=True)))
+        results[c] = values
         bar.update(len(ctx))
     bar.close()
-    return np.vstack(results) if results else np.zeros((0, 0))
+    return np.vstack([results[c] for c in range(len(starts))]) if starts else np.zeros((0, 0))
+
+
+def _apply_chunk(fn: Callable[[list[str]], np.ndarray], item: _ChunkItem) -> np.ndarray:
+    """One chunk on a worker whose state is a scoring function (an executor's ``work``)."""
+    return np.asarray(fn(item[1]), dtype=np.float64)
+
+
+def _task_chunk_fn(tm: TaskModelConfig, labels: LabelSpace, reference: ReferenceConfig,
+                   evaluation: EvaluationConfig) -> Callable[[list[str]], np.ndarray]:
+    """Load task model ``tm`` and return what scores a chunk with it: its probabilities in
+    ``labels`` order, or for ``fewshot:`` models the raw label log-probs (an executor's
+    ``setup``)."""
+    scorer = build_task_scorers([tm], labels, reference=reference,
+                                evaluation=evaluation)[tm.name]
+    if _is_fewshot(tm):
+        return lambda texts: np.asarray(scorer.raw_logprobs(texts))
+    return _task_fn(scorer, labels.list)
+
+
+def _reference_chunk_fn(reference: ReferenceConfig, labels: LabelSpace
+                        ) -> Callable[[list[str]], np.ndarray]:
+    """Load the few-shot reference and return its raw label log-probs function (an
+    executor's ``setup``)."""
+    from discovery._reference import FewShotReference
+
+    return FewShotReference.from_config(reference, labels.list).raw_logprobs
+
+
+def _remote(executor: Executor, key: str, setup: Callable[[], Any]
+            ) -> tuple[_ChunkRunner, Callable[[list[str]], np.ndarray]]:
+    """A chunk runner on ``executor``'s workers for ``key``, and a plain function that
+    scores one list of texts there (the content-free inputs of calibration)."""
+    runner: _ChunkRunner = functools.partial(executor.map, key, setup, _apply_chunk)
+
+    def one(texts: list[str]) -> np.ndarray:
+        return list(runner([(0, list(texts))]))[0][1]
+    return runner, one
 
 
 def _task_fn(scorer: Any, labels: Sequence[str]) -> Callable[[list[str]], np.ndarray]:
@@ -258,7 +317,7 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
               task_models: Sequence[TaskModelConfig], reference: ReferenceConfig,
               evaluation: EvaluationConfig, config_dump: Mapping[str, Any] | None = None,
               task_scorers: Mapping[str, Any] | None = None, reference_scorer: Any = None,
-              progress: bool = True) -> dict[str, Any]:
+              progress: bool = True, executor: Executor | None = None) -> dict[str, Any]:
     """Score every corpus sentence with each task model and the reference.
 
     Writes ``scores/task-<name>.jsonl`` ``{"id", "probs"}`` and ``scores/reference.jsonl``
@@ -278,6 +337,9 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
         task_scorers: already built task scorers by name (default: from ``task_models``).
         reference_scorer: an already built FewShotReference (default: from ``reference``).
         progress: show progress bars.
+        executor: scores the chunks on its workers, each holding one loaded model (default:
+            this process). Models given in ``task_scorers``/``reference_scorer`` stay here.
+            Chunks are written by this process, so the files are the same bytes.
     """
     if not task_models:
         raise ConfigError("no task models to score", where="task_models",
@@ -309,7 +371,7 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
         task_probs, raw, calib, task_calib = _score_all(
             ids, texts, out_dir, labels=labels, task_models=task_models, reference=reference,
             evaluation=evaluation, task_scorers=task_scorers, reference_scorer=reference_scorer,
-            progress=progress)
+            progress=progress, executor=executor)
     except SynthcheckError:
         # Bad input (a model's bad output, a model that cannot load): every byte back.
         restore_manifest(run, saved)
@@ -355,7 +417,7 @@ def _calib_info(calib: Any, labels: Sequence[str]) -> dict[str, Any]:
 def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: LabelSpace,
                task_models: Sequence[TaskModelConfig], reference: ReferenceConfig,
                evaluation: EvaluationConfig, task_scorers: Mapping[str, Any] | None,
-               reference_scorer: Any, progress: bool
+               reference_scorer: Any, progress: bool, executor: Executor | None = None
                ) -> tuple[list[np.ndarray], np.ndarray, Any, dict[str, Any]]:
     """Every task model's probabilities, the reference's raw label log-probs, its fitted
     calibrator and the ``fewshot:`` task models' calibrators; chunks already on disk are
@@ -376,24 +438,29 @@ def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: Label
         # The scorer is built only when a chunk is not cached.
         return lambda texts: _task_fn(get_scorer(name), names)(texts)
 
+    def raw_of(name: str, texts: list[str]) -> np.ndarray:
+        return np.asarray(get_scorer(name).raw_logprobs(texts))
+
     task_probs = []
     task_calib: dict[str, Any] = {}
     for tm in task_models:
         key = task_model_hash(tm, labels=labels, reference=reference, evaluation=evaluation)
         parts = out_dir / ".parts" / f"task-{tm.name}"
+        raw_fn: Callable[[list[str]], np.ndarray] = functools.partial(raw_of, tm.name)
+        runner: _ChunkRunner | None = None
+        if executor is not None and tm.name not in scorers:  # on the executor's workers
+            runner, raw_fn = _remote(executor, f"task:{tm.name}:{key}", functools.partial(
+                _task_chunk_fn, tm, labels, reference, evaluation))
         if _is_fewshot(tm):
             # Like the reference: raw log-probs per chunk, calibrated once on all of them.
-            def raw_fn(texts: list[str], name: str = tm.name) -> np.ndarray:
-                return np.asarray(get_scorer(name).raw_logprobs(texts))
-
             rkey = config_hash({"task_model": key, "values": "raw_logprobs"})
-            raw_t = _score_chunks(tm.name, raw_fn, ids, texts, parts, rkey, progress)
+            raw_t = _score_chunks(tm.name, raw_fn, ids, texts, parts, rkey, progress, runner)
             cal = _stage_calibration(reference, len(labels), raw_fn, raw_t, parts, rkey)
             task_calib[tm.name] = cal
             task_probs.append(cal.predict_proba(raw_t) if len(raw_t) else raw_t)
             continue
         task_probs.append(_score_chunks(
-            tm.name, lazy_task_fn(tm.name), ids, texts, parts, key, progress))
+            tm.name, lazy_task_fn(tm.name), ids, texts, parts, key, progress, runner))
 
     ref_holder: list[Any] = [reference_scorer]
 
@@ -406,10 +473,13 @@ def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: Label
 
     rkey = reference_hash(reference, labels)
     parts = out_dir / ".parts" / "reference"
-    raw = _score_chunks("reference", lambda t: get_reference().raw_logprobs(t), ids, texts,
-                        parts, rkey, progress)
-    calib = _stage_calibration(reference, len(labels),
-                               lambda t: get_reference().raw_logprobs(t), raw, parts, rkey)
+    ref_fn: Callable[[list[str]], np.ndarray] = lambda t: get_reference().raw_logprobs(t)  # noqa: E731
+    ref_runner: _ChunkRunner | None = None
+    if executor is not None and reference_scorer is None:
+        ref_runner, ref_fn = _remote(executor, f"reference:{rkey}",
+                                     functools.partial(_reference_chunk_fn, reference, labels))
+    raw = _score_chunks("reference", ref_fn, ids, texts, parts, rkey, progress, ref_runner)
+    calib = _stage_calibration(reference, len(labels), ref_fn, raw, parts, rkey)
     return task_probs, raw, calib, task_calib
 
 

@@ -17,27 +17,24 @@ smaller ``n`` is refused, and only the shards of ``n`` prompts are read.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from synth._config import Stage1Config, generation_hash_payload, generation_size_problem
 from synth._corpus import load_seed_corpus
-from synth._queries import QuerySampler
+from synth._queries import Query, QuerySampler
 from synth._segment import SentenceFilter, first_sentence, sentence_done
 from synth.core._config import config_hash
 from synth.core._errors import ConfigError, DataError, RunDirError
-from synth.core._io import (
-    atomic_open,
-    iter_jsonl_numbered,
-    write_json_atomic,
-    write_jsonl,
-)
+from synth.core._executor import Executor
+from synth.core._io import atomic_open, iter_jsonl_numbered, write_json_atomic, write_jsonl
 from synth.core._rundir import RunDir, provenance, writer_alive, writer_id
 from synth.core._seeds import derive_seed
 from synth.engines._base import Backend
@@ -208,6 +205,12 @@ def resolved_dtype(cfg: Stage1Config) -> str:
     return generation_dtype(cfg.generator.dtype, cfg.generator.device)
 
 
+def _worker_backend(cfg: Stage1Config) -> Backend:
+    """An executor worker's state: the generator's backend (``_build_backend`` looked up
+    where the worker runs)."""
+    return _build_backend(cfg)
+
+
 def _prompt_for(cfg: Stage1Config, backend: Backend, query: str) -> str:
     prompt = cfg.generator.prompt
     text = prompt.template.replace("{query}", query)
@@ -220,8 +223,15 @@ def generate_shard(
     cfg: Stage1Config, backend: Backend, sampler: QuerySampler, shard: int, indices: range
 ) -> tuple[list[dict[str, Any]], SentenceFilter, int]:
     """Generate one shard's records; return (records, filter with drop counts, tokens)."""
+    return _generate_queries(cfg, backend, shard, sampler.queries(indices))
+
+
+def _generate_queries(
+    cfg: Stage1Config, backend: Backend, shard: int, queries: list[Query]
+) -> tuple[list[dict[str, Any]], SentenceFilter, int]:
+    """Generate the records of shard ``shard`` from its sampled ``queries`` (what a worker
+    that holds only a backend runs); return (records, filter with drop counts, tokens)."""
     seed = cfg.generator.sampling.seed
-    queries = sampler.queries(indices)
     prompts = [_prompt_for(cfg, backend, q.text) for q in queries]
     seeds = [derive_seed(seed, "prompt", q.index) for q in queries]
     gens = backend.generate(prompts, cfg.generator.sampling, seeds)
@@ -237,6 +247,24 @@ def generate_shard(
     return records, keep, sum(g.num_tokens for g in gens)
 
 
+@dataclass
+class _ShardResult:
+    """One generated shard, as a worker hands it back to the process that writes it."""
+
+    records: list[dict[str, Any]]
+    dropped: dict[str, int]
+    tokens: int
+    seconds: float
+
+
+def _shard_work(cfg: Stage1Config, backend: Backend, item: tuple[int, list[Query]]) -> _ShardResult:
+    """Generate shard ``item = (shard, queries)`` with ``backend`` (an executor's ``work``)."""
+    t0 = time.perf_counter()
+    records, keep, tokens = _generate_queries(cfg, backend, item[0], item[1])
+    return _ShardResult(records, dict(sorted(keep.drop_counts.items())), tokens,
+                       round(time.perf_counter() - t0, 3))
+
+
 def run_generation(
     cfg: Stage1Config,
     run_dir: str | Path,
@@ -247,6 +275,7 @@ def run_generation(
     backend: Backend | None = None,
     progress: bool = True,
     config_dump: dict[str, Any] | None = None,
+    executor: Executor | None = None,
 ) -> GenerationReport:
     """Generate the corpus of ``cfg`` into ``run_dir/corpus`` (see the module docstring).
 
@@ -256,6 +285,9 @@ def run_generation(
         resume: skip finished shards; without it, a run directory with shards is refused.
         backend: an already built backend (default: built from ``cfg.generator``).
         config_dump: the full resolved config to record in the manifest (default: ``cfg``).
+        executor: runs the shards on its workers, each holding one backend built from
+            ``cfg.generator`` (default, or when ``backend`` is given: this process). This
+            process still claims every shard and writes every file: the same bytes.
 
     Raises:
         RunDirError: the directory holds another config's run, has shards and no --resume,
@@ -264,6 +296,8 @@ def run_generation(
     """
     run = RunDir(run_dir)
     chash = generation_config_hash(cfg)
+    if backend is not None:
+        executor = None  # a backend built by the caller runs here
     total = n if n is not None else cfg.generator.n
     where = "--n" if n is not None else "generator.n"
     check_generation_size(total, cfg.generator.shard_size, where)
@@ -297,14 +331,18 @@ def run_generation(
         # input (a missing file, k too large, an unknown model) leaves the directory as it was.
         sampler = QuerySampler(load_seed_corpus(cfg.corpus), cfg.queries,
                                cfg.generator.sampling.seed)
-        backend = backend or _build_backend(cfg)
+        if executor is None:
+            backend = backend or _build_backend(cfg)
+        else:  # the workers load the model now, so a bad spec is refused before any write
+            executor.start(f"generate:{chash}", functools.partial(_worker_backend, cfg))
     # Checks only (and removes temp files of dead writers): the config is recorded with the
     # first manifest write below, so a run with nothing to do leaves the manifest as it was.
     run.open(config_dump or cfg.model_dump(mode="json"), chash, stage=STAGE, replace=replace)
     if todo:
-        assert sampler is not None and backend is not None
+        assert sampler is not None
         run.set_stage(STAGE, "running", prompts=total, dtype=resolved_dtype(cfg))
-        _generate_shards(cfg, run, backend, sampler, ranges, todo, chash, report, progress)
+        _generate_shards(run, _shard_runner(cfg, chash, backend, executor), sampler, ranges,
+                         todo, chash, report, progress, backend=backend)
     with run.lock():  # one process finalizes; the others then find stats.json current
         report.complete = all(shard_done(run, s, len(r), chash) for s, r in enumerate(ranges))
         if report.complete:
@@ -319,79 +357,111 @@ def run_generation(
 
 _WAIT_SECONDS = 0.5
 
+_ShardRunner = Callable[[Iterable[tuple[int, list[Query]]]],
+                        Generator[tuple[tuple[int, list[Query]], _ShardResult], None, None]]
+"""Generates the shards it pulls from its argument (lazily: a shard is claimed as it is
+pulled) and yields each ``((shard, queries), result)`` as it finishes."""
+
+
+def _shard_runner(cfg: Stage1Config, chash: str, backend: Backend | None,
+                  executor: Executor | None) -> _ShardRunner:
+    if executor is not None:
+        return functools.partial(executor.map, f"generate:{chash}",
+                                 functools.partial(_worker_backend, cfg),
+                                 functools.partial(_shard_work, cfg))
+    assert backend is not None
+
+    def local(items: Iterable[tuple[int, list[Query]]]
+              ) -> Generator[tuple[tuple[int, list[Query]], _ShardResult], None, None]:
+        return ((item, _shard_work(cfg, backend, item)) for item in items)
+    return local
+
 
 def _generate_shards(
-    cfg: Stage1Config, run: RunDir, backend: Backend, sampler: QuerySampler, ranges: list[range],
+    run: RunDir, runner: _ShardRunner, sampler: QuerySampler, ranges: list[range],
     todo: list[int], chash: str, report: GenerationReport, progress: bool,
+    backend: Backend | None = None,
 ) -> None:
-    """Claim and write each shard of ``todo``; wait for the shards another live process is
-    writing (taking over a claim whose process is gone)."""
+    """Claim and write each shard of ``todo`` (generated by ``runner``; ``backend``: the local
+    backend, whose finished prompts move the progress bar); wait for the shards
+    another live process is writing (taking over a claim whose process is gone)."""
     from synth.core import progress_bar
 
     bar = progress_bar(sum(len(ranges[s]) for s in todo), "generate", "prompt", enabled=progress)
-    # A backend that reports each batch (HFBackend.on_batch) moves the bar per batch; the
-    # rest of a shard is counted when it is written.
+    # A local backend that reports finished prompts (HFBackend.on_batch) moves the bar as
+    # they finish; the rest of a shard (all of it, on an executor) is counted when written.
     moved = [0]
 
     def on_batch(n: int) -> None:
         moved[0] += n
         bar.update(n)
 
-    if hasattr(backend, "on_batch"):
+    if backend is not None and hasattr(backend, "on_batch"):
         backend.on_batch = on_batch
     start = time.perf_counter()
     pending = list(todo)
     told: set[int] = set()
+    claimed: set[int] = set()
+
+    def claim_free() -> Iterator[tuple[int, list[Query]]]:
+        """The pending shards this process could claim (each claimed as it is pulled)."""
+        for s in list(pending):
+            owner = claim_shard(run, s, len(ranges[s]), chash)
+            if owner == "done":  # another process wrote it meanwhile
+                pending.remove(s)
+                bar.update(len(ranges[s]))
+                continue
+            if owner is not None:
+                if s not in told:
+                    told.add(s)
+                    print(f"shard {s} is being written by process {owner}; waiting for it "
+                          f"(if that process is gone, delete {_claim_path(run, s)})",
+                          file=sys.stderr)
+                continue
+            claimed.add(s)
+            yield s, sampler.queries(ranges[s])
+
     try:
         while pending:
-            for s in list(pending):
-                owner = claim_shard(run, s, len(ranges[s]), chash)
-                if owner == "done":  # another process wrote it meanwhile
+            with contextlib.closing(runner(claim_free())) as results:
+                for (s, _), result in results:
+                    try:
+                        _write_shard(run, s, len(ranges[s]), result, chash, report)
+                    finally:
+                        release_shard(run, s)
+                        claimed.discard(s)
                     pending.remove(s)
-                    bar.update(len(ranges[s]))
-                    continue
-                if owner is not None:
-                    if s not in told:
-                        told.add(s)
-                        print(f"shard {s} is being written by process {owner}; waiting for it "
-                              f"(if that process is gone, delete {_claim_path(run, s)})",
-                              file=sys.stderr)
-                    continue
-                moved[0] = 0
-                try:
-                    _write_shard(cfg, run, backend, sampler, s, ranges[s], chash, report)
-                finally:
-                    release_shard(run, s)
-                pending.remove(s)
-                elapsed = time.perf_counter() - start
-                bar.update(len(ranges[s]) - moved[0])
-                bar.set_postfix(kept=report.kept, sent_s=f"{report.kept / elapsed:.1f}",
-                                tok_s=f"{report.tokens / elapsed:.0f}")
+                    elapsed = time.perf_counter() - start
+                    bar.update(max(0, len(ranges[s]) - moved[0]))
+                    moved[0] = 0
+                    bar.set_postfix(kept=report.kept, sent_s=f"{report.kept / elapsed:.1f}",
+                                    tok_s=f"{report.tokens / elapsed:.0f}")
             if pending:
                 time.sleep(_WAIT_SECONDS)
     finally:
-        if hasattr(backend, "on_batch"):
+        for s in sorted(claimed):  # claimed but not written (an error): free them
+            release_shard(run, s)
+        if backend is not None and hasattr(backend, "on_batch"):
             backend.on_batch = None
         bar.close()
+        report.shards_written.sort()
         report.seconds = time.perf_counter() - start
 
 
-def _write_shard(cfg: Stage1Config, run: RunDir, backend: Backend, sampler: QuerySampler,
-                 s: int, indices: range, chash: str, report: GenerationReport) -> None:
-    t0 = time.perf_counter()
-    records, keep, tokens = generate_shard(cfg, backend, sampler, s, indices)
-    write_jsonl(shard_path(run, s), records)
+def _write_shard(run: RunDir, s: int, prompts: int, result: _ShardResult, chash: str,
+                 report: GenerationReport) -> None:
+    write_jsonl(shard_path(run, s), result.records)
     # The marker is written after the shard: a shard without one is redone.
     write_json_atomic(_done_path(run, s), {
-        "shard": s, "prompts": len(indices), "kept": len(records),
-        "dropped": dict(sorted(keep.drop_counts.items())), "tokens": tokens,
-        "seconds": round(time.perf_counter() - t0, 3), **provenance(chash),
+        "shard": s, "prompts": prompts, "kept": len(result.records),
+        "dropped": result.dropped, "tokens": result.tokens, "seconds": result.seconds,
+        **provenance(chash),
     })
     report.shards_written.append(s)
-    report.kept += len(records)
-    report.prompts += len(indices)
-    report.tokens += tokens
-    report.dropped.update(keep.drop_counts)
+    report.kept += len(result.records)
+    report.prompts += prompts
+    report.tokens += result.tokens
+    report.dropped.update(result.dropped)
 
 
 def finalize_corpus(run: RunDir, num_shards: int, chash: str, total: int, *,

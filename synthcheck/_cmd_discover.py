@@ -8,6 +8,7 @@ from typing import Any
 
 from synthcheck._cli_common import add_allow_outside_files, add_config_args, load_args_config
 from synthcheck._config import RunConfig
+from synthcheck._executors import EXECUTOR_FLAG, add_executor_arg
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -19,13 +20,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_config_args(p)
     p.add_argument("--n", type=int, help="prompts to generate (default: generator.n)")
     add_allow_outside_files(p)
+    add_executor_arg(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from synthcheck._pipeline import discover
 
-    cfg = load_args_config(args)
+    cfg = load_args_config(args, EXECUTOR_FLAG)
     result = discover(cfg, args.run, n=args.n, progress=not args.quiet,
                       allow_outside_files=args.allow_outside_files)
     print()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from synthcheck._cli_common import add_config_args, load_args_config
+from synthcheck._executors import EXECUTOR_FLAG, add_executor_arg
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -12,6 +13,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                        description="Write RUN/scores/task-<name>.jsonl and "
                                    "RUN/scores/reference.jsonl (resumable in chunks).")
     add_config_args(p)
+    add_executor_arg(p)
     p.set_defaults(func=run_score)
 
     r = sub.add_parser("rank", help="rank sentences by divergence; write the hard subset",
@@ -31,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def run_score(args: argparse.Namespace) -> int:
     from synthcheck._pipeline import score
 
-    cfg = load_args_config(args)
+    cfg = load_args_config(args, EXECUTOR_FLAG)
     report = score(cfg, args.run, progress=not args.quiet)
     if report["skipped"]:
         print(f"scores are up to date ({report['sentences']} sentences)")

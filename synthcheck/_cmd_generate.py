@@ -6,6 +6,7 @@ import argparse
 
 from synthcheck._cli_common import add_config_args, load_args_config
 from synthcheck._config import RunConfig
+from synthcheck._executors import EXECUTOR_FLAG, add_executor_arg
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,6 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="skip finished shards (refused if the config changed)")
     p.add_argument("--show", type=int, default=5, metavar="N",
                    help="print this many sentences at the end (0: none)")
+    add_executor_arg(p)
     p.set_defaults(func=run_generate)
 
     m = sub.add_parser("merge", help="join the shards of --shard i/n processes",
@@ -33,16 +35,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def _config(args: argparse.Namespace) -> RunConfig:
-    return load_args_config(args, {"shard_size": "generator.shard_size"})
+    return load_args_config(args, {"shard_size": "generator.shard_size", **EXECUTOR_FLAG})
 
 
 def run_generate(args: argparse.Namespace) -> int:
     from synth import iter_corpus, parse_shard_arg, run_generation
+    from synthcheck._executors import make_executor
 
     cfg = _config(args)
     shard = parse_shard_arg(args.shard) if args.shard else None
-    report = run_generation(cfg, args.run, n=args.n, shard=shard, resume=args.resume,
-                            progress=not args.quiet, config_dump=cfg.model_dump(mode="json"))
+    with make_executor(cfg.executor) as executor:
+        report = run_generation(cfg, args.run, n=args.n, shard=shard, resume=args.resume,
+                                progress=not args.quiet, config_dump=cfg.model_dump(mode="json"),
+                                executor=executor)
     dropped = ", ".join(f"{k} {v}" for k, v in sorted(report.dropped.items())) or "none"
     print(f"shards written {len(report.shards_written)}, skipped (already done) "
           f"{len(report.shards_skipped)}; kept {report.kept} of {report.prompts} prompts "

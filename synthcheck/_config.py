@@ -17,7 +17,8 @@ from discovery import (
 from formalize import VerifyConfig
 from synth import Stage1Config
 from synth.core import STRICT as _STRICT
-from synth.core import load_config
+from synth.core import load_config, runtime_field
+from synthcheck._executors import ExecutorConfig
 
 
 class RunConfig(Stage1Config):
@@ -42,6 +43,9 @@ class RunConfig(Stage1Config):
     """Path to the test suite YAML that `synthcheck verify` runs (stage 3; optional)."""
     verify: VerifyConfig = Field(default_factory=VerifyConfig)
     """How the suite is expanded and scored (sample, seed, case limit, batching)."""
+    executor: ExecutorConfig = runtime_field(default_factory=ExecutorConfig)
+    """Where generation shards and scoring chunks run: ``local`` or ``ray`` (never changes
+    an output or a hash)."""
 
 
 def load_run_config(path: str | Path, overrides: Sequence[str] = ()) -> RunConfig:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from discovery import TaskModelConfig
 from synth import run_generation
-from synth.core import RunDir, config_hash, output_dump
+from synth.core import Executor, RunDir, config_hash, output_dump
 from synthcheck._config import RunConfig
 
 if TYPE_CHECKING:
@@ -82,16 +82,27 @@ def score_hash(cfg: RunConfig, run_dir: str | Path) -> str:
 
 
 def score(cfg: RunConfig, run_dir: str | Path, *, progress: bool = True,
-          task_scorers: Mapping[str, Any] | None = None) -> dict[str, Any]:
+          task_scorers: Mapping[str, Any] | None = None,
+          executor: Executor | None = None) -> dict[str, Any]:
     """discovery's ``score_run`` on ``run_dir`` with ``cfg``'s sections (after
-    :func:`check_corpus_config`)."""
+    :func:`check_corpus_config`; the chunks run on ``executor``, default: the one
+    ``cfg.executor`` names, for this call)."""
     from discovery import score_run
 
     check_corpus_config(cfg, run_dir)
-    return score_run(run_dir, labels=cfg.task.label_space, task_models=cfg.task_models,
-                     reference=cfg.reference, evaluation=cfg.evaluation,
-                     config_dump=cfg.model_dump(mode="json"), task_scorers=task_scorers,
-                     progress=progress)
+
+    def call(ex: Executor) -> dict[str, Any]:
+        return score_run(run_dir, labels=cfg.task.label_space, task_models=cfg.task_models,
+                         reference=cfg.reference, evaluation=cfg.evaluation,
+                         config_dump=cfg.model_dump(mode="json"), task_scorers=task_scorers,
+                         progress=progress, executor=ex)
+
+    if executor is not None:
+        return call(executor)
+    from synthcheck._executors import make_executor
+
+    with make_executor(cfg.executor) as own:
+        return call(own)
 
 
 def rank(cfg: RunConfig, run_dir: str | Path) -> dict[str, Any]:
@@ -244,7 +255,8 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
              allow_outside_files: bool = False) -> DiscoverResult:
     """Run every stage of ``cfg`` into ``run_dir``, skipping stages that are current.
     Every config error a stage would hit is reported first, with nothing written
-    (:func:`check_before_work`).
+    (:func:`check_before_work`). Generation and scoring run on the executor ``cfg.executor``
+    names (one for both).
 
     Args:
         allow_outside_files: let the suite read files outside its folder.
@@ -252,6 +264,17 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
     Raises:
         RunDirError: ``run_dir`` holds a corpus generated with another config.
     """
+    from synthcheck._executors import make_executor
+
+    check_before_work(cfg, allow_outside_files=allow_outside_files)  # before any worker starts
+    with make_executor(cfg.executor) as executor:
+        return _discover(cfg, run_dir, n=n, progress=progress, log=log, executor=executor,
+                         allow_outside_files=allow_outside_files)
+
+
+def _discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None, progress: bool,
+              log: Callable[[str], None], executor: Executor,
+              allow_outside_files: bool) -> DiscoverResult:
     result = DiscoverResult(Path(run_dir))
     run = RunDir(run_dir)
     built: dict[str, Any] = {}
@@ -272,10 +295,9 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
 
     def generate() -> tuple[bool, Any]:
         report = run_generation(cfg, run.path, n=n, resume=True, progress=progress,
-                                config_dump=cfg.model_dump(mode="json"))
+                                config_dump=cfg.model_dump(mode="json"), executor=executor)
         return bool(report.shards_written), report
 
-    check_before_work(cfg, allow_outside_files=allow_outside_files)
     gen = timed("generate", generate)
     result.info["corpus"] = json.loads((run.path / "corpus" / "stats.json").read_text())
     result.info["generate"] = gen
@@ -287,7 +309,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
         return call
 
     # score_run loads the models itself, and only if some chunk still needs scoring.
-    timed("score", stage(score, progress=progress))
+    timed("score", stage(score, progress=progress, executor=executor))
     result.info["rank"] = timed("rank", stage(rank))
     result.info["mine"] = timed("mine", stage(mine))
     reports = timed("evaluate", lambda: evaluate_stage(cfg, run, scorers, progress))

@@ -24,6 +24,7 @@ from synth.core._errors import (
     SynthcheckError,
     TemplateError,
 )
+from synth.core._executor import Executor
 from synth.core._io import (
     append_jsonl,
     atomic_open,
@@ -49,6 +50,7 @@ __all__ = [
     "STRICT",
     "ConfigError",
     "DataError",
+    "Executor",
     "LabelSpace",
     "ModelNotAvailable",
     "Registry",
