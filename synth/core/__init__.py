@@ -25,6 +25,8 @@ from synth.core._errors import (
     TemplateError,
 )
 from synth.core._io import (
+    RECORD_SUFFIXES,
+    Records,
     append_jsonl,
     atomic_open,
     cache_dir,
@@ -32,6 +34,7 @@ from synth.core._io import (
     iter_jsonl,
     iter_jsonl_lines,
     iter_jsonl_numbered,
+    iter_records,
     read_jsonl,
     write_json_atomic,
     write_jsonl,
@@ -51,6 +54,8 @@ __all__ = [
     "DataError",
     "LabelSpace",
     "ModelNotAvailable",
+    "RECORD_SUFFIXES",
+    "Records",
     "Registry",
     "RunDir",
     "RunDirError",
@@ -73,6 +78,7 @@ __all__ = [
     "iter_jsonl",
     "iter_jsonl_lines",
     "iter_jsonl_numbered",
+    "iter_records",
     "length_sorted_batches",
     "load_config",
     "load_yaml",
