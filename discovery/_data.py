@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -12,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from synth import MOVIE_REVIEW_LABELS
-from synth.core import DataError, LabelSpace, iter_jsonl
+from synth.core import DataError, LabelSpace, iter_jsonl, iter_records
 
 
 def iter_corpus_records(run_dir: str | Path) -> Iterator[dict[str, Any]]:
@@ -165,14 +164,11 @@ def read_labeled_file(path: str | Path, labels: Sequence[str]) -> LabeledSet:
     path = Path(path)
     if not path.is_file():
         raise DataError("labeled data file not found", where=str(path), fix="check --data")
-    if path.suffix.lower() in {".jsonl", ".json"}:
-        rows = [(r.get("text"), r.get("label")) for r in iter_jsonl(path)]
-    elif path.suffix.lower() == ".csv":
-        with path.open(encoding="utf-8", errors="replace", newline="") as handle:
-            rows = [(r.get("text"), r.get("label")) for r in csv.DictReader(handle)]
-    else:
+    if path.suffix.lower() not in {".jsonl", ".json", ".csv"}:
         raise DataError(f"unknown labeled data format {path.suffix!r}", where=str(path),
                         fix="use .jsonl or .csv with 'text' and 'label'")
+    rows = [(r.get("text"), r.get("label"))
+            for _, r in iter_records(path, kind="labeled data file")]
     texts, golds = [], []
     for n, (text, label) in enumerate(rows, start=1):
         if text is None or label is None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import functools
 import os
 import random
@@ -13,7 +12,7 @@ from pathlib import Path
 from formalize._perturb import case_like
 from formalize._template import indefinite_article
 from synth import has_corpus, iter_corpus
-from synth.core import DataError, TemplateError, iter_jsonl
+from synth.core import DataError, TemplateError, iter_records
 
 
 class RunCorpusMissing(TemplateError):
@@ -31,25 +30,24 @@ def read_texts_file(path: str | Path, where: str) -> list[str]:
     if not path.is_file():
         raise TemplateError("texts file not found", where=f"{where}: {path}", fix="check the path")
     suffix = path.suffix.lower()
-    if suffix == ".txt":
-        return [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    if suffix not in {".txt", ".jsonl", ".csv"}:
+        raise TemplateError(f"unknown texts file type {suffix!r}", where=f"{where}: {path}",
+                            fix="use .txt, .jsonl or .csv")
+    try:
+        records = iter_records(path, kind="texts file")
+        if records.columns is not None and "text" not in records.columns:
+            raise TemplateError("CSV texts file has no 'text' column", where=f"{where}: {path}",
+                                fix="name the column holding the texts 'text'")
+        values = [r["text"] for _, r in records]
+    except KeyError:
+        raise TemplateError("a JSONL texts file needs a 'text' field in every record",
+                            where=f"{where}: {path}", fix="add the field") from None
+    except DataError as exc:
+        raise TemplateError(exc.what, where=exc.where, fix=exc.fix) from None
     if suffix == ".jsonl":
-        try:
-            return [str(r["text"]) for r in iter_jsonl(path)]
-        except KeyError:
-            raise TemplateError("a JSONL texts file needs a 'text' field in every record",
-                                where=f"{where}: {path}", fix="add the field") from None
-        except DataError as exc:
-            raise TemplateError(exc.what, where=exc.where, fix=exc.fix) from None
-    if suffix == ".csv":
-        with path.open(encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle)
-            if "text" not in (reader.fieldnames or []):
-                raise TemplateError("CSV texts file has no 'text' column", where=f"{where}: {path}",
-                                    fix="name the column holding the texts 'text'")
-            return [row["text"] for row in reader if row["text"].strip()]
-    raise TemplateError(f"unknown texts file type {suffix!r}", where=f"{where}: {path}",
-                        fix="use .txt, .jsonl or .csv")
+        return [str(value) for value in values]
+    texts = [value or "" for value in values]  # a short CSV row has None for 'text'
+    return [text.strip() if suffix == ".txt" else text for text in texts if text.strip()]
 
 
 def read_run_texts(run: str | Path, where: str, *, base_dir: str | Path = ".",

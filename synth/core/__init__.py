@@ -26,6 +26,8 @@ from synth.core._errors import (
 )
 from synth.core._executor import Executor
 from synth.core._io import (
+    RECORD_SUFFIXES,
+    Records,
     append_jsonl,
     atomic_open,
     cache_dir,
@@ -33,6 +35,7 @@ from synth.core._io import (
     iter_jsonl,
     iter_jsonl_lines,
     iter_jsonl_numbered,
+    iter_records,
     read_jsonl,
     write_json_atomic,
     write_jsonl,
@@ -53,6 +56,8 @@ __all__ = [
     "Executor",
     "LabelSpace",
     "ModelNotAvailable",
+    "RECORD_SUFFIXES",
+    "Records",
     "Registry",
     "RunDir",
     "RunDirError",
@@ -75,6 +80,7 @@ __all__ = [
     "iter_jsonl",
     "iter_jsonl_lines",
     "iter_jsonl_numbered",
+    "iter_records",
     "length_sorted_batches",
     "load_config",
     "load_yaml",

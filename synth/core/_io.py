@@ -7,13 +7,15 @@ directory, flush, fsync and rename. Readers report the file and line of a bad re
 from __future__ import annotations
 
 import contextlib
+import csv
 import errno
+import io
 import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import jsonlines
 
@@ -276,6 +278,68 @@ def append_jsonl(path: str | os.PathLike[str], record: dict[str, Any]) -> None:
             _jsonl_writer(handle).write(record)
             handle.flush()
             os.fsync(handle.fileno())
+
+
+RECORD_SUFFIXES: dict[str, Literal["jsonl", "csv", "tsv", "txt"]] = {
+    ".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv", ".txt": "txt",
+    ".text": "txt"}
+"""The suffixes :func:`iter_records` reads (lower case) and the format each one names."""
+
+
+class Records(Iterator[tuple[int, dict[str, Any]]]):
+    """The ``(number, record)`` pairs of one records file (see :func:`iter_records`).
+
+    ``columns`` is the header of a .csv/.tsv file (known before the first row is read), and
+    None for the other formats.
+    """
+
+    def __init__(self, pairs: Iterator[tuple[int, dict[str, Any]]],
+                 columns: list[str] | None) -> None:
+        self._pairs = pairs
+        self.columns = columns
+
+    def __next__(self) -> tuple[int, dict[str, Any]]:
+        return next(self._pairs)
+
+
+def iter_records(path: str | os.PathLike[str], *, encoding: str = "utf-8",
+                 kind: str = "records file", text_field: str = "text",
+                 field: str | None = None) -> Records:
+    """Read a .jsonl/.json, .csv/.tsv or .txt/.text file as ``(number, record)`` pairs.
+
+    The one reader for "texts or records from a file": .jsonl/.json give one JSON object per
+    non-blank line (numbered by line, via :func:`iter_jsonl_lines`); .csv/.tsv give one
+    ``csv.DictReader`` row per record (numbered from 1, the header not counted; the header is
+    :attr:`Records.columns`); .txt/.text give ``{text_field: line}`` for every non-blank line
+    (numbered by line, the line ending removed, nothing else). The whole file is decoded with
+    :func:`read_text` when this is called, so a file that is missing, of an unknown kind or
+    not valid ``encoding`` raises here, before any record is yielded. ``kind`` names the file
+    in those messages; ``field`` is the config field that sets ``encoding``, if any.
+
+    Raises:
+        DataError: the file is missing, its suffix is not one of :data:`RECORD_SUFFIXES`,
+            its bytes are not ``encoding`` (names the byte offset), or a JSON line is not
+            a JSON object (names the line).
+    """
+    path = Path(path)
+    fmt = RECORD_SUFFIXES.get(path.suffix.lower())
+    if fmt is None:
+        raise DataError(f"unknown {kind} type {path.suffix!r}", where=str(path),
+                        fix=f"use one of: {', '.join(RECORD_SUFFIXES)}")
+    if not path.is_file():
+        raise DataError(f"{kind} not found", where=str(path), fix="check the path")
+    text = read_text(path, encoding, kind=kind, field=field)
+    if fmt == "jsonl":
+        lines = enumerate(io.StringIO(text, newline=None), start=1)
+        return Records(iter_jsonl_lines(lines, str(path)), None)
+    if fmt == "txt":
+        return Records(((n, {text_field: line.rstrip("\r\n")})
+                        for n, line in enumerate(io.StringIO(text, newline=None), start=1)
+                        if line.strip()), None)
+    reader = csv.DictReader(io.StringIO(text, newline=""),
+                            delimiter="\t" if fmt == "tsv" else ",")
+    columns = list(reader.fieldnames or [])
+    return Records(((n, dict(row)) for n, row in enumerate(reader, start=1)), columns)
 
 
 def cache_dir() -> Path:

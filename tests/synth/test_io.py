@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from synth.core import append_jsonl, write_json_atomic, write_jsonl
+from synth.core import DataError, append_jsonl, iter_records, write_json_atomic, write_jsonl
 from synth.core._io import atomic_open, current_umask
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
@@ -74,3 +74,44 @@ def test_current_umask_without_proc(monkeypatch: pytest.MonkeyPatch, umask) -> N
     assert current_umask() == 0o027
     umask(0o022)
     assert current_umask() == 0o022
+
+
+def test_iter_records_reads_jsonl_by_line(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b'{"text": "a", "n": 1}\r\n\n{"text": "b"}\n')
+    records = iter_records(path)
+    assert records.columns is None
+    assert list(records) == [(1, {"text": "a", "n": 1}), (3, {"text": "b"})]
+    (tmp_path / "bad.json").write_text('{"text": "a"}\n[1]\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"line is not a JSON object \(.*bad.json, line 2\)"):
+        list(iter_records(tmp_path / "bad.json"))
+
+
+def test_iter_records_reads_csv_and_tsv_rows(tmp_path: Path) -> None:
+    (tmp_path / "r.csv").write_text('text,label\n"a, b",pos\nc,neg\n', encoding="utf-8")
+    records = iter_records(tmp_path / "r.csv")
+    assert records.columns == ["text", "label"]
+    assert list(records) == [(1, {"text": "a, b", "label": "pos"}),
+                             (2, {"text": "c", "label": "neg"})]
+    (tmp_path / "r.tsv").write_text("text\tlabel\na, b\tpos\n", encoding="utf-8")
+    assert list(iter_records(tmp_path / "r.tsv")) == [(1, {"text": "a, b", "label": "pos"})]
+
+
+def test_iter_records_reads_txt_lines_and_decodes_with_encoding(tmp_path: Path) -> None:
+    path = tmp_path / "r.TXT"
+    path.write_bytes("caf\u00e9  \r\n\n   \nb\n".encode("latin-1"))
+    assert list(iter_records(path, encoding="latin-1", text_field="t")) == [
+        (1, {"t": "caf\u00e9  "}), (4, {"t": "b"})]
+    with pytest.raises(DataError, match=r"texts is not valid utf-8 text \(byte 0xe9 at byte "
+                                        r"offset 3\) \(.*r.TXT\)"):
+        iter_records(path, kind="texts")
+
+
+def test_iter_records_refuses_unknown_suffix_and_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "r.parquet"
+    path.write_bytes(b"x")
+    with pytest.raises(DataError, match=r"unknown records file type '.parquet'.*use one of: "
+                                        r".jsonl, .json, .csv, .tsv, .txt, .text"):
+        iter_records(path)
+    with pytest.raises(DataError, match=r"records file not found \(.*gone.csv\)"):
+        iter_records(tmp_path / "gone.csv")
