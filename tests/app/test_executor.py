@@ -106,7 +106,7 @@ def test_generate_and_score_with_ray_are_byte_identical(
 
     run = tmp_path / "r"
     args = ["-c", str(cfg_path), "--run", str(run), "-q", "--executor", "ray"]
-    assert main(["generate", *args, "--sample", "0"]) == 0
+    assert main(["generate", *args, "--show", "0"]) == 0
     corpus = outputs(run, "corpus/shard-*.jsonl")
     assert len(corpus) == 4 and sum(c.count(b"\n") for c in corpus.values()) > 0
     assert corpus == outputs(local_run, "corpus/shard-*.jsonl")
