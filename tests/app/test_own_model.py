@@ -4,27 +4,16 @@ label names, mapped with verify --label-map; pickles refused with a conversion h
 from __future__ import annotations
 
 import re
-import textwrap
 
 import pytest
+from toy_models import write_toy_suite
 
 from synthcheck.cli import main
-
-SUITE = textwrap.dedent("""\
-    name: toy
-    labels: [negative, positive]
-    tests:
-      - {name: adj, type: mft, template: "This {NOUN} is {POS_ADJ}.", label: positive}
-    """)
 
 
 @pytest.fixture
 def files(tmp_path, monkeypatch):
-    (tmp_path / "toy.yaml").write_text(SUITE)
-    (tmp_path / "ab_model.py").write_text(
-        "def predict(texts):\n    return [{'A': 0.2, 'B': 0.8} for _ in texts]\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return tmp_path
+    return write_toy_suite(tmp_path, monkeypatch, "ab_model", {"A": 0.2, "B": 0.8})
 
 
 def verify(files, spec, *extra):

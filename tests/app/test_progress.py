@@ -6,9 +6,9 @@ from __future__ import annotations
 import io
 import re
 import sys
-import textwrap
 
 import pytest
+from toy_models import write_toy_suite
 
 from synth.core import progress_enabled
 from synthcheck.cli import main
@@ -21,21 +21,9 @@ class Terminal(io.StringIO):
         return True
 
 
-SUITE = textwrap.dedent("""\
-    name: toy
-    labels: [negative, positive]
-    tests:
-      - {name: adj, type: mft, template: "This {NOUN} is {POS_ADJ}.", label: positive}
-    """)
-
-
 @pytest.fixture
 def files(tmp_path, monkeypatch):
-    (tmp_path / "toy.yaml").write_text(SUITE)
-    (tmp_path / "prog_model.py").write_text(
-        "def predict(texts):\n    return [{'positive': 0.7, 'negative': 0.3} for _ in texts]\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return tmp_path
+    return write_toy_suite(tmp_path, monkeypatch, "prog_model", {"positive": 0.7, "negative": 0.3})
 
 
 def test_progress_only_on_a_terminal(monkeypatch):

@@ -19,3 +19,22 @@ def keyword_sentiment(texts: list[str]) -> list[dict[str, float]]:
         p = min(0.95, max(0.05, 0.5 + 0.2 * score))
         out.append({"negative": 1 - p, "positive": p})
     return out
+
+
+TOY_SUITE = """\
+name: toy
+labels: [negative, positive]
+tests:
+  - {name: adj, type: mft, template: "This {NOUN} is {POS_ADJ}.", label: positive}
+"""
+"""A one-test MFT suite (labels negative/positive) for the CLI tests."""
+
+
+def write_toy_suite(folder, monkeypatch, module: str, probs: dict[str, float]):  # noqa: ANN001, ANN201
+    """Write ``toy.yaml`` (:data:`TOY_SUITE`) and a ``python:<module>:predict`` model that gives
+    every text ``probs`` into ``folder``, put ``folder`` on the import path; return it."""
+    (folder / "toy.yaml").write_text(TOY_SUITE)
+    (folder / f"{module}.py").write_text(
+        f"def predict(texts):\n    return [{probs!r} for _ in texts]\n")
+    monkeypatch.syspath_prepend(str(folder))
+    return folder
