@@ -162,14 +162,14 @@ def check_task_model(spec: str, labels: Sequence[str], *, where: str,
         scorer = _load_python(rest, labels, label_map=label_map, name="probe", batch_size=1)
         scorer.predict_proba(["This is a short probe sentence."])
     elif scheme == "demo":
-        from discovery._demo import DEMO_TASKS
-        from synth import MOVIE_REVIEW_LABELS
+        from discovery._data import PACKAGED_SPLITS
+        from discovery._demo import DEMO_DATA, DEMO_TASKS
 
         if rest not in DEMO_TASKS:
             raise ConfigError(f"unknown demo model {rest!r}", where=where,
                               fix=did_you_mean(rest, sorted(DEMO_TASKS)))
-        LabelMapper([MOVIE_REVIEW_LABELS[i] for i in sorted(MOVIE_REVIEW_LABELS)], labels,
-                    label_map, where)
+        # The demo model's classes are the labels of the packaged set it is trained on.
+        LabelMapper(list(PACKAGED_SPLITS[DEMO_DATA[rest]]), labels, label_map, where)
     elif scheme == "fewshot":
         from discovery._config import ReferenceConfig
         from discovery._reference import FewShotReference

@@ -77,3 +77,14 @@ def test_sentiment3_config_loads():
     assert set(cfg.reference.label_words) == set(LABELS3)
     assert {s.label for s in cfg.reference.shots} == set(LABELS3)
     assert cfg.task_models[0].spec == "demo:sentiment3"
+
+
+def test_sentiment3_config_passes_the_up_front_checks():
+    """`discover` checks every task model before any work; the 3-class demo model's labels are
+    the tweets' three, not the movie reviews' two (this check once refused sentiment3.yaml)."""
+    from discovery._model_checks import check_task_model
+    from synth.core import ConfigError
+
+    check_task_model("demo:sentiment3", list(LABELS3), where="task_models[0] (demo3)")
+    with pytest.raises(ConfigError, match=r"task model labels \['negative', 'positive'\]"):
+        check_task_model("demo:sentiment", list(LABELS3), where="task_models[0] (demo)")
