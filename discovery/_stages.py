@@ -9,7 +9,10 @@ the config parts that change the stage's outputs (the fields not marked
 
 Scoring is resumable: texts are scored in chunks, each written atomically under
 ``scores/.parts/<name>/`` with the hash of its inputs, and the final files are assembled
-(atomically) once every chunk exists.
+(atomically) once every chunk exists. Few-shot scorers' chunks (the reference, ``fewshot:``
+task models) hold raw label log-probs keyed without the calibration settings
+(:func:`raw_reference_hash`), beside their content-free inputs' raw log-probs: changing only
+the calibration redoes the stage from these files, without a model.
 
 Bad input never changes what a run directory already holds: every stage reads and checks
 its inputs and computes its results before it touches the manifest or a final output.
@@ -353,7 +356,10 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
 
     Writes ``scores/task-<name>.jsonl`` ``{"id", "probs"}`` and ``scores/reference.jsonl``
     ``{"id", "probs", "logprobs"}`` (probs calibrated, logprobs the raw label log-probs),
-    each with a ``.meta.json`` sidecar. Models are loaded only if some chunk needs them.
+    each with a ``.meta.json`` sidecar. Models are loaded only if some chunk needs them. The
+    reference's (and ``fewshot:`` task models') chunks are raw label log-probs, keyed
+    without the calibration settings, and the content-free inputs' raw log-probs are stored
+    whatever the method, so a rerun after changing only the calibration loads no model.
     The final files are written only once every model has scored every chunk; an error
     before that leaves the run directory's files (manifest included) as they were.
 
