@@ -314,7 +314,7 @@ def test_drafts_replace_a_word_only_where_every_value_fits(sentence: str, want: 
 
 
 def test_tokens_that_are_not_words_are_dropped_and_the_sentence_words_kept() -> None:
-    from formalize.review._propose import draft_text
+    from formalize.review._grammar import draft_text
 
     noisy = '"I saw this movie ## on dingDogShop.com <br> and it was really great | lol'
     assert draft_text(noisy) == "I saw this movie on and it was really great lol"
