@@ -63,7 +63,8 @@ class ReferenceConfig(BaseModel):
     calibration: Literal["none", "contextual", "batch"] = "contextual"
     """``contextual``: subtract the content-free inputs' mean (Zhao et al. 2021);
     ``batch``: subtract each label's mean over the scored corpus (Zhou et al. 2023);
-    ``none``: raw label probabilities (near chance for small models)."""
+    ``none``: raw label probabilities (near chance for small models). Changing it rescores
+    nothing: the calibration is refitted over the stored raw label log-probs."""
     calibration_average: Literal["logprob", "prob"] = "logprob"
     """How the bias is averaged: ``logprob`` subtracts mean log-probabilities; ``prob`` divides
     by mean probabilities (Zhao et al.'s diagonal W)."""

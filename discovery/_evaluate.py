@@ -62,7 +62,8 @@ def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None 
              task_models: Sequence[TaskModelConfig] = (),
              reference: ReferenceConfig | None = None,
              scorers: Mapping[str, Any] | None = None, reference_scorer: Any = None,
-             progress: bool = True) -> dict[str, dict[str, Any]]:
+             progress: bool = True, raw_dir: str | Path | None = None
+             ) -> dict[str, dict[str, Any]]:
     """Evaluate each task model and the (calibrated) reference on held-out labeled data.
 
     Args:
@@ -72,10 +73,17 @@ def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None 
         task_models: the task models to build when ``scorers`` is not given.
         reference: the reference's config: the prompt of ``fewshot:`` task models, and the
             reference evaluated when ``evaluation.include_reference``.
-        scorers: already built task scorers by name (default: from ``task_models``).
+        scorers: task scorers by name (default: built from ``task_models``); looked up only
+            when a model's scores are needed, so a lazy mapping builds only those.
         reference_scorer: an already built FewShotReference (default: from ``reference``,
             if ``evaluation.include_reference``).
         progress: print a line per model.
+        raw_dir: a run directory. The held-out raw label log-probs of the reference and of
+            ``fewshot:`` task models are then stored under its
+            ``scores/.parts/heldout-<name>/`` keyed without the calibration settings (the
+            content-free inputs' beside the corpus scores' chunks), and reused: a change of
+            ``reference.calibration`` only refits the calibration, and these models are
+            loaded only when some raw scores are missing.
 
     Returns:
         ``{model name: report}``; each report has n, accuracy, macro_f1, per_class, seconds.
@@ -89,28 +97,65 @@ def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None 
 
     labeled = load_evaluation_set(labels, evaluation, data)
     names = labels.list
-    models: dict[str, Any] = (dict(scorers) if scorers is not None else build_task_scorers(
-        task_models, labels, reference=reference or _Ref(), evaluation=evaluation))
-    if reference_scorer is None and evaluation.include_reference:
-        if reference is None:
-            raise ValueError("evaluate() needs the reference config (or a built reference) "
-                             "when evaluation.include_reference is set")
-        from discovery._reference import FewShotReference
+    ref_cfg = reference or _Ref()
+    by_name = {t.name: t for t in task_models}
+    order = list(scorers) if scorers is not None else list(by_name)
+    built: dict[str, Any] = {}
 
-        reference_scorer = FewShotReference.from_config(reference, names)
-    if reference_scorer is not None:
-        models["reference"] = reference_scorer
+    def get(name: str) -> Any:
+        if name not in built:
+            if name == "reference" and (reference_scorer is not None
+                                        or evaluation.include_reference):
+                from discovery._reference import FewShotReference
+
+                built[name] = reference_scorer if reference_scorer is not None else \
+                    FewShotReference.from_config(ref_cfg, names)
+            elif scorers is not None:
+                built[name] = scorers[name]
+            elif raw_dir is not None:  # one model at a time: only what is needed is built
+                built.update(build_task_scorers([by_name[name]], labels, reference=ref_cfg,
+                                                evaluation=evaluation))
+            else:
+                built.update(build_task_scorers(task_models, labels, reference=ref_cfg,
+                                                evaluation=evaluation))
+        return built[name]
+
+    if reference_scorer is None and evaluation.include_reference and reference is None:
+        raise ValueError("evaluate() needs the reference config (or a built reference) "
+                         "when evaluation.include_reference is set")
+    if reference_scorer is not None or evaluation.include_reference:
+        order = [n for n in order if n != "reference"] + ["reference"]
     out: dict[str, dict[str, Any]] = {}
-    for name, scorer in models.items():
+    for name in order:
         start = time.perf_counter()
         if progress:
             print(f"evaluating {name} on {len(labeled)} examples ...", flush=True)
-        rows = _predict(name, scorer, labeled.texts, progress)
+        tm = by_name.get(name)
+        few = name == "reference" or (tm is not None and str(tm.spec).startswith("fewshot:"))
+        if raw_dir is not None and few:
+            rows = _predict_from_raw(name, get, tm, labels, ref_cfg, evaluation,
+                                     labeled.texts, Path(raw_dir), progress)
+        else:
+            rows = _predict(name, get(name), labeled.texts, progress)
         preds = [max(names, key=row.__getitem__) for row in rows]
         report = classification_report(labeled.labels, preds, names)
         report["seconds"] = round(time.perf_counter() - start, 2)
         out[name] = report
     return out
+
+
+def _predict_from_raw(name: str, get: Any, tm: TaskModelConfig | None, labels: LabelSpace,
+                      reference: ReferenceConfig, evaluation: EvaluationConfig,
+                      texts: list[str], run: Path, progress: bool) -> list[dict[str, float]]:
+    """A few-shot scorer's calibrated probabilities from its held-out raw log-probs, stored
+    in the run directory (scored only where missing), calibrated as
+    :meth:`~discovery.FewShotReference.predict_proba_set` does."""
+    from discovery._stages import heldout_raw_scores
+
+    probs = heldout_raw_scores(run, name, lambda t: get(name).raw_logprobs(t), tm,
+                               labels=labels, reference=reference, evaluation=evaluation,
+                               texts=texts, progress=progress)
+    return [dict(zip(labels.list, map(float, row), strict=True)) for row in probs]
 
 
 EVAL_BATCH = 256

@@ -9,7 +9,10 @@ the config parts that change the stage's outputs (the fields not marked
 
 Scoring is resumable: texts are scored in chunks, each written atomically under
 ``scores/.parts/<name>/`` with the hash of its inputs, and the final files are assembled
-(atomically) once every chunk exists.
+(atomically) once every chunk exists. Few-shot scorers' chunks (the reference, ``fewshot:``
+task models) hold raw label log-probs keyed without the calibration settings
+(:func:`raw_reference_hash`), beside their content-free inputs' raw log-probs: changing only
+the calibration redoes the stage from these files, without a model.
 
 Bad input never changes what a run directory already holds: every stage reads and checks
 its inputs and computes its results before it touches the manifest or a final output.
@@ -108,6 +111,35 @@ def reference_hash(reference: ReferenceConfig, labels: LabelSpace) -> str:
     return config_hash({"labels": labels.list, "reference": output_dump(reference)})
 
 
+CALIBRATION_FIELDS = ("calibration", "calibration_average", "content_free")
+"""The reference fields that only change how raw label log-probs are calibrated (the content
+-free inputs are scored apart from the texts): left out of :func:`raw_reference_hash`."""
+
+
+def _raw_reference_dump(reference: ReferenceConfig) -> dict[str, Any]:
+    return {k: v for k, v in output_dump(reference).items() if k not in CALIBRATION_FIELDS}
+
+
+def raw_reference_hash(reference: ReferenceConfig, labels: LabelSpace) -> str:
+    """Hash of what changes the reference's *raw* label log-probs of a text: the reference
+    config without its calibration settings (:data:`CALIBRATION_FIELDS`). The cached raw
+    scores (``scores/.parts/``) are keyed by it, so changing only the calibration rescores
+    nothing: it is refitted over the stored raw log-probs."""
+    return config_hash({"labels": labels.list, "reference": _raw_reference_dump(reference)})
+
+
+def raw_task_model_hash(tm: TaskModelConfig, *, labels: LabelSpace, reference: ReferenceConfig,
+                        evaluation: EvaluationConfig) -> str:
+    """:func:`task_model_hash` with a ``fewshot:`` model's reference prompt config taken
+    without its calibration settings: the key of the model's cached raw label log-probs.
+    Other task models' scores are not calibrated here, so it is their
+    :func:`task_model_hash`."""
+    if not _is_fewshot(tm):
+        return task_model_hash(tm, labels=labels, reference=reference, evaluation=evaluation)
+    return config_hash({"labels": labels.list, "task_model": output_dump(tm),
+                        "reference": _raw_reference_dump(reference)})
+
+
 def score_stage_hash(*, labels: LabelSpace, task_models: Sequence[TaskModelConfig],
                      reference: ReferenceConfig, evaluation: EvaluationConfig, corpus_fp: str,
                      upstream: str | None) -> str:
@@ -159,10 +191,12 @@ def _write_meta(path: Path, stage_hash: str, **info: Any) -> None:
 
 def _score_chunks(name: str, fn: Callable[[list[str]], np.ndarray], ids: Sequence[str],
                   texts: Sequence[str], parts: Path, key: str, progress: bool,
-                  runner: _ChunkRunner | None = None) -> np.ndarray:
+                  runner: _ChunkRunner | None = None, title: str | None = None
+                  ) -> np.ndarray:
     """Score texts in chunks; reuse chunks already written with the same inputs and key.
     The missing chunks are scored by ``runner`` (default: ``fn`` in this process) and each
-    is written as soon as it is back."""
+    is written as soon as it is back. ``title`` names the progress bar (default:
+    ``score <name>``)."""
     from synth.core import progress_bar
 
     parts.mkdir(parents=True, exist_ok=True)
@@ -170,7 +204,7 @@ def _score_chunks(name: str, fn: Callable[[list[str]], np.ndarray], ids: Sequenc
     results: dict[int, np.ndarray] = {}
     todo: list[_ChunkItem] = []
     paths: dict[int, tuple[Path, list[str]]] = {}
-    bar = progress_bar(len(texts), f"score {name}", "sent", enabled=progress)
+    bar = progress_bar(len(texts), title or f"score {name}", "sent", enabled=progress)
     for c, s in enumerate(starts):
         cid, ctx = list(ids[s:s + CHUNK]), list(texts[s:s + CHUNK])
         chash = config_hash({"key": key, "inputs": _fingerprint(cid, ctx)})
@@ -322,7 +356,10 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
 
     Writes ``scores/task-<name>.jsonl`` ``{"id", "probs"}`` and ``scores/reference.jsonl``
     ``{"id", "probs", "logprobs"}`` (probs calibrated, logprobs the raw label log-probs),
-    each with a ``.meta.json`` sidecar. Models are loaded only if some chunk needs them.
+    each with a ``.meta.json`` sidecar. Models are loaded only if some chunk needs them. The
+    reference's (and ``fewshot:`` task models') chunks are raw label log-probs, keyed
+    without the calibration settings, and the content-free inputs' raw log-probs are stored
+    whatever the method, so a rerun after changing only the calibration loads no model.
     The final files are written only once every model has scored every chunk; an error
     before that leaves the run directory's files (manifest included) as they were.
 
@@ -453,7 +490,9 @@ def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: Label
                 _task_chunk_fn, tm, labels, reference, evaluation))
         if _is_fewshot(tm):
             # Like the reference: raw log-probs per chunk, calibrated once on all of them.
-            rkey = config_hash({"task_model": key, "values": "raw_logprobs"})
+            rkey = config_hash({"task_model": raw_task_model_hash(
+                tm, labels=labels, reference=reference, evaluation=evaluation),
+                "values": "raw_logprobs"})
             raw_t = _score_chunks(tm.name, raw_fn, ids, texts, parts, rkey, progress, runner)
             cal = _stage_calibration(reference, len(labels), raw_fn, raw_t, parts, rkey)
             task_calib[tm.name] = cal
@@ -471,7 +510,7 @@ def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: Label
             ref_holder[0] = FewShotReference.from_config(reference, names)
         return ref_holder[0]
 
-    rkey = reference_hash(reference, labels)
+    rkey = raw_reference_hash(reference, labels)
     parts = out_dir / ".parts" / "reference"
     ref_fn: Callable[[list[str]], np.ndarray] = lambda t: get_reference().raw_logprobs(t)  # noqa: E731
     ref_runner: _ChunkRunner | None = None
@@ -483,6 +522,34 @@ def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: Label
     return task_probs, raw, calib, task_calib
 
 
+def heldout_raw_scores(run_dir: Path, name: str, raw_fn: Callable[[list[str]], np.ndarray],
+                       tm: TaskModelConfig | None, *, labels: LabelSpace,
+                       reference: ReferenceConfig, evaluation: EvaluationConfig,
+                       texts: Sequence[str], progress: bool = True) -> np.ndarray:
+    """Calibrated probabilities of a few-shot scorer (the reference when ``tm`` is None, else
+    the ``fewshot:`` task model ``tm``) on held-out ``texts``, from raw label log-probs
+    stored in ``run_dir/scores/.parts/heldout-<name>/`` (chunks keyed without the
+    calibration settings, scored with ``raw_fn`` only where missing). The content-free
+    inputs' raw log-probs are the corpus scoring's (same file). ``batch`` calibration is
+    fitted on all of ``texts``, as :meth:`~discovery.FewShotReference.predict_proba_set`
+    does, so the result is the same as scoring them with the model."""
+    if not texts:
+        return np.zeros((0, len(labels)))
+    if tm is None:
+        key, own = raw_reference_hash(reference, labels), "reference"
+    else:
+        key = config_hash({"task_model": raw_task_model_hash(
+            tm, labels=labels, reference=reference, evaluation=evaluation),
+            "values": "raw_logprobs"})
+        own = f"task-{tm.name}"
+    parts = Path(run_dir) / "scores" / ".parts"
+    ids = [f"h{i:06d}" for i in range(len(texts))]
+    raw = _score_chunks(name, raw_fn, ids, list(texts), parts / f"heldout-{name}", key,
+                        progress, title=f"evaluate {name}")
+    cal = _stage_calibration(reference, len(labels), raw_fn, raw, parts / own, key)
+    return np.asarray(cal.predict_proba(raw))
+
+
 def _is_fewshot(tm: TaskModelConfig) -> bool:
     return str(tm.spec).partition(":")[0] == "fewshot"
 
@@ -490,24 +557,38 @@ def _is_fewshot(tm: TaskModelConfig) -> bool:
 def _stage_calibration(reference: ReferenceConfig, n_labels: int,
                        raw_fn: Callable[[list[str]], np.ndarray], raw: np.ndarray,
                        parts: Path, key: str) -> Any:
-    """Fit a few-shot scorer's calibrator (reference or ``fewshot:`` task model).
+    """Fit a few-shot scorer's calibrator (reference or ``fewshot:`` task model) over raw
+    label log-probs.
 
-    ``batch`` calibration is fitted on the raw log-probs of the whole corpus at once, so it
-    does not depend on chunking, batch size or what a resumed run had already scored;
-    content-free log-probs (``contextual``) are cached beside the chunks.
+    ``batch`` calibration is fitted on the raw log-probs of the whole set at once, so it
+    does not depend on chunking, batch size or what a resumed run had already scored. The
+    content-free inputs' raw log-probs are scored whatever the method and cached beside the
+    chunks (see :func:`content_free_logprobs`), so a later change of method needs no model.
     """
     from discovery._calibration import fit_calibration
 
-    def content_free() -> np.ndarray:
-        path = parts / f"content-free-{key}.json"
-        if path.is_file():
-            return np.array(json.loads(path.read_text(encoding="utf-8")), dtype=np.float64)
-        cf = np.asarray(raw_fn(list(reference.content_free)), dtype=np.float64)
-        write_json_atomic(path, cf.tolist())
-        return cf
-
+    cf = content_free_logprobs(reference, raw_fn, parts, key)
     return fit_calibration(reference.calibration, reference.calibration_average,
-                           n_labels, corpus=raw, content_free=content_free)
+                           n_labels, corpus=raw,
+                           content_free=None if cf is None else (lambda: cf))
+
+
+def content_free_logprobs(reference: ReferenceConfig,
+                          raw_fn: Callable[[list[str]], np.ndarray], parts: Path,
+                          key: str) -> np.ndarray | None:
+    """The raw label log-probs of ``reference.content_free`` (None when there are none),
+    read from ``parts/content-free-<hash>.json`` or scored with ``raw_fn`` and written
+    there; the hash covers the raw-scores ``key`` and the inputs, not the calibration."""
+    if not reference.content_free:
+        return None
+    inputs = list(reference.content_free)
+    path = parts / f"content-free-{config_hash({'key': key, 'inputs': inputs})}.json"
+    if path.is_file():
+        return np.array(json.loads(path.read_text(encoding="utf-8")), dtype=np.float64)
+    cf = np.asarray(raw_fn(inputs), dtype=np.float64)
+    parts.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, cf.tolist())
+    return cf
 
 
 def ranked_task_model(want: str | None, names: Sequence[str]) -> str | None:

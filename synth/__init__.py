@@ -39,6 +39,7 @@ from synth._segment import (
     clean_generation,
     ensure_punkt,
     first_sentence,
+    is_truncated,
     sentence_done,
     split_sentences,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "generation_config_hash",
     "generation_hash_payload",
     "has_corpus",
+    "is_truncated",
     "iter_corpus",
     "load_movie_reviews",
     "load_seed_corpus",

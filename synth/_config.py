@@ -110,6 +110,10 @@ class SegmentConfig(BaseModel):
     """Drop sentences with more words."""
     include_query: bool = True
     """Keep the query as the start of the sentence (the continuation alone is often a fragment)."""
+    drop_truncated: bool = True
+    """Drop a row cut by ``sampling.max_new_tokens`` in its first sentence (it generated that
+    many tokens, and its punkt first sentence is the whole row, with no sentence end): a
+    fragment such as "...which could be". Counted as ``truncated`` in ``stats.json``."""
 
     @model_validator(mode="after")
     def _range(self) -> SegmentConfig:

@@ -30,7 +30,7 @@ from typing import Any
 from synth._config import Stage1Config, generation_hash_payload, generation_size_problem
 from synth._corpus import load_seed_corpus
 from synth._queries import Query, QuerySampler
-from synth._segment import SentenceFilter, first_sentence, sentence_done
+from synth._segment import SentenceFilter, first_sentence, is_truncated, sentence_done
 from synth.core._config import config_hash
 from synth.core._errors import ConfigError, DataError, RunDirError
 from synth.core._executor import Executor
@@ -239,9 +239,11 @@ def _generate_queries(
     records = []
     gen = cfg.generator
     prefix_query = gen.prompt.style == "continuation" and gen.segment.include_query
+    limit = gen.sampling.max_new_tokens
     for q, s, g in zip(queries, seeds, gens, strict=True):
-        text = first_sentence((q.text + g.text) if prefix_query else g.text)
-        if keep(text):
+        source = (q.text + g.text) if prefix_query else g.text
+        text = first_sentence(source)
+        if keep(text, truncated=is_truncated(source, text, g.num_tokens, limit)):
             records.append({"id": f"q{q.index:08d}", "text": text, "query": q.text, "raw": g.text,
                             "shard": shard, "seed": s})
     return records, keep, sum(g.num_tokens for g in gens)

@@ -75,6 +75,27 @@ def first_sentence(text: str) -> str:
     return sentences[0].strip() if sentences else ""
 
 
+_SENTENCE_END = (".", "!", "?", "…")
+_CLOSERS = "\"')]}»”’"
+
+
+def is_truncated(source: str, sentence: str, num_tokens: int, max_new_tokens: int) -> bool:
+    """True when a generation was cut by the token limit inside its first sentence.
+
+    That is: it generated ``max_new_tokens`` tokens (or more), no newline ended the sentence,
+    its punkt first sentence ``sentence`` (of ``source``, the text segmented) is the whole
+    row, and that sentence has no sentence end (``.``, ``!``, ``?`` or ``…``, before any
+    closing quotes or brackets). A row whose first sentence ended before the limit cut a
+    later one is not truncated: its first sentence is complete.
+    """
+    if num_tokens < max_new_tokens or not sentence:
+        return False
+    body = _SPECIAL.sub(" ", source).strip()
+    if "\n" in body or _SPACES.sub(" ", body).strip() != sentence:
+        return False
+    return not sentence.rstrip(_CLOSERS).endswith(_SENTENCE_END)
+
+
 def sentence_done(prompt: str, continuation: str) -> bool:
     """True once ``prompt + continuation`` holds a complete first sentence and more.
 
@@ -90,19 +111,23 @@ def sentence_done(prompt: str, continuation: str) -> bool:
 class SentenceFilter:
     """Keeps well-formed, new sentences and counts why the others were dropped.
 
-    ``drop_counts`` maps a reason (``empty``, ``too_short``, ``too_long``, ``duplicate``) to
-    a count; ``seen`` holds the texts already kept (for de-duplication).
+    ``drop_counts`` maps a reason (``empty``, ``truncated``, ``too_short``, ``too_long``,
+    ``duplicate``) to a count; ``seen`` holds the texts already kept (for de-duplication).
     """
 
     cfg: SegmentConfig
     seen: set[str] = field(default_factory=set)
     drop_counts: Counter[str] = field(default_factory=Counter)
 
-    def __call__(self, sentence: str) -> bool:
-        """Return True to keep ``sentence`` (and remember it), else count the reason."""
+    def __call__(self, sentence: str, *, truncated: bool = False) -> bool:
+        """Return True to keep ``sentence`` (and remember it), else count the reason.
+        ``truncated`` marks a sentence cut by the token limit (see :func:`is_truncated`);
+        it is dropped when ``cfg.drop_truncated``."""
         words = len(sentence.split())
         if not sentence:
             reason = "empty"
+        elif truncated and self.cfg.drop_truncated:
+            reason = "truncated"
         elif words < self.cfg.min_words:
             reason = "too_short"
         elif words > self.cfg.max_words:

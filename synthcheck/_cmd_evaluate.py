@@ -48,7 +48,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
         from synthcheck._pipeline import check_corpus_config
 
         check_corpus_config(cfg, RunDir(args.run).path)
-    reports = evaluate_run_config(cfg, args.data, progress=not args.quiet)
+    # With --run, the few-shot models' held-out raw log-probs are kept in the run (a later
+    # change of reference.calibration rescores nothing).
+    reports = evaluate_run_config(cfg, args.data, progress=not args.quiet, raw_dir=args.run)
     print(format_reports(reports, cfg.task.labels))
     if args.run is not None:
         # eval.json is what `synthcheck report` reads. Its hash ("evaluate") is never a

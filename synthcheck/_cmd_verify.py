@@ -49,7 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--sample", type=positive_int, default=None,
                    help="fills drawn per templated test (default: verify.sample, else all)")
     p.add_argument("--seed", type=int, default=None,
-                   help="seed (default: verify.seed, else the suite's)")
+                   help="suite seed of the fills drawn (default: verify.seed, else the "
+                        "suite's seed)")
     p.add_argument("--max-cases", type=positive_int, default=None,
                    help="case limit (default: verify.max_cases, else the suite's)")
     p.add_argument("--batch-size", type=positive_int, default=None,

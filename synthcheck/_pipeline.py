@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -138,12 +138,42 @@ def _score_hash_if_corpus(cfg: RunConfig, run_dir: str | Path) -> str | None:
 
 def evaluate_run_config(cfg: RunConfig, data: str | None = None, *,
                         scorers: Mapping[str, Any] | None = None,
-                        progress: bool = True) -> dict[str, dict[str, Any]]:
-    """discovery's ``evaluate`` with ``cfg``'s sections (``data`` over ``evaluation.data``)."""
+                        progress: bool = True, raw_dir: str | Path | None = None
+                        ) -> dict[str, dict[str, Any]]:
+    """discovery's ``evaluate`` with ``cfg``'s sections (``data`` over ``evaluation.data``);
+    given a run directory ``raw_dir``, the few-shot models' held-out raw log-probs are
+    stored and reused there (a calibration change rescores nothing)."""
     from discovery import evaluate
 
     return evaluate(cfg.task.label_space, cfg.evaluation, data, task_models=cfg.task_models,
-                    reference=cfg.reference, scorers=scorers, progress=progress)
+                    reference=cfg.reference, scorers=scorers, progress=progress,
+                    raw_dir=raw_dir)
+
+
+class LazyScorers(Mapping[str, Any]):
+    """The task models of a config by name, each loaded on first lookup into ``built`` (a
+    dict shared with later stages), so a stage that needs only some loads only those."""
+
+    def __init__(self, cfg: RunConfig, built: dict[str, Any]) -> None:
+        self.cfg = cfg
+        self.built = built
+        self.names = [t.name for t in cfg.task_models]
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.built:
+            from discovery import build_task_scorers
+
+            tm = next(t for t in self.cfg.task_models if t.name == name)
+            self.built.update(build_task_scorers([tm], self.cfg.task.label_space,
+                                                 reference=self.cfg.reference,
+                                                 evaluation=self.cfg.evaluation))
+        return self.built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
 
 
 def _task_model_hashes(cfg: RunConfig, task_models: Sequence[TaskModelConfig] | None = None
@@ -175,9 +205,12 @@ def verify_stage_hash(cfg: RunConfig, suite: Suite, *, verify: VerifyConfig | No
                         "verify": output_dump(cfg.verify if verify is None else verify)})
 
 
-def evaluate_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, Any]],
+def evaluate_stage(cfg: RunConfig, run: RunDir, scorers: Mapping[str, Any],
                    progress: bool) -> tuple[bool, dict[str, Any]]:
-    """Held-out evaluation of the task models and the reference, cached in eval.json."""
+    """Held-out evaluation of the task models and the reference, cached in eval.json; the
+    few-shot models' held-out raw log-probs are kept in the run (see
+    :func:`evaluate_run_config`). ``scorers`` is looked up per model (a
+    :class:`LazyScorers` loads only those needed)."""
     from discovery import write_eval_json
 
     ehash = evaluate_stage_hash(cfg)
@@ -185,7 +218,7 @@ def evaluate_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, 
     stored = run.current_output("evaluate", ehash, path)
     if stored is not None and isinstance(stored.get("reports"), dict):
         return False, stored["reports"]
-    reports = evaluate_run_config(cfg, scorers=scorers(), progress=progress)
+    reports = evaluate_run_config(cfg, scorers=scorers, progress=progress, raw_dir=run.path)
     write_eval_json(path, reports, ehash)
     run.complete("evaluate", ehash, models=sorted(reports))
     return True, reports
@@ -279,10 +312,10 @@ def _discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None, progress: b
     run = RunDir(run_dir)
     built: dict[str, Any] = {}
 
+    lazy = LazyScorers(cfg, built)
+
     def scorers() -> dict[str, Any]:
-        if not built:
-            built.update(build_scorers(cfg))
-        return built
+        return {t.name: lazy[t.name] for t in cfg.task_models}
 
     def timed(stage: str, fn: Callable[[], tuple[bool, Any]]) -> Any:
         log(f"[{stage}] ...")
@@ -312,7 +345,7 @@ def _discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None, progress: b
     timed("score", stage(score, progress=progress, executor=executor))
     result.info["rank"] = timed("rank", stage(rank))
     result.info["mine"] = timed("mine", stage(mine))
-    reports = timed("evaluate", lambda: evaluate_stage(cfg, run, scorers, progress))
+    reports = timed("evaluate", lambda: evaluate_stage(cfg, run, lazy, progress))
     result.info["evaluate"] = reports
     if cfg.suite:
         from discovery import recall_by_model

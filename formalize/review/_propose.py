@@ -5,6 +5,13 @@ A draft replaces words of a tagged sentence that a lexicon lists with that lexic
 placeholder ("I was blown away by this movie." -> "I was blown away by this {NOUN}."). A draft
 *covers* every tagged sentence that is one of its fills; drafts are ranked by coverage, then
 by how few placeholders explain it (the least general template that fits the evidence).
+
+Drafts stay grammatical: the sentence's own words are kept around the placeholders, tokens
+that are not words (stray symbols, markup, an unmatched quote) are dropped first, and a word
+is replaced only where *every* value of the lexicon fits the word's neighbours (see
+:func:`~formalize.review._grammar.fits`): "I really looked forward" has no
+``{INTENSIFIER}`` draft, since "very" cannot modify a verb ("I very looked forward"), while
+"a really good film" has one.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from formalize.review._grammar import draft_text, fits, lexicon_kind
 from synth.core import DataError, LabelSpace, TemplateError, write_text_atomic
 
 _MAX_SPANS = 12  # lexicon words considered per sentence
@@ -107,20 +115,23 @@ def _value_index(lexicons: Mapping[str, Sequence[str]]) -> tuple[re.Pattern[str]
 
 _ARTICLE = re.compile(r"(?<![\w'-])(an?|An?|AN?) $")
 
-
 def _spans(text: str, pattern: re.Pattern[str] | None,
-           index: Mapping[str, tuple[str, ...]]) -> list[_Span]:
+           index: Mapping[str, tuple[str, ...]], adjectives: frozenset[str] = frozenset()
+           ) -> list[_Span]:
     if pattern is None:
         return []
     out = []
     for m in pattern.finditer(text):
+        lexes = tuple(lex for lex in index[m.group(0).lower()]
+                      if fits(lex, text, m.start(), m.end(), adjectives))
+        if not lexes:
+            continue
         art = _ARTICLE.search(text, 0, m.start())
         article, art_start = None, m.start()
         if art is not None:
             article = "A" if art.group(1)[0] == "A" else "a"
             art_start = art.start(1)
-        out.append(_Span(m.start(), m.end(), m.group(0), index[m.group(0).lower()], article,
-                         art_start))
+        out.append(_Span(m.start(), m.end(), m.group(0), lexes, article, art_start))
         if len(out) >= _MAX_SPANS:
             break
     return out
@@ -197,7 +208,9 @@ def propose_templates(sentences: Sequence[str | Mapping[str, Any]], lexicons: Ma
 
     Returns:
         Drafts, best first: more coverage, then fewer placeholders. Of drafts that cover the
-        same sentences only the least and the most general are kept.
+        same sentences only the least and the most general are kept. Each is made from the
+        sentence's :func:`draft_text` (tokens that are not words dropped), and a word is
+        replaced only where the lexicon's values fit (see the module docstring).
     """
     if max_drafts < 1 or max_slots < 1:
         raise ValueError(f"max_drafts and max_slots must be >= 1, got {max_drafts}, {max_slots}")
@@ -207,10 +220,14 @@ def propose_templates(sentences: Sequence[str | Mapping[str, Any]], lexicons: Ma
         lexicons = builtin_lexicons()
     pattern, index = _value_index(lexicons)
     items = _as_items(sentences)
+    adjectives = frozenset(str(v).lower() for name, values in lexicons.items()
+                           if lexicon_kind(name) == "adjective" for v in values)
     covered: dict[str, list[int]] = {}
     shown: dict[str, tuple[str, tuple[str, ...]]] = {}
-    for n, (_, text, _) in enumerate(items):
-        for key, cand in _candidates(text, _spans(text, pattern, index), max_slots).items():
+    for n, (_, original, _) in enumerate(items):
+        text = draft_text(original)
+        spans = _spans(text, pattern, index, adjectives)
+        for key, cand in _candidates(text, spans, max_slots).items():
             if n not in covered.setdefault(key, []):
                 covered[key].append(n)
             shown.setdefault(key, cand)

@@ -38,3 +38,5 @@ def test_a_flag_name_means_one_thing(flag, meaning) -> None:
     else:  # train-demo's split seed is --split-seed
         assert "train-demo" not in seen
         assert all("split" not in h for h in seen.values()), seen
+        assert set(seen) == {"verify", "export"}
+        assert all(h.startswith("suite seed of the fills drawn") for h in seen.values()), seen

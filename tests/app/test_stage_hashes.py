@@ -26,10 +26,12 @@ def test_default_config_hashes_are_unchanged(cfg):
     labels = cfg.task.label_space
     # Changed on purpose: by issue 9 (hashed per-prompt seeds, corpus.encoding) and issue 10
     # (`dtype: auto` resolved before hashing; inverse-CDF sampling). Was 7f30c544e8cf86c7. The other
-    # stages' hashes are as before the refactor.
+    # stages' hashes are as before the refactor. Changed on purpose (issue 13): the segment
+    # section has `drop_truncated` (rows cut by max_new_tokens are dropped); was
+    # b38a046a8e2b64e7 / 6aa02d8284315778.
     from synth.engines._models import generation_dtype
 
-    expected = {"bfloat16": "b38a046a8e2b64e7", "float32": "6aa02d8284315778"}
+    expected = {"bfloat16": "7720e97af9d9a548", "float32": "650de28f77c33a66"}
     assert generation_config_hash(cfg) == expected[generation_dtype("auto", "auto")]
     assert reference_hash(cfg.reference, labels) == "1adf1c9d8644f9d9"
     assert task_model_hash(cfg.task_models[0], labels=labels, reference=cfg.reference,

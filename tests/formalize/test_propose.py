@@ -274,3 +274,56 @@ def test_load_run_scorers_errors(tmp_path: Path, changes: dict[str, object],
     _set_config(run, **changes)
     with pytest.raises(ConfigError, match=pattern):
         load_run_scorers(run)
+
+
+GRAMMAR_LEX = {"INTENSIFIER": ["really", "very", "truly"], "POS_ADJ": ["good", "great", "fun"],
+               "POS_VERB": ["like", "love", "adore"], "NOUN": ["movie", "watch", "show", "pizza"]}
+
+
+def _fill(template: str, **values: str) -> str:
+    from formalize._template import parse_template, render
+
+    return render(parse_template(template), values)
+
+
+def test_the_issue_example_gets_no_intensifier_before_a_verb() -> None:
+    # "really" is an INTENSIFIER value; as a slot it would be filled with "very":
+    # "I very looked forward to it." The draft keeps "really" where it modifies a verb.
+    drafts = propose_templates(["I really looked forward to this movie."], GRAMMAR_LEX,
+                               max_drafts=20)
+    templates = {d.template for d in drafts}
+    assert templates == {"I really looked forward to this {NOUN}."}
+    # Before an adjective every intensifier fits: the slot is drafted.
+    templates = {d.template for d in propose_templates(["It was a really good movie."],
+                                                       GRAMMAR_LEX, max_drafts=20)}
+    assert "It was {a:INTENSIFIER} {POS_ADJ} {NOUN}." in templates
+    assert _fill("It was {a:INTENSIFIER} {POS_ADJ} {NOUN}.", INTENSIFIER="very",
+                 POS_ADJ="good", NOUN="movie") == "It was a very good movie."
+
+
+@pytest.mark.parametrize(("sentence", "want"), [
+    # "like" is a preposition here: "looks adore a dream" is refused; the noun slot stays.
+    ("This movie looks like a dream.", {"This {NOUN} looks like a dream."}),
+    # "watch" is a verb after "I": "I pizza this movie" is refused.
+    ("I watch this movie every week.", {"I watch this {NOUN} every week."}),
+    # "fun" is a noun after "have": "we had great" is refused; "like" after "I" is a verb.
+    ("I like it and we had fun.", {"I {POS_VERB} it and we had fun."}),
+])
+def test_drafts_replace_a_word_only_where_every_value_fits(sentence: str, want: set[str]) -> None:
+    assert {d.template for d in propose_templates([sentence], GRAMMAR_LEX, max_drafts=20)} == want
+
+
+def test_tokens_that_are_not_words_are_dropped_and_the_sentence_words_kept() -> None:
+    from formalize.review._grammar import draft_text
+
+    noisy = '"I saw this movie ## on dingDogShop.com <br> and it was really great | lol'
+    assert draft_text(noisy) == "I saw this movie on and it was really great lol"
+    drafts = propose_templates([{"id": "n", "text": noisy}], GRAMMAR_LEX, max_drafts=20)
+    templates = {d.template for d in drafts}
+    assert "I saw this {NOUN} on and it was {INTENSIFIER} {POS_ADJ} lol" in templates
+    assert all("##" not in t and "<br" not in t and "|" not in t and '"' not in t
+               and "dingDog" not in t for t in templates)
+    assert drafts[0].examples == (noisy,)  # the covered sentence as it was tagged
+    # Words with apostrophes, hyphens, initials and numbers are words.
+    kept = "I don't think the U.S. cut of this well-made 1980s movie (1995) is 9/10."
+    assert draft_text(kept) == kept

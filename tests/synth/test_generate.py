@@ -156,3 +156,38 @@ def test_shard_size_is_in_the_hash(tmp_path: Path, corpus_file: Path) -> None:
     with pytest.raises(RunDirError, match="belongs to another config"):
         run_generation(other, tmp_path / "r", resume=True, backend=FakeBackend())
     assert corpus_bytes(tmp_path / "r") == before
+
+
+class CuttingBackend(FakeBackend):
+    """Every third prompt runs into the token limit mid-sentence (the rest end a sentence)."""
+
+    def generate(self, prompts, params, seeds):  # type: ignore[no-untyped-def]
+        from synth.engines import Generation
+
+        out = super().generate(prompts, params, seeds)
+        return [Generation(" and the story of a family which could be", params.max_new_tokens)
+                if seed % 3 == 0 else g for seed, g in zip(seeds, out, strict=True)]
+
+
+@pytest.mark.parametrize("drop", [True, False])
+def test_rows_cut_by_the_token_limit_are_dropped_as_truncated(tmp_path: Path, corpus_file: Path,
+                                                              drop: bool) -> None:
+    import json
+
+    cfg = load_run_config(write_config(
+        tmp_path / "c.yaml", corpus_file,
+        segment={"min_words": 3, "max_words": 40, "drop_truncated": drop}))
+    backend = CuttingBackend()
+    report = run_generation(cfg, tmp_path / "r", backend=backend, progress=False)
+    seeds = [r["seed"] for r in iter_corpus(tmp_path / "r")]
+    cut = sum(1 for call in backend.calls for _ in call)  # prompts generated
+    stats = json.loads((tmp_path / "r" / "corpus" / "stats.json").read_text())
+    texts = [r["text"] for r in iter_corpus(tmp_path / "r")]
+    if drop:
+        assert all(s % 3 for s in seeds)
+        assert not any(t.endswith("which could be") for t in texts)
+        assert stats["dropped"].get("truncated", 0) == report.dropped["truncated"] > 0
+        assert stats["kept"] + sum(stats["dropped"].values()) == cut == 10
+    else:
+        assert "truncated" not in stats["dropped"]
+        assert any(t.endswith("which could be") for t in texts)
