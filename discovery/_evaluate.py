@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +59,35 @@ def load_evaluation_set(labels: LabelSpace, evaluation: EvaluationConfig,
     return labeled.head(ev.size)
 
 
+@dataclass(frozen=True)
+class HeldOutScores:
+    """What :func:`evaluate_held_out` scored: the gold labels and each model's probabilities
+    (n x labels, columns in ``labels`` order; the reference's calibrated)."""
+
+    labels: list[str]
+    golds: list[str]
+    probs: dict[str, np.ndarray]
+
+
 def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None = None, *,
              task_models: Sequence[TaskModelConfig] = (),
              reference: ReferenceConfig | None = None,
              scorers: Mapping[str, Any] | None = None, reference_scorer: Any = None,
              progress: bool = True) -> dict[str, dict[str, Any]]:
+    """Evaluate each task model and the (calibrated) reference on held-out labeled data:
+    :func:`evaluate_held_out`'s reports (same arguments)."""
+    return evaluate_held_out(labels, evaluation, data, task_models=task_models,
+                             reference=reference, scorers=scorers,
+                             reference_scorer=reference_scorer, progress=progress)[0]
+
+
+def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
+                      data: str | None = None, *,
+                      task_models: Sequence[TaskModelConfig] = (),
+                      reference: ReferenceConfig | None = None,
+                      scorers: Mapping[str, Any] | None = None, reference_scorer: Any = None,
+                      progress: bool = True
+                      ) -> tuple[dict[str, dict[str, Any]], HeldOutScores]:
     """Evaluate each task model and the (calibrated) reference on held-out labeled data.
 
     Args:
@@ -78,7 +103,9 @@ def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None 
         progress: print a line per model.
 
     Returns:
-        ``{model name: report}``; each report has n, accuracy, macro_f1, per_class, seconds.
+        ``({model name: report}, scores)``: each report has n, accuracy, macro_f1,
+        per_class, seconds; the scores are the probabilities behind them (what the
+        hard subset's precision is measured on, see :mod:`discovery._precision`).
 
     Raises:
         ValueError: the reference is to be evaluated but neither ``reference`` nor
@@ -101,6 +128,7 @@ def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None 
     if reference_scorer is not None:
         models["reference"] = reference_scorer
     out: dict[str, dict[str, Any]] = {}
+    probs: dict[str, np.ndarray] = {}
     for name, scorer in models.items():
         start = time.perf_counter()
         if progress:
@@ -110,7 +138,9 @@ def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None 
         report = classification_report(labeled.labels, preds, names)
         report["seconds"] = round(time.perf_counter() - start, 2)
         out[name] = report
-    return out
+        probs[name] = np.array([[float(row[lab]) for lab in names] for row in rows],
+                               dtype=np.float64).reshape(len(rows), len(names))
+    return out, HeldOutScores(list(names), list(labeled.labels), probs)
 
 
 EVAL_BATCH = 256
