@@ -29,9 +29,9 @@ from discovery._evaluate import (
 )
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._model_checks import check_probability_rows, check_task_model
-from discovery._precision import format_reliability, held_out_reliability
+from discovery._precision import describe_rule, format_reliability, held_out_reliability
 from discovery._protocols import TaskScorer
-from discovery._ranking import DivergenceRanker, HardSubset, divergence
+from discovery._ranking import METRICS, DivergenceRanker, HardSubset, divergence
 from discovery._reference import FewShotReference
 from discovery._scorers import (
     CallableScorer,
@@ -72,6 +72,7 @@ __all__ = [
     "HeldOutScores",
     "LabelMapper",
     "LabeledSet",
+    "METRICS",
     "MiningConfig",
     "NgramMiner",
     "RankingConfig",
@@ -90,6 +91,7 @@ __all__ = [
     "expected_score_hash",
     "check_split",
     "classification_report",
+    "describe_rule",
     "divergence",
     "ensure_demo_model",
     "evaluate",
