@@ -171,3 +171,20 @@ def test_a_weaker_reference_warns_in_eval_json_summary_and_report(
         in html
     assert "Warning: the reference is less accurate than the task model" in trust
     assert "> **Warning:** the reference is less accurate than the task model 'planted'" in md
+
+
+def test_top_k_is_scaled_by_the_run_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # ranking.top_k=10 on a 40-sentence corpus keeps a quarter: 5 of the 20 held-out examples.
+    cfg_path = make_run(tmp_path, STRONG, monkeypatch)
+    run = tmp_path / "run"
+    (run / "corpus").mkdir(parents=True)
+    (run / "corpus" / "stats.json").write_text(json.dumps({"kept": 40}))
+    assert main(["evaluate", "-c", str(cfg_path), "--run", str(run), "-q",
+                 "-P", "ranking.top_k=10"]) == 0
+    ev = json.loads((run / "eval.json").read_text())
+    assert ev["hard_subset_rule"]["corpus_size"] == 40 and ev["hard_subset_rule"]["top_k"] == 10
+    assert ev["hard_subset_precision"]["n"] == 5
+    assert ev["hard_subset_precision"]["estimate"] == pytest.approx(0.6)
+    assert "hard-subset precision (abs_top, top 10): 0.60 [0.23, 0.88] on 5 held-out " \
+           "examples (of 20)" in capsys.readouterr().out
