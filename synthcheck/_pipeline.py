@@ -159,11 +159,13 @@ def evaluate_run_config(cfg: RunConfig, data: str | None = None, *,
 
 
 def run_corpus_size(run_dir: str | Path) -> int | None:
-    """The run's corpus size (``corpus/stats.json``'s ``kept``), or None without one."""
-    stats = Path(run_dir) / "corpus" / "stats.json"
-    if not stats.is_file():
+    """The run's corpus size (``corpus/stats.json``'s ``kept``), or None without a readable
+    one."""
+    try:
+        stats = json.loads((Path(run_dir) / "corpus" / "stats.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
-    kept = json.loads(stats.read_text(encoding="utf-8")).get("kept")
+    kept = stats.get("kept") if isinstance(stats, dict) else None
     return kept if isinstance(kept, int) else None
 
 
