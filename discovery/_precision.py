@@ -126,12 +126,14 @@ def majority_accuracy(golds: Sequence[str]) -> float:
 
 def reliability_warnings(task_accuracy: float, reference_accuracy: float,
                          majority: float, precision: dict[str, Any], *,
-                         task_name: str = "task model") -> list[str]:
+                         task_name: str = "task model",
+                         by_metric: dict[str, dict[str, Any]] | None = None) -> list[str]:
     """What a user must be told before trusting the hard subset (empty: nothing to say).
 
     Fires when the reference is less accurate than the task model or than the majority-class
     baseline, or when the hard subset's precision cannot reach 0.5 (its upper bound is
-    below it); each warning says what to do.
+    below it); each warning says what to do (with ``by_metric``, the precision per metric:
+    which metric did best on the same data).
     """
     out = []
     fixes = ("use a stronger reference (reference.model), more or better shots "
@@ -146,9 +148,14 @@ def reliability_warnings(task_accuracy: float, reference_accuracy: float,
                    f"near chance; {fixes}")
     n = int(precision.get("n", 0))
     if n and precision["high"] < WEAK_UPPER_BOUND:
+        best = max(((m, q) for m, q in (by_metric or {}).items() if q.get("n")),
+                   key=lambda mq: mq[1]["estimate"], default=None)
+        hint = (f" (here {best[0]}: {best[1]['estimate']:.2f} [{best[1]['low']:.2f}, "
+                f"{best[1]['high']:.2f}], n={best[1]['n']})"
+                if best is not None and best[1]["estimate"] > precision["estimate"] else "")
         out.append(f"the hard subset is mostly not the task model's errors: on held-out data "
-                   f"at most {precision['high']:.2f} of it is (95% upper bound, n={n}); "
-                   f"{fixes}, or rank with another ranking.metric")
+                   f"at most {precision['high']:.3f} of it is (95% upper bound, n={n}); "
+                   f"{fixes}, or rank with another ranking.metric{hint}")
     return out
 
 
@@ -167,14 +174,15 @@ def hard_subset_reliability(
     rule: dict[str, Any] = dict(top_k=top_k, top_fraction=top_fraction,
                                 require_disagreement=require_disagreement, corpus_size=corpus_size)
     precision = hard_subset_precision(task, reference, golds, labels, metric=metric, **rule)
+    by_metric = precision_by_metric(task, reference, golds, labels, **rule)
     acc = {"task": accuracy(task, golds, labels), "reference": accuracy(reference, golds, labels),
            "majority": majority_accuracy(golds)}
     return {
         "hard_subset_precision": precision,
-        "precision_by_metric": precision_by_metric(task, reference, golds, labels, **rule),
+        "precision_by_metric": by_metric,
         "accuracy": acc,
         "warnings": reliability_warnings(acc["task"], acc["reference"], acc["majority"],
-                                         precision, task_name=task_name),
+                                         precision, task_name=task_name, by_metric=by_metric),
     }
 
 

@@ -49,7 +49,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         from synthcheck._pipeline import check_corpus_config
 
         check_corpus_config(cfg, RunDir(args.run).path)
-        size = run_corpus_size(args.run)
+        if cfg.ranking.top_k is not None:  # the cut-off scales by the corpus size
+            size = run_corpus_size(args.run)
     reports, reliability = evaluate_run_config(cfg, args.data, progress=not args.quiet,
                                                corpus_size=size)
     print(format_reports(reports, cfg.task.labels))

@@ -121,6 +121,14 @@ def test_majority_warning_and_baseline():
                                                      "n": 20})
     assert len(warnings) == 2 and "most frequent label (0.300 < 0.450)" in warnings[1]
     assert reliability_warnings(0.7, 0.8, 0.45, {"n": 0, "high": 1.0}) == []
+    # A weak precision names the metric that did best on the same held-out data.
+    weak = {"estimate": 0.36, "low": 0.2414, "high": 0.4986, "n": 50}
+    (only,) = reliability_warnings(0.75, 0.78, 0.52, weak, by_metric={
+        "abs_top": weak, "kl": {"estimate": 0.24, "low": 0.14, "high": 0.37, "n": 50},
+        "p_wrong": {"estimate": 0.70, "low": 0.5625, "high": 0.809, "n": 50}})
+    assert "at most 0.499 of it is (95% upper bound, n=50)" in only
+    assert only.endswith("or rank with another ranking.metric (here p_wrong: 0.70 "
+                         "[0.56, 0.81], n=50)")
 
 
 def test_bad_input_is_a_data_error():
