@@ -106,13 +106,19 @@ def trust(run: RunData) -> ReportSection:
     ranked = data.get("ranked_task_model", "the task model")
     rule = data.get("hard_subset_rule") or {"metric": p.get("metric", "?")}
     sec.blocks += [WarningBox(str(w)) for w in data.get("warnings") or []]
+    reports = data.get("reports") or {}
+    task_acc = num((reports.get(ranked) or {}).get("accuracy"))
     if p.get("n"):
+        base = ("" if math.isnan(task_acc) else
+                f" For comparison, {ranked!r} is wrong on {1 - task_acc:.1%} of all held-out "
+                f"examples.")
         text = (f"Hard-subset precision ({describe_rule(rule)}): {p['estimate']:.2f}, 95% "
                 f"Wilson interval [{p['low']:.2f}, {p['high']:.2f}], on {p['n']} held-out "
                 f"examples. The rule was applied to labeled held-out examples scored by "
                 f"{ranked!r} and the reference; of those it selects, this share is a real "
-                f"error of {ranked!r}. Read the hard subset and its n-grams with that in mind: "
-                f"the rest are the reference's mistakes.")
+                f"error of {ranked!r}, and on the rest {ranked!r} is right (the divergence "
+                f"is the reference's). Read the hard subset and its n-grams with that in "
+                f"mind.{base}")
     else:
         text = (f"The hard-subset rule ({describe_rule(rule)}) selects no held-out example: "
                 f"its precision is unknown.")
@@ -126,8 +132,7 @@ def trust(run: RunData) -> ReportSection:
         sec.blocks += [Heading("Precision by ranking metric (same cut-off)"),
                        Table.of(["metric", "precision", "95% low", "95% high", "n"], rows,
                                 shade=(1,))]
-    reports = data.get("reports") or {}
-    acc = [(f"task model {ranked}", num((reports.get(ranked) or {}).get("accuracy"))),
+    acc = [(f"task model {ranked}", task_acc),
            ("reference", num((reports.get("reference") or {}).get("accuracy"))),
            ("majority-class baseline", num(data.get("majority_baseline_accuracy")))]
     sec.blocks += [Heading("Held-out accuracy"),

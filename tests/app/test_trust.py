@@ -134,6 +134,7 @@ def test_eval_json_summary_and_report_with_a_stronger_reference(
     trust, md = report(run)
     assert "Hard-subset precision (abs_top, top 25%): 0.60, 95% Wilson interval [0.23, 0.88], " \
            "on 5 held-out examples" in trust
+    assert "For comparison, 'planted' is wrong on 30.0% of all held-out examples." in trust
     assert "Warning" not in trust and "Warning" not in md
     for row in ("| abs_top (configured) | 0.600 | 0.231 | 0.882 | 5 |",
                 "| p_wrong | 0.600 | 0.231 | 0.882 | 5 |",
