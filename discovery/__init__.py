@@ -18,8 +18,10 @@ from discovery._data import (
 )
 from discovery._demo import check_split, ensure_demo_model, train_demo_model
 from discovery._evaluate import (
+    HeldOutScores,
     classification_report,
     evaluate,
+    evaluate_held_out,
     format_reports,
     load_evaluation_set,
     recall_by_model,
@@ -27,8 +29,9 @@ from discovery._evaluate import (
 )
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._model_checks import check_probability_rows, check_task_model
+from discovery._precision import describe_rule, format_reliability, held_out_reliability
 from discovery._protocols import TaskScorer
-from discovery._ranking import DivergenceRanker, HardSubset, divergence
+from discovery._ranking import METRICS, DivergenceRanker, HardSubset, divergence
 from discovery._reference import FewShotReference
 from discovery._scorers import (
     CallableScorer,
@@ -68,8 +71,10 @@ __all__ = [
     "FewShotReference",
     "HFClassifierScorer",
     "HardSubset",
+    "HeldOutScores",
     "LabelMapper",
     "LabeledSet",
+    "METRICS",
     "MiningConfig",
     "NgramMiner",
     "RankingConfig",
@@ -88,10 +93,14 @@ __all__ = [
     "expected_score_hash",
     "check_split",
     "classification_report",
+    "describe_rule",
     "divergence",
     "ensure_demo_model",
     "evaluate",
+    "evaluate_held_out",
+    "format_reliability",
     "format_reports",
+    "held_out_reliability",
     "load_evaluation_set",
     "load_scores",
     "load_task_scorer",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,12 +59,37 @@ def load_evaluation_set(labels: LabelSpace, evaluation: EvaluationConfig,
     return labeled.head(ev.size)
 
 
+@dataclass(frozen=True)
+class HeldOutScores:
+    """What :func:`evaluate_held_out` scored: the gold labels and each model's probabilities
+    (n x labels, columns in ``labels`` order; the reference's calibrated)."""
+
+    labels: list[str]
+    golds: list[str]
+    probs: dict[str, np.ndarray]
+
+
 def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None = None, *,
              task_models: Sequence[TaskModelConfig] = (),
              reference: ReferenceConfig | None = None,
              scorers: Mapping[str, Any] | None = None, reference_scorer: Any = None,
              progress: bool = True, raw_dir: str | Path | None = None
              ) -> dict[str, dict[str, Any]]:
+    """Evaluate each task model and the (calibrated) reference on held-out labeled data:
+    :func:`evaluate_held_out`'s reports (same arguments)."""
+    return evaluate_held_out(labels, evaluation, data, task_models=task_models,
+                             reference=reference, scorers=scorers,
+                             reference_scorer=reference_scorer, progress=progress,
+                             raw_dir=raw_dir)[0]
+
+
+def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
+                      data: str | None = None, *,
+                      task_models: Sequence[TaskModelConfig] = (),
+                      reference: ReferenceConfig | None = None,
+                      scorers: Mapping[str, Any] | None = None, reference_scorer: Any = None,
+                      progress: bool = True, raw_dir: str | Path | None = None
+                      ) -> tuple[dict[str, dict[str, Any]], HeldOutScores]:
     """Evaluate each task model and the (calibrated) reference on held-out labeled data.
 
     Args:
@@ -86,7 +112,9 @@ def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None 
             loaded only when some raw scores are missing.
 
     Returns:
-        ``{model name: report}``; each report has n, accuracy, macro_f1, per_class, seconds.
+        ``({model name: report}, scores)``: each report has n, accuracy, macro_f1,
+        per_class, seconds; the scores are the probabilities behind them (what the
+        hard subset's precision is measured on, see :mod:`discovery._precision`).
 
     Raises:
         ValueError: the reference is to be evaluated but neither ``reference`` nor
@@ -126,6 +154,7 @@ def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None 
     if reference_scorer is not None or evaluation.include_reference:
         order = [n for n in order if n != "reference"] + ["reference"]
     out: dict[str, dict[str, Any]] = {}
+    probs: dict[str, np.ndarray] = {}
     for name in order:
         start = time.perf_counter()
         if progress:
@@ -141,7 +170,9 @@ def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None 
         report = classification_report(labeled.labels, preds, names)
         report["seconds"] = round(time.perf_counter() - start, 2)
         out[name] = report
-    return out
+        probs[name] = np.array([[float(row[lab]) for lab in names] for row in rows],
+                               dtype=np.float64).reshape(len(rows), len(names))
+    return out, HeldOutScores(list(names), list(labeled.labels), probs)
 
 
 def _predict_from_raw(name: str, get: Any, tm: TaskModelConfig | None, labels: LabelSpace,

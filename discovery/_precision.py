@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from discovery._ranking import METRICS, DivergenceRanker
 from synth.core import DataError
+
+if TYPE_CHECKING:
+    from discovery._config import RankingConfig
+    from discovery._evaluate import HeldOutScores
 
 WEAK_UPPER_BOUND = 0.5  # warn when even the precision's upper bound is below this
 
@@ -122,12 +126,14 @@ def majority_accuracy(golds: Sequence[str]) -> float:
 
 def reliability_warnings(task_accuracy: float, reference_accuracy: float,
                          majority: float, precision: dict[str, Any], *,
-                         task_name: str = "task model") -> list[str]:
+                         task_name: str = "task model",
+                         by_metric: dict[str, dict[str, Any]] | None = None) -> list[str]:
     """What a user must be told before trusting the hard subset (empty: nothing to say).
 
     Fires when the reference is less accurate than the task model or than the majority-class
     baseline, or when the hard subset's precision cannot reach 0.5 (its upper bound is
-    below it); each warning says what to do.
+    below it); each warning says what to do (with ``by_metric``, the precision per metric:
+    which metric did best on the same data).
     """
     out = []
     fixes = ("use a stronger reference (reference.model), more or better shots "
@@ -142,9 +148,14 @@ def reliability_warnings(task_accuracy: float, reference_accuracy: float,
                    f"near chance; {fixes}")
     n = int(precision.get("n", 0))
     if n and precision["high"] < WEAK_UPPER_BOUND:
+        best = max(((m, q) for m, q in (by_metric or {}).items() if q.get("n")),
+                   key=lambda mq: mq[1]["estimate"], default=None)
+        hint = (f" (here {best[0]}: {best[1]['estimate']:.2f} [{best[1]['low']:.2f}, "
+                f"{best[1]['high']:.2f}], n={best[1]['n']})"
+                if best is not None and best[1]["estimate"] > precision["estimate"] else "")
         out.append(f"the hard subset is mostly not the task model's errors: on held-out data "
-                   f"at most {precision['high']:.2f} of it is (95% upper bound, n={n}); "
-                   f"{fixes}, or rank with another ranking.metric")
+                   f"at most {precision['high']:.3f} of it is (95% upper bound, n={n}); "
+                   f"{fixes}, or rank with another ranking.metric{hint}")
     return out
 
 
@@ -163,33 +174,97 @@ def hard_subset_reliability(
     rule: dict[str, Any] = dict(top_k=top_k, top_fraction=top_fraction,
                                 require_disagreement=require_disagreement, corpus_size=corpus_size)
     precision = hard_subset_precision(task, reference, golds, labels, metric=metric, **rule)
+    by_metric = precision_by_metric(task, reference, golds, labels, **rule)
     acc = {"task": accuracy(task, golds, labels), "reference": accuracy(reference, golds, labels),
            "majority": majority_accuracy(golds)}
     return {
         "hard_subset_precision": precision,
-        "precision_by_metric": precision_by_metric(task, reference, golds, labels, **rule),
+        "precision_by_metric": by_metric,
         "accuracy": acc,
         "warnings": reliability_warnings(acc["task"], acc["reference"], acc["majority"],
-                                         precision, task_name=task_name),
+                                         precision, task_name=task_name, by_metric=by_metric),
     }
 
 
-def format_precision(precision: dict[str, Any]) -> str:
-    """``0.42 [0.31, 0.54] (n=60)``, or ``n/a (n=0)``."""
-    if not precision.get("n"):
-        return "n/a (n=0)"
-    return (f"{precision['estimate']:.2f} [{precision['low']:.2f}, {precision['high']:.2f}] "
-            f"(n={precision['n']})")
+def held_out_reliability(held: HeldOutScores, ranking: RankingConfig, *, ranked: str,
+                         corpus_size: int | None = None) -> dict[str, Any]:
+    """The ``eval.json`` fields on how far to trust the hard subset, from the held-out
+    probabilities :func:`~discovery.evaluate_held_out` already computed (no model call).
+
+    Args:
+        held: the held-out gold labels and every model's probabilities (``reference`` among
+            them; without it there is nothing to measure and the result is empty).
+        ranking: the ranking section: its metric and cut-off are the rule measured.
+        ranked: the ranked task model (``ranking.task_model``, default the first one).
+        corpus_size: the corpus the rule runs on (scales ``ranking.top_k``).
+
+    Returns:
+        ``{}`` without the reference, else ``{"ranked_task_model", "hard_subset_precision":
+        {estimate, low, high, n, metric}, "hard_subset_precision_by_metric": {metric:
+        {estimate, low, high, n}}, "majority_baseline_accuracy", "warnings": [...],
+        "hard_subset_rule": {metric, top_k, top_fraction, require_disagreement, held_out,
+        corpus_size}, "reliability": {task model: {the precision, by metric, warnings}}}``;
+        the top-level fields are the ranked task model's.
+    """
+    if "reference" not in held.probs or ranked not in held.probs:
+        return {}
+    rule: dict[str, Any] = dict(metric=ranking.metric, top_k=ranking.top_k,
+                                top_fraction=ranking.top_fraction,
+                                require_disagreement=ranking.require_disagreement,
+                                corpus_size=corpus_size)
+    per: dict[str, dict[str, Any]] = {}
+    for name, probs in held.probs.items():
+        if name == "reference":
+            continue
+        info = hard_subset_reliability(probs, held.probs["reference"], held.golds, held.labels,
+                                       task_name=f"the task model {name!r}", **rule)
+        per[name] = {
+            "hard_subset_precision": {**info["hard_subset_precision"], "metric": ranking.metric},
+            "hard_subset_precision_by_metric": info["precision_by_metric"],
+            "warnings": info["warnings"],
+        }
+    return {"ranked_task_model": ranked, **per[ranked],
+            "majority_baseline_accuracy": majority_accuracy(held.golds),
+            "hard_subset_rule": {**rule, "held_out": len(held.golds)},
+            "reliability": per}
 
 
-def format_reliability(info: dict[str, Any], metric: str) -> str:
-    """Plain-text lines for ``discover``'s summary: precision, per-metric precision, warnings."""
-    lines = [f"hard-subset precision ({metric}, held-out): "
-             f"{format_precision(info['hard_subset_precision'])}"]
-    lines.append("  by metric: " + "; ".join(
-        f"{m} {format_precision(p)}" for m, p in info["precision_by_metric"].items()))
-    acc = info["accuracy"]
-    lines.append(f"  held-out accuracy: task {acc['task']:.3f}, reference {acc['reference']:.3f}, "
-                 f"majority baseline {acc['majority']:.3f}")
-    lines += [f"WARNING: {w}" for w in info["warnings"]]
-    return "\n".join(lines)
+def _interval(p: dict[str, Any]) -> str:
+    if not p.get("n"):
+        return "n/a"
+    return f"{p['estimate']:.2f} [{p['low']:.2f}, {p['high']:.2f}]"
+
+
+def _metric_order(metric: str) -> int:
+    """Position in :data:`METRICS` (``eval.json`` stores its keys sorted)."""
+    return METRICS.index(metric) if metric in METRICS else len(METRICS)
+
+
+def describe_rule(rule: dict[str, Any]) -> str:
+    """``abs_top, top 10%``: the ranking rule the precision is measured for."""
+    cut = (f"top {rule['top_k']}" if rule.get("top_k") is not None
+           else f"top {100 * float(rule.get('top_fraction') or 0.1):g}%")
+    return f"{rule['metric']}, {cut}" + (", disagreeing only"
+                                         if rule.get("require_disagreement") else "")
+
+
+def format_reliability(info: dict[str, Any]) -> list[str]:
+    """Plain-text lines for ``discover``'s summary and ``synthcheck evaluate``: the precision
+    with its interval and n, the per-metric table, and each warning prefixed ``warning:``
+    (``info``: :func:`held_out_reliability`'s fields, e.g. a read ``eval.json``; no lines
+    when it has none)."""
+    p = info.get("hard_subset_precision")
+    if not isinstance(p, dict):
+        return []
+    rule = info.get("hard_subset_rule") or {"metric": p.get("metric", "?")}
+    held = rule.get("held_out")
+    lines = [f"hard-subset precision ({describe_rule(rule)}): {_interval(p)} on {p['n']} "
+             f"held-out examples" + (f" (of {held})" if held is not None else "")]
+    lines.append("  (the share of them the task model gets wrong, 95% Wilson interval); "
+                 "by ranking metric:")
+    by = info.get("hard_subset_precision_by_metric") or {}
+    for metric, q in sorted(by.items(), key=lambda kv: _metric_order(kv[0])):
+        mark = "  <- ranking.metric" if metric == p.get("metric") else ""
+        lines.append(f"    {metric:<8} {_interval(q):<19} n={q['n']}{mark}")
+    lines += [f"warning: {w}" for w in info.get("warnings") or []]
+    return lines

@@ -45,8 +45,9 @@ def _probs(p: dict[str, float]) -> str:
 
 def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, hardest: int = 10,
                    ngrams: int = 15) -> str:
-    """The text `discover` prints: accuracy, corpus size, hardest sentences, top n-grams,
-    the per-template table and where the report is."""
+    """The text `discover` prints: accuracy, the hard subset's precision on held-out data
+    (and its warnings), corpus size, hardest sentences, top n-grams, the per-template table
+    and where the report is."""
     from synth.core import iter_jsonl
 
     lines = [f"== synthcheck discover: {cfg.name} ({run_dir}) =="]
@@ -61,6 +62,13 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
             rep = reports[name]
             lines.append(f"  {name:<12} acc {rep['accuracy']:.3f}  macro-F1 {rep['macro_f1']:.3f}"
                          f"  (n={rep['n']})")
+    evaluation = info.get("evaluation") or {}
+    if "majority_baseline_accuracy" in evaluation:
+        lines.append(f"  {'majority':<12} acc {evaluation['majority_baseline_accuracy']:.3f}"
+                     f"  (always the most frequent label)")
+    from discovery import format_reliability
+
+    lines += format_reliability(evaluation)
     corpus = info.get("corpus") or {}
     dropped = ", ".join(f"{k} {v}" for k, v in corpus.get("dropped", {}).items()) or "none"
     lines.append(f"corpus: {corpus.get('kept', 0)} sentences from {corpus.get('prompts', 0)} "

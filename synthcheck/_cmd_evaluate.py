@@ -38,26 +38,33 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    from discovery import format_reports, write_eval_json
-    from synthcheck._pipeline import evaluate_run_config
+    from discovery import format_reliability, format_reports, write_eval_json
+    from synthcheck._pipeline import evaluate_run_config, run_corpus_size
 
     cfg = load_args_config(args, {"size": "evaluation.size",
                                   "no_reference": ("evaluation.include_reference", False)})
+    size = None
     if args.run is not None:  # a run made with another config is refused, as by `discover`
         from synth.core import RunDir
         from synthcheck._pipeline import check_corpus_config
 
         check_corpus_config(cfg, RunDir(args.run).path)
+        if cfg.ranking.top_k is not None:  # the cut-off scales by the corpus size
+            size = run_corpus_size(args.run)
     # With --run, the few-shot models' held-out raw log-probs are kept in the run (a later
     # change of reference.calibration rescores nothing).
-    reports = evaluate_run_config(cfg, args.data, progress=not args.quiet, raw_dir=args.run)
+    reports, reliability = evaluate_run_config(cfg, args.data, progress=not args.quiet,
+                                               corpus_size=size, raw_dir=args.run)
     print(format_reports(reports, cfg.task.labels))
+    for line in format_reliability(reliability):
+        print(line)
     if args.run is not None:
         # eval.json is what `synthcheck report` reads. Its hash ("evaluate") is never a
         # `discover` stage hash, so a later `discover` redoes its own evaluation.
         path = write_eval_json(args.run / "eval.json", reports, "evaluate",
                                data=args.data or cfg.evaluation.data,
-                               evaluation=cfg.evaluation.model_dump(mode="json"))
+                               evaluation=cfg.evaluation.model_dump(mode="json"),
+                               **reliability)
         print(f"written: {path}")
     return 0
 

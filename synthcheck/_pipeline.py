@@ -137,17 +137,39 @@ def _score_hash_if_corpus(cfg: RunConfig, run_dir: str | Path) -> str | None:
 
 
 def evaluate_run_config(cfg: RunConfig, data: str | None = None, *,
-                        scorers: Mapping[str, Any] | None = None,
-                        progress: bool = True, raw_dir: str | Path | None = None
-                        ) -> dict[str, dict[str, Any]]:
-    """discovery's ``evaluate`` with ``cfg``'s sections (``data`` over ``evaluation.data``);
-    given a run directory ``raw_dir``, the few-shot models' held-out raw log-probs are
-    stored and reused there (a calibration change rescores nothing)."""
-    from discovery import evaluate
+                        scorers: Mapping[str, Any] | None = None, progress: bool = True,
+                        corpus_size: int | None = None, raw_dir: str | Path | None = None
+                        ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """discovery's ``evaluate_held_out`` with ``cfg``'s sections (``data`` over
+    ``evaluation.data``), and the hard subset's precision measured on the same held-out
+    probabilities (``ranking``'s rule; ``corpus_size`` scales ``ranking.top_k``). Given a
+    run directory ``raw_dir``, the few-shot models' held-out raw log-probs are stored and
+    reused there (a calibration change rescores nothing).
 
-    return evaluate(cfg.task.label_space, cfg.evaluation, data, task_models=cfg.task_models,
-                    reference=cfg.reference, scorers=scorers, progress=progress,
-                    raw_dir=raw_dir)
+    Returns:
+        ``(reports, reliability)``: the per-model reports and the ``eval.json`` fields of
+        :func:`discovery.held_out_reliability` (empty without the reference).
+    """
+    from discovery import evaluate_held_out, held_out_reliability, ranked_task_name
+
+    reports, held = evaluate_held_out(cfg.task.label_space, cfg.evaluation, data,
+                                      task_models=cfg.task_models, reference=cfg.reference,
+                                      scorers=scorers, progress=progress,
+                                      raw_dir=raw_dir)
+    ranked = ranked_task_name(cfg.ranking, cfg.task_models)
+    return reports, held_out_reliability(held, cfg.ranking, ranked=ranked,
+                                         corpus_size=corpus_size)
+
+
+def run_corpus_size(run_dir: str | Path) -> int | None:
+    """The run's corpus size (``corpus/stats.json``'s ``kept``), or None without a readable
+    one."""
+    try:
+        stats = json.loads((Path(run_dir) / "corpus" / "stats.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    kept = stats.get("kept") if isinstance(stats, dict) else None
+    return kept if isinstance(kept, int) else None
 
 
 class LazyScorers(Mapping[str, Any]):
@@ -186,13 +208,15 @@ def _task_model_hashes(cfg: RunConfig, task_models: Sequence[TaskModelConfig] | 
 
 
 def evaluate_stage_hash(cfg: RunConfig) -> str:
-    """The evaluate stage's hash: the evaluation settings, the task models and the reference
-    (it needs no run directory)."""
+    """The evaluate stage's hash: the evaluation settings, the task models, the reference
+    and the ranking rule whose precision it measures (it needs no run directory; with
+    ``ranking.top_k`` the stage also records the corpus size it scaled the cut-off by)."""
     from discovery import reference_hash
 
     return config_hash({"evaluation": cfg.evaluation.model_dump(mode="json"),
                         "task_models": _task_model_hashes(cfg),
-                        "reference": reference_hash(cfg.reference, cfg.task.label_space)})
+                        "reference": reference_hash(cfg.reference, cfg.task.label_space),
+                        "ranking": cfg.ranking.model_dump(mode="json")})
 
 
 def verify_stage_hash(cfg: RunConfig, suite: Suite, *, verify: VerifyConfig | None = None,
@@ -207,21 +231,25 @@ def verify_stage_hash(cfg: RunConfig, suite: Suite, *, verify: VerifyConfig | No
 
 def evaluate_stage(cfg: RunConfig, run: RunDir, scorers: Mapping[str, Any],
                    progress: bool) -> tuple[bool, dict[str, Any]]:
-    """Held-out evaluation of the task models and the reference, cached in eval.json; the
-    few-shot models' held-out raw log-probs are kept in the run (see
-    :func:`evaluate_run_config`). ``scorers`` is looked up per model (a
-    :class:`LazyScorers` loads only those needed)."""
+    """Held-out evaluation of the task models and the reference, and the hard subset's
+    precision on it, cached in eval.json; the few-shot models' held-out raw log-probs are
+    kept in the run (see :func:`evaluate_run_config`). ``scorers`` is looked up per model
+    (a :class:`LazyScorers` loads only those needed). Returns (ran, eval.json's content)."""
     from discovery import write_eval_json
 
     ehash = evaluate_stage_hash(cfg)
     path = run.path / "eval.json"
-    stored = run.current_output("evaluate", ehash, path)
+    scaled = cfg.ranking.top_k is not None and cfg.evaluation.include_reference
+    size = {"corpus": run_corpus_size(run.path)} if scaled else {}  # top_k scales by it
+    stored = run.current_output("evaluate", ehash, path, **size)
     if stored is not None and isinstance(stored.get("reports"), dict):
-        return False, stored["reports"]
-    reports = evaluate_run_config(cfg, scorers=scorers, progress=progress, raw_dir=run.path)
-    write_eval_json(path, reports, ehash)
-    run.complete("evaluate", ehash, models=sorted(reports))
-    return True, reports
+        return False, stored
+    reports, reliability = evaluate_run_config(cfg, scorers=scorers, progress=progress,
+                                               corpus_size=size.get("corpus"),
+                                               raw_dir=run.path)
+    write_eval_json(path, reports, ehash, **reliability)
+    run.complete("evaluate", ehash, models=sorted(reports), **size)
+    return True, {"reports": reports, **reliability}
 
 
 def verify_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, Any]],
@@ -345,8 +373,9 @@ def _discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None, progress: b
     timed("score", stage(score, progress=progress, executor=executor))
     result.info["rank"] = timed("rank", stage(rank))
     result.info["mine"] = timed("mine", stage(mine))
-    reports = timed("evaluate", lambda: evaluate_stage(cfg, run, lazy, progress))
-    result.info["evaluate"] = reports
+    evaluation = timed("evaluate", lambda: evaluate_stage(cfg, run, lazy, progress))
+    reports = result.info["evaluate"] = evaluation["reports"]
+    result.info["evaluation"] = evaluation  # with the hard subset's precision
     if cfg.suite:
         from discovery import recall_by_model
 

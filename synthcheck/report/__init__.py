@@ -1,7 +1,7 @@
 """The whole-run report: ``report.html`` (self-contained: figures, CSS and JavaScript inline)
 and ``summary.md``, from jinja2 templates, for any run directory."""
 
-from synthcheck.report._blocks import Figure, Heading, Para, ReportSection, Table
+from synthcheck.report._blocks import Figure, Heading, Para, ReportSection, Table, WarningBox
 from synthcheck.report._data import RunData, ScoreTable, VerifyOutputs
 from synthcheck.report._render import REPORT_FORMAT, Report, build_report, write_report
 
@@ -16,6 +16,7 @@ __all__ = [
     "ScoreTable",
     "Table",
     "VerifyOutputs",
+    "WarningBox",
     "build_report",
     "write_report",
 ]

@@ -17,11 +17,19 @@ from synthcheck.report._figures import Png
 
 @dataclass(frozen=True)
 class Para:
-    """A paragraph of plain text (``note``: shown as a remark, e.g. a warning)."""
+    """A paragraph of plain text (``note``: shown as a remark, e.g. a skipped input)."""
 
     text: str
     note: bool = False
     kind: str = field(default="para", init=False)
+
+
+@dataclass(frozen=True)
+class WarningBox:
+    """A warning the reader must see: a boxed, highlighted paragraph."""
+
+    text: str
+    kind: str = field(default="warning", init=False)
 
 
 @dataclass(frozen=True)
@@ -75,7 +83,7 @@ class Figure:
         return "data:image/png;base64," + base64.b64encode(self.png.data).decode("ascii")
 
 
-Block = Para | Heading | Table | Figure
+Block = Para | WarningBox | Heading | Table | Figure
 
 
 @dataclass

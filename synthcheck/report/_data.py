@@ -126,25 +126,34 @@ class RunData(RunOutputs):
 
         return self._cached("corpus_size", count)
 
-    def evaluation(self) -> dict[str, dict[str, Any]] | None:
-        """Held-out evaluation per model (``eval.json``'s reports), or None without it.
+    def eval_json(self) -> dict[str, Any] | None:
+        """The whole ``eval.json`` (reports, and the hard subset's precision when the
+        reference was evaluated), or None without it.
 
         Raises:
             DataError: eval.json is not valid JSON or has no ``reports`` object.
         """
         path = self.path / "eval.json"
 
-        def read() -> dict[str, dict[str, Any]] | None:
+        def read() -> dict[str, Any] | None:
             if not path.is_file():
                 return None
             data = read_summary_json(path, fix="rerun `synthcheck evaluate` (or `discover`)")
-            reports = data.get("reports")
-            if not isinstance(reports, dict):
+            if not isinstance(data.get("reports"), dict):
                 raise DataError("eval.json has no 'reports' object", where=str(path),
                                 fix="rerun `synthcheck evaluate` (or `discover`)")
-            return reports
+            return dict(data)
 
-        return self._cached("evaluation", read)
+        return self._cached("eval_json", read)
+
+    def evaluation(self) -> dict[str, dict[str, Any]] | None:
+        """Held-out evaluation per model (``eval.json``'s reports), or None without it.
+
+        Raises:
+            DataError: see :meth:`eval_json`.
+        """
+        data = self.eval_json()
+        return None if data is None else data["reports"]
 
     def scores(self) -> ScoreTable | None:
         """The ranked task model's and the reference's probabilities over the corpus, or None

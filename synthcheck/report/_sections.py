@@ -1,15 +1,16 @@
-"""The report's sections about the discovery run: provenance, overview, divergence, the
-task-model/reference scatter, n-grams, the hard subset and the review decisions."""
+"""The report's sections about the discovery run: provenance, overview, how far to trust the
+hard subset, divergence, the task-model/reference scatter, n-grams, the hard subset and the
+review decisions."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from discovery import SORT_KEYS
+from discovery import METRICS, SORT_KEYS, describe_rule
 from synth.core import git_commit, package_version
 from synthcheck.report import _figures as figs
-from synthcheck.report._blocks import Figure, Heading, Para, ReportSection, Table, num
+from synthcheck.report._blocks import Figure, Heading, Para, ReportSection, Table, WarningBox, num
 from synthcheck.report._data import RunData
 
 
@@ -84,6 +85,58 @@ def overview(run: RunData) -> ReportSection:
                  for name, rep in reports.items() if isinstance(rep, dict)]
         sec.blocks += [Heading("Held-out evaluation"),
                        Table.of(["model", "accuracy", "macro-F1", "n"], erows, shade=(1, 2))]
+    return sec
+
+
+def trust(run: RunData) -> ReportSection:
+    """How far to trust the hard subset: the precision of the hard-subset rule measured on
+    labeled held-out data (``eval.json``), per ranking metric, the accuracies behind it and
+    the warnings."""
+    sec = ReportSection("trust", "How far to trust the hard subset")
+    data = run.eval_json()
+    if data is None:
+        sec.skipped = "no eval.json (run `synthcheck evaluate --run DIR`, or `discover`)"
+        return sec
+    p = data.get("hard_subset_precision")
+    if not isinstance(p, dict):
+        sec.skipped = ("eval.json holds no hard-subset precision: the reference was not "
+                       "evaluated (evaluation.include_reference) or the run predates it; "
+                       "rerun `discover`")
+        return sec
+    ranked = data.get("ranked_task_model", "the task model")
+    rule = data.get("hard_subset_rule") or {"metric": p.get("metric", "?")}
+    sec.blocks += [WarningBox(str(w)) for w in data.get("warnings") or []]
+    reports = data.get("reports") or {}
+    task_acc = num((reports.get(ranked) or {}).get("accuracy"))
+    if p.get("n"):
+        base = ("" if math.isnan(task_acc) else
+                f" For comparison, {ranked!r} is wrong on {1 - task_acc:.1%} of all held-out "
+                f"examples.")
+        text = (f"Hard-subset precision ({describe_rule(rule)}): {p['estimate']:.2f}, 95% "
+                f"Wilson interval [{p['low']:.2f}, {p['high']:.2f}], on {p['n']} held-out "
+                f"examples. The rule was applied to labeled held-out examples scored by "
+                f"{ranked!r} and the reference; of those it selects, this share is a real "
+                f"error of {ranked!r}, and on the rest {ranked!r} is right (the divergence "
+                f"is the reference's). Read the hard subset and its n-grams with that in "
+                f"mind.{base}")
+    else:
+        text = (f"The hard-subset rule ({describe_rule(rule)}) selects no held-out example: "
+                f"its precision is unknown.")
+    sec.blocks.append(Para(text))
+    by = data.get("hard_subset_precision_by_metric") or {}
+    rows = [[m + (" (configured)" if m == p.get("metric") else ""), q.get("estimate"),
+             q.get("low"), q.get("high"), q.get("n")]
+            for m, q in sorted(by.items(), key=lambda kv: METRICS.index(kv[0])
+                               if kv[0] in METRICS else len(METRICS))]
+    if rows:
+        sec.blocks += [Heading("Precision by ranking metric (same cut-off)"),
+                       Table.of(["metric", "precision", "95% low", "95% high", "n"], rows,
+                                shade=(1,))]
+    acc = [(f"task model {ranked}", task_acc),
+           ("reference", num((reports.get("reference") or {}).get("accuracy"))),
+           ("majority-class baseline", num(data.get("majority_baseline_accuracy")))]
+    sec.blocks += [Heading("Held-out accuracy"),
+                   Table.of(["model", "accuracy"], acc, shade=(1,))]
     return sec
 
 

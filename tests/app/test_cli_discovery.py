@@ -404,7 +404,11 @@ def test_evaluate_the_reference_and_size(full_run, tmp_path, capsys) -> None:
     code, out, _ = cli(["evaluate", "-c", cfg, "--data", gold, "--size", 4, "-q",
                         "-P", "evaluation.include_reference=true"], capsys)
     assert code == 0 and not (run / "eval.json").exists()
-    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:]}
+    lines = out.splitlines()
+    # The table, then the hard subset's precision measured on the same 4 held-out examples.
+    end = next(i for i, line in enumerate(lines) if line.startswith("hard-subset precision ("))
+    assert lines[end].endswith(" held-out examples (of 4)")
+    rows = {line.split()[0]: line.split() for line in lines[1:end]}
     assert set(rows) == {"toy", "reference"} and rows["reference"][1] == "4"
     config = load_run_config(cfg)
     ref = FewShotReference.from_config(config.reference, LABELS)

@@ -229,10 +229,24 @@ def test_cli_prints_the_summary(cfg_path: Path, tmp_path: Path,
               f"(n={rep['n']})") for name, rep in (("toy", reports["toy"]),
                                                    ("reference", reports["reference"]))]
     assert at("held-out accuracy:") < acc[0] < acc[1]
+    # The hard subset's precision on the same held-out scores, as eval.json records it: the
+    # configured rule (abs_top, top 50%) keeps 6 of the 12 held-out examples.
+    ev = json.loads((run / "eval.json").read_text())
+    p = ev["hard_subset_precision"]
+    assert p["n"] == 6 and p["metric"] == "abs_top" and ev["ranked_task_model"] == "toy"
+    prec = at(f"hard-subset precision (abs_top, top 50%): {p['estimate']:.2f} "
+              f"[{p['low']:.2f}, {p['high']:.2f}] on 6 held-out examples (of 12)")
+    assert acc[1] < prec
+    by = ev["hard_subset_precision_by_metric"]
+    assert set(by) == {"abs_top", "signed", "kl", "js", "tv", "p_wrong"}
+    assert lines[prec + 3].startswith(f"    signed   {by['signed']['estimate']:.2f} [")
+    for w in ev["warnings"]:
+        assert at(f"warning: {w}") > prec
     # Corpus size: what the corpus shards hold.
     kept = sum(len(read_jsonl(p)) for p in sorted((run / "corpus").glob("shard-*.jsonl")))
     assert kept == 24
     corpus = at(f"corpus: {kept} sentences from 24 prompts (dropped: none)")
+    assert prec < corpus
     # The 10 hardest sentences, with both models' probabilities from the score files.
     hard = read_jsonl(run / "hard.jsonl")
     task = {r["id"]: r["probs"] for r in read_jsonl(run / "scores" / "task-toy.jsonl")}

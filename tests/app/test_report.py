@@ -12,6 +12,7 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,7 +37,7 @@ def blend(rgb: tuple[int, int, int], alpha: float) -> tuple[int, int, int]:
 CORPUS_POINT = blend(OTHER_RGB, 0.6)  # the scatter's markers
 HARD_POINT = blend(HARD_RGB, 0.9)
 HARD_BAR = blend(HARD_RGB, 0.85)  # the n-gram bars
-SECTIONS = ["provenance", "overview", "divergence", "scatter", "ngrams", "hard",
+SECTIONS = ["provenance", "overview", "trust", "divergence", "scatter", "ngrams", "hard",
             "verify-tiny", "examples-tiny", "groups-tiny", "fills-tiny"]
 FIGURES = ["fig-divergence", "fig-scatter", "fig-ngrams", "fig-accuracy-tiny",
            "fig-groups-tiny-reviewer-gender"]
@@ -94,14 +95,30 @@ def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def held_out_precision() -> dict[str, Any]:
+    """eval.json's precision fields (``discovery.held_out_reliability``) on the corpus."""
+    from discovery import HeldOutScores, RankingConfig, held_out_reliability
+
+    texts = [r["text"] for r in runbuilder.corpus_records()]
+    gold = {p.format(n=n): lab for p, lab in runbuilder.PATTERNS for n in runbuilder.NOUNS}
+    probs = {"keyword": runbuilder.keyword_model.predict_proba(texts),
+             "reference": runbuilder.reference_probs(texts)}
+    held = HeldOutScores(runbuilder.LABELS, [gold[t] for t in texts],
+                         {k: np.array([[r[lab] for lab in runbuilder.LABELS] for r in v])
+                          for k, v in probs.items()})
+    return held_out_reliability(held, RankingConfig(top_fraction=0.2), ranked="keyword")
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     """A complete run, its report written by the CLI: (run dir, stdout, report.html)."""
     run = runbuilder.build_run(tmp_path_factory.mktemp("report") / "run")
-    # The held-out evaluation that `discover` writes (the builder has no models to evaluate).
+    # The held-out evaluation that `discover` writes (the builder has no models to evaluate),
+    # and the hard subset's precision measured on held-out scores: the corpus sentences with
+    # their patterns' labels, scored by the builder's keyword model and reference.
     (run / "eval.json").write_text(json.dumps({"reports": {
         "keyword": {"accuracy": 0.8125, "macro_f1": 0.8, "n": 16},
-        "reference": {"accuracy": 0.875, "macro_f1": 0.87, "n": 16}}}))
+        "reference": {"accuracy": 0.875, "macro_f1": 0.87, "n": 16}}, **held_out_precision()}))
     capture = io.StringIO()
     stdout, sys.stdout = sys.stdout, capture
     try:
@@ -114,7 +131,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
 
 def test_cli_writes_report_and_summary(built: tuple[Path, str, str]) -> None:
     run, out, _ = built
-    assert f"wrote {run / 'report.html'} (10 sections, 5 figures)" in out
+    assert f"wrote {run / 'report.html'} (11 sections, 5 figures)" in out
     assert f"wrote {run / 'summary.md'}" in out
     assert "skipped Review decisions: no review/decisions.jsonl" in out
     assert (run / "report.html").stat().st_size > 10_000
@@ -205,6 +222,10 @@ def test_summary_md_has_the_key_numbers(built: tuple[Path, str, str]) -> None:
         f"| suite tiny: accuracy of negation-aware | {accuracy('negation-aware')} |",
         "| keyword | 0.812 | 0.800 | 16 |",  # held-out evaluation
         "| reference | 0.875 | 0.870 | 16 |",
+        # how far to trust the hard subset: the keyword model is wrong on all 10 of the
+        # held-out sentences the rule selects (its 10 errors are where the models differ most)
+        "| abs_top (configured) | 1.000 | 0.722 | 1.000 | 10 |",
+        "| task model keyword | 0.812 |", "| majority-class baseline | 0.500 |",
         f"| 1 | {hard[0]['id']} | {hard[0]['text']} | {hard[0]['divergence']:.3f} | negative "
         "| positive |",
         f"| {ngrams[0]['ngram']} | 5 | 5 | {ngrams[0]['z']:.3f} |",

@@ -45,3 +45,15 @@ def test_unknown_gold_label(tmp_path):
         evaluate(LABELS, EvaluationConfig(include_reference=False), str(data),
                  scorers={"kw": Keyword()},
                  progress=False)
+
+
+def test_evaluate_held_out_keeps_the_probabilities_behind_the_reports(tmp_path):
+    from discovery import evaluate_held_out
+
+    data = tmp_path / "gold.jsonl"
+    write_jsonl(data, [{"text": "good", "label": "positive"}, {"text": "bad", "label": 0}])
+    reports, held = evaluate_held_out(LABELS, EvaluationConfig(include_reference=False),
+                                      str(data), scorers={"kw": Keyword()}, progress=False)
+    assert reports["kw"]["accuracy"] == 1.0
+    assert held.labels == ["negative", "positive"] and held.golds == ["positive", "negative"]
+    assert held.probs["kw"].tolist() == [[0.2, 0.8], [0.7, 0.3]]

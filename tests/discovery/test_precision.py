@@ -101,7 +101,14 @@ def test_warning_fires_when_reference_is_weaker_than_task_model():
     # Disagreements are mostly the reference's errors: precision is low, its bound too.
     assert info["hard_subset_precision"]["high"] < 0.5
     assert any("at most" in w and "stronger reference" in w for w in info["warnings"])
-    assert "WARNING: the reference is less accurate" in format_reliability(info, "abs_top")
+    fields = {"hard_subset_precision": {**info["hard_subset_precision"], "metric": "abs_top"},
+              "hard_subset_precision_by_metric": info["precision_by_metric"],
+              "warnings": info["warnings"]}
+    lines = format_reliability(fields)
+    assert lines[0].startswith(f"hard-subset precision (abs_top, top 10%): "
+                               f"{info['hard_subset_precision']['estimate']:.2f} [")
+    assert [line for line in lines if line.startswith("warning: ")] == \
+        [f"warning: {w}" for w in info["warnings"]]
     # Swap the roles: a strong reference raises no warning.
     info = hard_subset_reliability(ref, task, golds, LABELS, top_fraction=0.1)
     assert info["warnings"] == []
@@ -114,6 +121,14 @@ def test_majority_warning_and_baseline():
                                                      "n": 20})
     assert len(warnings) == 2 and "most frequent label (0.300 < 0.450)" in warnings[1]
     assert reliability_warnings(0.7, 0.8, 0.45, {"n": 0, "high": 1.0}) == []
+    # A weak precision names the metric that did best on the same held-out data.
+    weak = {"estimate": 0.36, "low": 0.2414, "high": 0.4986, "n": 50}
+    (only,) = reliability_warnings(0.75, 0.78, 0.52, weak, by_metric={
+        "abs_top": weak, "kl": {"estimate": 0.24, "low": 0.14, "high": 0.37, "n": 50},
+        "p_wrong": {"estimate": 0.70, "low": 0.5625, "high": 0.809, "n": 50}})
+    assert "at most 0.499 of it is (95% upper bound, n=50)" in only
+    assert only.endswith("or rank with another ranking.metric (here p_wrong: 0.70 "
+                         "[0.56, 0.81], n=50)")
 
 
 def test_bad_input_is_a_data_error():
@@ -122,3 +137,31 @@ def test_bad_input_is_a_data_error():
         hard_subset_precision(task, ref, golds[:-1] + ["mixed"], LABELS)
     with pytest.raises(DataError, match="one gold label per row"):
         hard_subset_precision(task, ref, golds[:3], LABELS)
+
+
+def test_held_out_reliability_fields_per_task_model_and_formatted():
+    from discovery import HeldOutScores, RankingConfig, held_out_reliability
+
+    task, ref, golds = _planted()
+    held = HeldOutScores(LABELS, golds, {"a": task, "b": ref, "reference": ref})
+    info = held_out_reliability(held, RankingConfig(top_fraction=0.5), ranked="a")
+    assert info["ranked_task_model"] == "a" and set(info["reliability"]) == {"a", "b"}
+    assert info["hard_subset_precision"] == {"estimate": pytest.approx(0.6),
+                                             "low": pytest.approx(0.2307, abs=1e-3),
+                                             "high": pytest.approx(0.8824, abs=1e-3), "n": 5,
+                                             "metric": "abs_top"}
+    assert info["majority_baseline_accuracy"] == 0.7  # 7 negative golds of 10
+    assert info["hard_subset_rule"]["held_out"] == 10
+    # Task model b is the reference itself: no divergence, the rule keeps rows 0-4 (ties in
+    # input order), of which b gets rows 1 and 3 wrong.
+    assert info["reliability"]["b"]["hard_subset_precision"]["estimate"] == pytest.approx(0.4)
+    assert format_reliability(info)[:3] == [
+        "hard-subset precision (abs_top, top 50%): 0.60 [0.23, 0.88] on 5 held-out examples "
+        "(of 10)",
+        "  (the share of them the task model gets wrong, 95% Wilson interval); by ranking "
+        "metric:",
+        "    abs_top  0.60 [0.23, 0.88]   n=5  <- ranking.metric"]
+    # Without the reference there is nothing to measure, and nothing to print.
+    assert held_out_reliability(HeldOutScores(LABELS, golds, {"a": task}),
+                                RankingConfig(), ranked="a") == {}
+    assert format_reliability({}) == []
