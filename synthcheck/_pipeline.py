@@ -139,11 +139,14 @@ def _score_hash_if_corpus(cfg: RunConfig, run_dir: str | Path) -> str | None:
 def evaluate_run_config(cfg: RunConfig, data: str | None = None, *,
                         scorers: Mapping[str, Any] | None = None,
                         progress: bool = True) -> dict[str, dict[str, Any]]:
-    """discovery's ``evaluate`` with ``cfg``'s sections (``data`` over ``evaluation.data``)."""
+    """discovery's ``evaluate`` with ``cfg``'s sections (``data`` over ``evaluation.data``;
+    a file that is the seed corpus's own is read with the corpus's fields and encoding where
+    the evaluation section leaves them unset)."""
     from discovery import evaluate
 
     return evaluate(cfg.task.label_space, cfg.evaluation, data, task_models=cfg.task_models,
-                    reference=cfg.reference, scorers=scorers, progress=progress)
+                    reference=cfg.reference, scorers=scorers, progress=progress,
+                    corpus=cfg.corpus)
 
 
 def _task_model_hashes(cfg: RunConfig, task_models: Sequence[TaskModelConfig] | None = None
@@ -160,7 +163,8 @@ def evaluate_stage_hash(cfg: RunConfig) -> str:
     (it needs no run directory)."""
     from discovery import reference_hash
 
-    return config_hash({"evaluation": cfg.evaluation.model_dump(mode="json"),
+    evaluation = cfg.evaluation.resolved(cfg.corpus)  # the fields and encoding actually read
+    return config_hash({"evaluation": evaluation.model_dump(mode="json"),
                         "task_models": _task_model_hashes(cfg),
                         "reference": reference_hash(cfg.reference, cfg.task.label_space)})
 
@@ -227,7 +231,7 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
     from discovery import check_stage2
 
     check_stage2(cfg.task.label_space, task_models=cfg.task_models, reference=cfg.reference,
-                 evaluation=cfg.evaluation, ranking=cfg.ranking)
+                 evaluation=cfg.evaluation.resolved(cfg.corpus), ranking=cfg.ranking)
     if not cfg.suite:
         return
     from formalize import RunCorpusMissing, check_suite_labels, load_suite
