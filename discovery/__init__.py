@@ -17,8 +17,10 @@ from discovery._data import (
     rotten_tomatoes_split,
 )
 from discovery._demo import check_split, ensure_demo_model, train_demo_model
+from discovery._domain import DomainCheck, shot_domain_check
 from discovery._evaluate import (
     classification_report,
+    describe_sample,
     evaluate,
     format_reports,
     load_evaluation_set,
@@ -62,6 +64,7 @@ __all__ = [
     "Calibrator",
     "CallableScorer",
     "DivergenceRanker",
+    "DomainCheck",
     "EvaluationConfig",
     "FewShotReference",
     "HFClassifierScorer",
@@ -86,6 +89,7 @@ __all__ = [
     "expected_score_hash",
     "check_split",
     "classification_report",
+    "describe_sample",
     "divergence",
     "ensure_demo_model",
     "evaluate",
@@ -107,6 +111,7 @@ __all__ = [
     "rotten_tomatoes_split",
     "score_run",
     "score_stage_hash",
+    "shot_domain_check",
     "stage_record",
     "task_model_availability",
     "task_model_hash",
