@@ -17,9 +17,11 @@ from discovery._data import (
     rotten_tomatoes_split,
 )
 from discovery._demo import check_split, ensure_demo_model, train_demo_model
+from discovery._domain import DomainCheck, shot_domain_check
 from discovery._evaluate import (
     HeldOutScores,
     classification_report,
+    describe_sample,
     evaluate,
     evaluate_held_out,
     format_reports,
@@ -67,6 +69,7 @@ __all__ = [
     "Calibrator",
     "CallableScorer",
     "DivergenceRanker",
+    "DomainCheck",
     "EvaluationConfig",
     "FewShotReference",
     "HFClassifierScorer",
@@ -94,6 +97,7 @@ __all__ = [
     "check_split",
     "classification_report",
     "describe_rule",
+    "describe_sample",
     "divergence",
     "ensure_demo_model",
     "evaluate",
@@ -120,6 +124,7 @@ __all__ = [
     "rotten_tomatoes_split",
     "score_run",
     "score_stage_hash",
+    "shot_domain_check",
     "stage_record",
     "task_model_availability",
     "task_model_hash",

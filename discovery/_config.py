@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from synth.core import STRICT as _STRICT
 from synth.core import runtime_field
+
+if TYPE_CHECKING:
+    from synth import SeedCorpusConfig
 
 # SynthEval appendix A.1: the sentiment prompt of the few-shot reference.
 DEFAULT_PROMPT = (
@@ -182,16 +186,60 @@ class EvaluationConfig(BaseModel):
     model_config = _STRICT
 
     data: str = "packaged:rotten_tomatoes"
-    """``packaged:rotten_tomatoes`` (a seeded held-out split) or a .jsonl/.csv file with
-    ``text`` and ``label`` (label name, or index into the task's labels)."""
+    """``packaged:rotten_tomatoes`` or ``packaged:tweets3`` (a seeded held-out split), or a
+    .jsonl/.csv file with a text and a label (label name, or index into the task's labels)
+    per example (see ``text_field``, ``label_field``, ``encoding``)."""
+    text_field: str | None = None
+    """JSONL field or CSV column of a file's text. ``None``: ``corpus.text_field`` when
+    ``data`` is the seed corpus's own file (``corpus.source``), else ``text``."""
+    label_field: str | None = None
+    """JSONL field or CSV column of a file's gold label. ``None``: ``corpus.label_field``
+    when ``data`` is the seed corpus's own file and that is set, else ``label``. A value set
+    here always wins over the corpus section's."""
+    encoding: str | None = None
+    """Text encoding of the file (e.g. ``latin-1``, ``cp1252``); undecodable bytes are an
+    error naming the file and byte offset. ``None``: ``corpus.encoding`` when ``data`` is
+    the seed corpus's own file, else ``utf-8``."""
     size: int | None = Field(500, ge=1)
-    """Evaluate on at most this many examples (``None``: all)."""
+    """Evaluate on a stratified sample of this many examples (each label keeps its share of
+    the set, drawn with a seed derived from ``split_seed``); ``None``: all."""
     split_seed: int = Field(0, ge=0)
-    """Seed of the Rotten Tomatoes train/held-out split (the demo model trains on the rest)."""
+    """Seed of the packaged sets' train/held-out split (the demo model trains on the rest),
+    and of the stratified ``size`` sample."""
     holdout_fraction: float = Field(0.2, gt=0.0, lt=1.0)
     """Fraction of Rotten Tomatoes held out from demo-model training."""
     include_reference: bool = True
     """Also evaluate the reference (the slowest part on CPU)."""
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, encoding: str | None) -> str | None:
+        import codecs
+
+        if encoding is not None:
+            try:
+                codecs.lookup(encoding)
+            except LookupError:
+                raise ValueError(f"unknown encoding {encoding!r} (use e.g. utf-8, latin-1, "
+                                 "cp1252)") from None
+        return encoding
+
+    def resolved(self, corpus: SeedCorpusConfig | None = None,
+                 data: str | None = None) -> EvaluationConfig:
+        """This section with ``data`` (when given) and the fields left at ``None`` filled in:
+        from ``corpus`` when the data is the seed corpus's own file, else the defaults
+        (``text``, ``label``, ``utf-8``). Fields set here always win."""
+        source = data or self.data
+        own = (corpus is not None and not source.startswith("packaged:")
+               and not corpus.source.startswith("packaged:")
+               and Path(source).resolve() == Path(corpus.source).resolve())
+        return self.model_copy(update={
+            "data": source,
+            "text_field": self.text_field or (corpus.text_field if own and corpus else "text"),
+            "label_field": self.label_field or (
+                corpus.label_field if own and corpus and corpus.label_field else "label"),
+            "encoding": self.encoding or (corpus.encoding if own and corpus else "utf-8"),
+        })
 
 
 class FocusConfig(BaseModel):

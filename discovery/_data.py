@@ -90,6 +90,8 @@ class LabeledSet:
 
     texts: list[str]
     labels: list[str]
+    sampled_from: int | None = None
+    """The size of the set this one is a :meth:`stratified_sample` of (None: not a sample)."""
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -99,6 +101,40 @@ class LabeledSet:
         if n is None:
             return self
         return LabeledSet(self.texts[:n], self.labels[:n])
+
+    def counts(self) -> dict[str, int]:
+        """Examples per label, in order of first appearance."""
+        out: dict[str, int] = {}
+        for label in self.labels:
+            out[label] = out.get(label, 0) + 1
+        return out
+
+    def stratified_sample(self, n: int | None, seed: int) -> LabeledSet:
+        """A seeded sample of ``n`` examples with each label's share of the whole set.
+
+        Each label gets ``n * count / len`` examples, rounded by largest remainder (ties go
+        to the label seen first), drawn uniformly at random with ``seed`` within the label;
+        the chosen examples keep their order in the set. All examples (``self``) when ``n``
+        is None or not smaller than the set, so a file of 200 rows of one class followed by
+        200 of another gives 50/50 for ``n=100``, the same rows for the same seed.
+        """
+        if n is None or n >= len(self):
+            return self
+        by_label: dict[str, list[int]] = {}
+        for i, label in enumerate(self.labels):
+            by_label.setdefault(label, []).append(i)
+        exact = {lab: n * len(idx) / len(self) for lab, idx in by_label.items()}
+        quota = {lab: int(q) for lab, q in exact.items()}
+        order = sorted(by_label, key=lambda lab: -(exact[lab] - quota[lab]))  # stable: ties
+        for lab in order[:n - sum(quota.values())]:
+            quota[lab] += 1
+        rng = np.random.default_rng(seed)
+        chosen: list[int] = []
+        for lab, idx in by_label.items():
+            chosen.extend(int(i) for i in rng.choice(np.array(idx), quota[lab], replace=False))
+        chosen.sort()
+        return LabeledSet([self.texts[i] for i in chosen], [self.labels[i] for i in chosen],
+                          sampled_from=len(self))
 
 
 def rotten_tomatoes_split(
@@ -155,27 +191,50 @@ def packaged_split(name: str, *, seed: int = 0, holdout_fraction: float = 0.2
     return rotten_tomatoes_split(seed=seed, holdout_fraction=holdout_fraction)
 
 
-def read_labeled_file(path: str | Path, labels: Sequence[str]) -> LabeledSet:
-    """Read a labeled .jsonl or .csv file with ``text`` and ``label`` (name or index).
+def read_labeled_file(path: str | Path, labels: Sequence[str], *, text_field: str = "text",
+                      label_field: str = "label", encoding: str = "utf-8",
+                      section: str = "evaluation") -> LabeledSet:
+    """Read a labeled .jsonl or .csv file: the text in ``text_field``, the gold label (a
+    label name, or an index into ``labels``) in ``label_field``, decoded as ``encoding``.
+
+    ``section`` is the config section whose ``text_field``/``label_field``/``encoding``
+    the error messages tell you to set.
 
     Raises:
-        DataError: missing file, unknown format, missing fields, or an unknown label.
+        DataError: missing file, unknown format, bytes that are not ``encoding`` (names the
+            byte offset), a missing column (names the columns the file has) or field, or an
+            unknown label.
     """
     path = Path(path)
     if not path.is_file():
         raise DataError("labeled data file not found", where=str(path), fix="check --data")
     if path.suffix.lower() not in {".jsonl", ".json", ".csv"}:
         raise DataError(f"unknown labeled data format {path.suffix!r}", where=str(path),
-                        fix="use .jsonl or .csv with 'text' and 'label'")
-    rows = [(r.get("text"), r.get("label"))
-            for _, r in iter_records(path, kind="labeled data file")]
+                        fix=f"use .jsonl or .csv with {text_field!r} and {label_field!r}")
+    records = iter_records(path, encoding=encoding, kind="labeled data file",
+                           field=f"{section}.encoding")
+    fields = {"text": text_field, "label": label_field}
+    if records.columns is not None:
+        for role, name in fields.items():
+            if name not in records.columns:
+                raise DataError(
+                    f"CSV has no column {name!r} (its columns: "
+                    f"{', '.join(records.columns) or 'none'})", where=str(path),
+                    fix=f"set {section}.{role}_field (--{role}-field) to the column that "
+                        f"holds the {role}")
     texts, golds = [], []
-    for n, (text, label) in enumerate(rows, start=1):
+    for n, record in records:
+        text, label = record.get(text_field), record.get(label_field)
+        unit = "row" if records.columns is not None else "line"
         if text is None or label is None:
-            raise DataError("example lacks 'text' or 'label'", where=f"{path}, row {n}",
-                            fix="give every example a text and a label")
+            missing = text_field if text is None else label_field
+            raise DataError(
+                f"example lacks {missing!r} (its fields: {', '.join(record) or 'none'})",
+                where=f"{path}, {unit} {n}",
+                fix=f"give every example a text and a label, or set {section}.text_field / "
+                    f"{section}.label_field to the fields that hold them")
         texts.append(str(text))
-        golds.append(_label_name(label, labels, f"{path}, row {n}"))
+        golds.append(_label_name(label, labels, f"{path}, {unit} {n}"))
     if not texts:
         raise DataError("labeled data file is empty", where=str(path), fix="add examples")
     return LabeledSet(texts, golds)

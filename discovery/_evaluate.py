@@ -6,13 +6,16 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from discovery._config import EvaluationConfig, ReferenceConfig, TaskModelConfig
 from discovery._data import PACKAGED_SPLITS, LabeledSet, packaged_split, read_labeled_file
-from synth.core import ConfigError, LabelSpace
+from synth.core import ConfigError, LabelSpace, derive_seed
+
+if TYPE_CHECKING:
+    from synth import SeedCorpusConfig
 
 
 def classification_report(golds: Sequence[str], preds: Sequence[str],
@@ -31,16 +34,28 @@ def classification_report(golds: Sequence[str], preds: Sequence[str],
     }
 
 
+SAMPLE_SEED_KEY = "evaluation-sample"
+"""The key :func:`synth.core.derive_seed` mixes into ``evaluation.split_seed`` for the
+stratified ``evaluation.size`` sample."""
+
+
 def load_evaluation_set(labels: LabelSpace, evaluation: EvaluationConfig,
-                        data: str | None = None) -> LabeledSet:
-    """The labeled set ``evaluation.data`` (or ``data``) names, cut to ``evaluation.size``.
+                        data: str | None = None, *,
+                        corpus: SeedCorpusConfig | None = None) -> LabeledSet:
+    """The labeled set ``evaluation.data`` (or ``data``) names, as a stratified seeded sample
+    of ``evaluation.size`` examples (:meth:`LabeledSet.stratified_sample`, seed
+    ``derive_seed(evaluation.split_seed, "evaluation-sample")``).
+
+    A file is read with ``evaluation.text_field``, ``label_field`` and ``encoding``; those
+    left at None come from ``corpus`` when the file is the seed corpus's own, else are
+    ``text``, ``label`` and ``utf-8`` (see :meth:`EvaluationConfig.resolved`).
 
     Raises:
         ConfigError: the packaged set's labels are not the task's, or an unknown packaged set.
         DataError: the labeled file cannot be read (see :func:`read_labeled_file`).
     """
-    ev = evaluation
-    source = data or ev.data
+    ev = evaluation.resolved(corpus, data)
+    source = ev.data
     name = source.partition(":")[2]
     if source.startswith("packaged:") and name in PACKAGED_SPLITS:
         packaged = LabelSpace.of(PACKAGED_SPLITS[name])
@@ -55,8 +70,20 @@ def load_evaluation_set(labels: LabelSpace, evaluation: EvaluationConfig,
                           fix="use packaged:rotten_tomatoes, packaged:tweets3 or a .jsonl/.csv "
                               "path")
     else:
-        labeled = read_labeled_file(source, labels.list)
-    return labeled.head(ev.size)
+        labeled = read_labeled_file(source, labels.list, text_field=str(ev.text_field),
+                                    label_field=str(ev.label_field),
+                                    encoding=str(ev.encoding))
+    return labeled.stratified_sample(ev.size, derive_seed(ev.split_seed, SAMPLE_SEED_KEY))
+
+
+def describe_sample(labeled: LabeledSet, labels: Sequence[str]) -> str:
+    """``100 examples (a stratified sample of 400): negative 50, positive 50``: what
+    `evaluate` prints before it scores."""
+    counts = labeled.counts()
+    per = ", ".join(f"{lab} {counts.get(lab, 0)}" for lab in labels)
+    of = (f" (a stratified sample of {labeled.sampled_from})"
+          if labeled.sampled_from is not None else "")
+    return f"{len(labeled)} examples{of}: {per}"
 
 
 @dataclass(frozen=True)
@@ -73,14 +100,14 @@ def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None 
              task_models: Sequence[TaskModelConfig] = (),
              reference: ReferenceConfig | None = None,
              scorers: Mapping[str, Any] | None = None, reference_scorer: Any = None,
-             progress: bool = True, raw_dir: str | Path | None = None
-             ) -> dict[str, dict[str, Any]]:
+             progress: bool = True, raw_dir: str | Path | None = None,
+             corpus: SeedCorpusConfig | None = None) -> dict[str, dict[str, Any]]:
     """Evaluate each task model and the (calibrated) reference on held-out labeled data:
     :func:`evaluate_held_out`'s reports (same arguments)."""
     return evaluate_held_out(labels, evaluation, data, task_models=task_models,
                              reference=reference, scorers=scorers,
                              reference_scorer=reference_scorer, progress=progress,
-                             raw_dir=raw_dir)[0]
+                             raw_dir=raw_dir, corpus=corpus)[0]
 
 
 def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
@@ -88,7 +115,8 @@ def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
                       task_models: Sequence[TaskModelConfig] = (),
                       reference: ReferenceConfig | None = None,
                       scorers: Mapping[str, Any] | None = None, reference_scorer: Any = None,
-                      progress: bool = True, raw_dir: str | Path | None = None
+                      progress: bool = True, raw_dir: str | Path | None = None,
+                      corpus: SeedCorpusConfig | None = None
                       ) -> tuple[dict[str, dict[str, Any]], HeldOutScores]:
     """Evaluate each task model and the (calibrated) reference on held-out labeled data.
 
@@ -103,13 +131,15 @@ def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
             when a model's scores are needed, so a lazy mapping builds only those.
         reference_scorer: an already built FewShotReference (default: from ``reference``,
             if ``evaluation.include_reference``).
-        progress: print a line per model.
+        progress: print the evaluation set's size per label, and a line per model.
         raw_dir: a run directory. The held-out raw label log-probs of the reference and of
             ``fewshot:`` task models are then stored under its
             ``scores/.parts/heldout-<name>/`` keyed without the calibration settings (the
             content-free inputs' beside the corpus scores' chunks), and reused: a change of
             ``reference.calibration`` only refits the calibration, and these models are
             loaded only when some raw scores are missing.
+        corpus: the seed corpus section: when the data is its own file, the fields and
+            encoding the evaluation section leaves unset come from it.
 
     Returns:
         ``({model name: report}, scores)``: each report has n, accuracy, macro_f1,
@@ -123,7 +153,9 @@ def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
     from discovery._config import ReferenceConfig as _Ref
     from discovery._stages import build_task_scorers
 
-    labeled = load_evaluation_set(labels, evaluation, data)
+    labeled = load_evaluation_set(labels, evaluation, data, corpus=corpus)
+    if progress:
+        print(f"evaluation set: {describe_sample(labeled, labels.list)}", flush=True)
     names = labels.list
     ref_cfg = reference or _Ref()
     by_name = {t.name: t for t in task_models}

@@ -44,7 +44,8 @@ class SeedCorpusConfig(BaseModel):
     text_field: str = "text"
     """The JSONL field or CSV column that holds the text."""
     label_field: str | None = None
-    """Optional JSONL field or CSV column with a gold label (held-out evaluation only)."""
+    """Optional JSONL field or CSV column with a gold label: held-out evaluation reads it
+    when ``evaluation.data`` is this same file and ``evaluation.label_field`` is unset."""
     limit: int | None = Field(None, ge=1)
     """Read at most this many documents (after filtering)."""
     encoding: str = "utf-8"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -79,3 +80,23 @@ def load_args_config(args: argparse.Namespace,
     """Load the config named by ``--config`` with the ``-P`` overrides and then the
     ``flags`` that were given (see :func:`flag_overrides`) applied."""
     return load_run_config(args.config, [*args.overrides, *flag_overrides(args, flags or {})])
+
+
+def warn_if_shots_off_domain(cfg: RunConfig) -> None:
+    """Print ``warning: the reference shots look off-domain for this corpus (...)`` to stderr
+    when the reference's shots (the first ``reference.k``) share far less vocabulary with the
+    seed corpus than the corpus shares with itself (:func:`discovery.shot_domain_check`).
+    A seed corpus that cannot be read is left to the stage that reads it: no warning here."""
+    from discovery import shot_domain_check
+    from synth import load_seed_corpus
+    from synth.core import SynthcheckError
+
+    try:
+        docs = load_seed_corpus(cfg.corpus)
+    except SynthcheckError:
+        return
+    ref = cfg.reference
+    shots = ref.shots if ref.k is None else ref.shots[:ref.k]
+    check = shot_domain_check([s.text for s in shots], [d.text for d in docs])
+    if check is not None and check.off_domain:
+        print(check.warning(cfg.corpus.source), file=sys.stderr, flush=True)

@@ -6,7 +6,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from synthcheck._cli_common import add_allow_outside_files, add_config_args, load_args_config
+from synthcheck._cli_common import (
+    add_allow_outside_files,
+    add_config_args,
+    load_args_config,
+    warn_if_shots_off_domain,
+)
 from synthcheck._config import RunConfig
 from synthcheck._executors import EXECUTOR_FLAG, add_executor_arg
 
@@ -28,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from synthcheck._pipeline import discover
 
     cfg = load_args_config(args, EXECUTOR_FLAG)
+    warn_if_shots_off_domain(cfg)
     result = discover(cfg, args.run, n=args.n, progress=not args.quiet,
                       allow_outside_files=args.allow_outside_files)
     print()

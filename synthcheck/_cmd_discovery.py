@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from synthcheck._cli_common import add_config_args, load_args_config
+from synthcheck._cli_common import add_config_args, load_args_config, warn_if_shots_off_domain
 from synthcheck._executors import EXECUTOR_FLAG, add_executor_arg
 
 
@@ -34,6 +34,7 @@ def run_score(args: argparse.Namespace) -> int:
     from synthcheck._pipeline import score
 
     cfg = load_args_config(args, EXECUTOR_FLAG)
+    warn_if_shots_off_domain(cfg)
     report = score(cfg, args.run, progress=not args.quiet)
     if report["skipped"]:
         print(f"scores are up to date ({report['sentences']} sentences)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from synthcheck._cli_common import add_config_args, load_args_config
+from synthcheck._cli_common import add_config_args, load_args_config, positive_int
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -14,9 +14,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                                    "a labeled set (default: a seeded held-out split of the "
                                    "packaged Rotten Tomatoes sentences).")
     add_config_args(p, run_required=False)
-    p.add_argument("--data", help="labeled .jsonl/.csv with text,label (default: "
-                                  "evaluation.data)")
-    p.add_argument("--size", type=int, help="evaluate on at most this many examples")
+    p.add_argument("--data", help="labeled .jsonl/.csv file (default: evaluation.data)")
+    p.add_argument("--text-field", metavar="NAME",
+                   help="the file's text column or field (as evaluation.text_field; "
+                        "default: text)")
+    p.add_argument("--label-field", metavar="NAME",
+                   help="the file's gold-label column or field (as evaluation.label_field; "
+                        "default: label)")
+    p.add_argument("--encoding", metavar="CODEC",
+                   help="the file's text encoding, e.g. latin-1 (as evaluation.encoding; "
+                        "default: utf-8)")
+    p.add_argument("--size", type=positive_int,
+                   help="evaluate on a stratified, seeded sample of this many examples "
+                        "(as evaluation.size)")
     p.add_argument("--no-reference", action="store_true", help="skip the reference")
     p.set_defaults(func=run_evaluate)
 
@@ -42,6 +52,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
     from synthcheck._pipeline import evaluate_run_config, run_corpus_size
 
     cfg = load_args_config(args, {"size": "evaluation.size",
+                                  "text_field": "evaluation.text_field",
+                                  "label_field": "evaluation.label_field",
+                                  "encoding": "evaluation.encoding",
                                   "no_reference": ("evaluation.include_reference", False)})
     size = None
     if args.run is not None:  # a run made with another config is refused, as by `discover`
@@ -63,7 +76,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         # `discover` stage hash, so a later `discover` redoes its own evaluation.
         path = write_eval_json(args.run / "eval.json", reports, "evaluate",
                                data=args.data or cfg.evaluation.data,
-                               evaluation=cfg.evaluation.model_dump(mode="json"),
+                               evaluation=cfg.evaluation.resolved(cfg.corpus, args.data)
+                               .model_dump(mode="json"),
                                **reliability)
         print(f"written: {path}")
     return 0

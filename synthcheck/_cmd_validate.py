@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from synthcheck._cli_common import add_allow_outside_files, positive_int
+from synthcheck._cli_common import (
+    add_allow_outside_files,
+    positive_int,
+    warn_if_shots_off_domain,
+)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -18,7 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--max-cases", type=positive_int, default=None,
                    help="case limit (default: the suite's)")
     p.add_argument("--config", "-c", default=None, metavar="C",
-                   help="also check that the suite's labels are this run config's task.labels")
+                   help="also check that the suite's labels are this run config's task.labels "
+                        "(and warn when its reference shots look off-domain for its corpus)")
     add_allow_outside_files(p)
     p.set_defaults(func=run)
 
@@ -32,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
         cfg = load_run_config(args.config)
         suite.check_labels(cfg.task.labels, task_source=f"config {args.config}, task.labels")
+        warn_if_shots_off_domain(cfg)
     counts = suite.counts(args.sample)
     width = max(len(n) for n in counts)
     print(f"suite {suite.name!r}: {len(suite.tests)} tests, labels {', '.join(suite.labels)}")

@@ -245,10 +245,11 @@ def heldout_recall(cfg: RunConfig | None, scorers: Mapping[str, Any], labels: Se
 
     ev = cfg.evaluation if cfg is not None else EvaluationConfig.model_validate({})
     space = cfg.task.label_space if cfg is not None else LabelSpace.of(labels)
-    size = f", at most {ev.size} examples" if ev.size else ""
+    size = f", a stratified sample of at most {ev.size} examples" if ev.size else ""
     print(f"held-out evaluation on {data or ev.data}{size}")
     reports = evaluate(space, ev.model_copy(update={"include_reference": False}), data,
-                       scorers=scorers, progress=progress)
+                       scorers=scorers, progress=progress,
+                       corpus=cfg.corpus if cfg is not None else None)
     print(format_reports(reports, space.list))
     return recall_by_model(reports)
 

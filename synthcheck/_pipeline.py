@@ -144,7 +144,9 @@ def evaluate_run_config(cfg: RunConfig, data: str | None = None, *,
     ``evaluation.data``), and the hard subset's precision measured on the same held-out
     probabilities (``ranking``'s rule; ``corpus_size`` scales ``ranking.top_k``). Given a
     run directory ``raw_dir``, the few-shot models' held-out raw log-probs are stored and
-    reused there (a calibration change rescores nothing).
+    reused there (a calibration change rescores nothing). A file that is the seed corpus's
+    own is read with the corpus's fields and encoding where the evaluation section leaves
+    them unset.
 
     Returns:
         ``(reports, reliability)``: the per-model reports and the ``eval.json`` fields of
@@ -155,7 +157,7 @@ def evaluate_run_config(cfg: RunConfig, data: str | None = None, *,
     reports, held = evaluate_held_out(cfg.task.label_space, cfg.evaluation, data,
                                       task_models=cfg.task_models, reference=cfg.reference,
                                       scorers=scorers, progress=progress,
-                                      raw_dir=raw_dir)
+                                      raw_dir=raw_dir, corpus=cfg.corpus)
     ranked = ranked_task_name(cfg.ranking, cfg.task_models)
     return reports, held_out_reliability(held, cfg.ranking, ranked=ranked,
                                          corpus_size=corpus_size)
@@ -213,7 +215,8 @@ def evaluate_stage_hash(cfg: RunConfig) -> str:
     ``ranking.top_k`` the stage also records the corpus size it scaled the cut-off by)."""
     from discovery import reference_hash
 
-    return config_hash({"evaluation": cfg.evaluation.model_dump(mode="json"),
+    evaluation = cfg.evaluation.resolved(cfg.corpus)  # the fields and encoding actually read
+    return config_hash({"evaluation": evaluation.model_dump(mode="json"),
                         "task_models": _task_model_hashes(cfg),
                         "reference": reference_hash(cfg.reference, cfg.task.label_space),
                         "ranking": cfg.ranking.model_dump(mode="json")})
@@ -288,7 +291,7 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
     from discovery import check_stage2
 
     check_stage2(cfg.task.label_space, task_models=cfg.task_models, reference=cfg.reference,
-                 evaluation=cfg.evaluation, ranking=cfg.ranking)
+                 evaluation=cfg.evaluation.resolved(cfg.corpus), ranking=cfg.ranking)
     if not cfg.suite:
         return
     from formalize import RunCorpusMissing, check_suite_labels, load_suite

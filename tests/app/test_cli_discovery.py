@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE.parent / "discovery"))
 
 from discovery_fixtures import keyword_model, save_tiny_llama  # noqa: E402
 
-from synth.core import read_jsonl, write_jsonl  # noqa: E402
+from synth.core import derive_seed, read_jsonl, write_jsonl  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 
 LABELS = ["negative", "positive"]
@@ -412,8 +412,15 @@ def test_evaluate_the_reference_and_size(full_run, tmp_path, capsys) -> None:
     assert set(rows) == {"toy", "reference"} and rows["reference"][1] == "4"
     config = load_run_config(cfg)
     ref = FewShotReference.from_config(config.reference, LABELS)
-    preds = [max(LABELS, key=p.__getitem__) for p in ref.predict_proba([t for t, _ in GOLD[:4]])]
-    golds = ["positive", "negative", "positive", "positive"]
+    # --size 4 is a stratified sample of the 6 rows (3 per label): 2 per label.
+    from discovery import LabeledSet
+
+    full = LabeledSet([t for t, _ in GOLD], ["positive", "negative", "positive", "positive",
+                                              "negative", "negative"])
+    sample = full.stratified_sample(4, derive_seed(0, "evaluation-sample"))
+    assert sample.counts() == {"positive": 2, "negative": 2}
+    preds = [max(LABELS, key=p.__getitem__) for p in ref.predict_proba(sample.texts)]
+    golds = sample.labels
     acc = np.mean([p == g for p, g in zip(preds, golds, strict=True)])
     assert float(rows["reference"][2]) == pytest.approx(acc, abs=5e-4)
 
@@ -456,7 +463,7 @@ def test_train_demo_then_evaluate_on_the_held_out_split(tiny_ref, tmp_path, monk
     row = out.splitlines()[1].split()
     ev = EvaluationConfig(split_seed=3, holdout_fraction=0.25)
     train, held = rotten_tomatoes_split(seed=3, holdout_fraction=0.25)
-    held = held.head(30)
+    held = held.stratified_sample(30, derive_seed(3, "evaluation-sample"))  # evaluation.size
     assert not set(held.texts) & set(train.texts)
     scorer = load_task_scorer("demo:sentiment", LABELS, evaluation=ev)
     preds = [max(LABELS, key=p.__getitem__) for p in scorer.predict_proba(held.texts)]

@@ -216,7 +216,8 @@ def discover_cfg(tmp_path: Path, tiny_ref: Path, **sections: object) -> Path:
      r"reference label words name \['negative', 'positive'\], but the task's labels are "
      r"\['negative', 'neutral', 'positive'\] \(reference.label_words\)"),
     ({"evaluation": {"data": "missing.csv"}}, r"labeled data file not found \(missing.csv\)"),
-    ({"evaluation": {"data": "BAD_CSV"}}, r"example lacks 'text' or 'label' \(.*bad.csv, row 1\)"),
+    ({"evaluation": {"data": "BAD_CSV"}},
+     r"CSV has no column 'text' \(its columns: sentence, label\) \(.*bad.csv\)"),
     ({"evaluation": {"data": "BAD_LABEL"}}, r"unknown label 'great' \(.*bad-label.csv, row 1\)"),
     ({"task_models": [{"name": "toy", "spec": "python:nowhere_module:model"}]},
      r"cannot find module 'nowhere_module'"),

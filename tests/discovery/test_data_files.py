@@ -30,10 +30,19 @@ def test_undecodable_csv_names_the_file_and_byte_offset(tmp_path: Path) -> None:
         read_labeled_file(path, LABELS)
 
 
-def test_unknown_format_and_missing_field_keep_their_messages(tmp_path: Path) -> None:
+def test_unknown_format_and_missing_field_name_what_exists(tmp_path: Path) -> None:
     (tmp_path / "d.tsv").write_text("text\tlabel\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"unknown labeled data format '.tsv'.*use .jsonl or .csv"):
         read_labeled_file(tmp_path / "d.tsv", LABELS)
     (tmp_path / "d.csv").write_text("text\nbad\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"example lacks 'text' or 'label' \(.*d.csv, row 1\)"):
+    with pytest.raises(DataError, match=r"CSV has no column 'label' \(its columns: text\) "
+                                        r"\(.*d.csv\): set evaluation.label_field"):
         read_labeled_file(tmp_path / "d.csv", LABELS)
+    (tmp_path / "d.csv").write_text("text,label\nbad\n", encoding="utf-8")  # a short row
+    with pytest.raises(DataError, match=r"example lacks 'label' \(its fields: text, label\) "
+                                        r"\(.*d.csv, row 1\)"):
+        read_labeled_file(tmp_path / "d.csv", LABELS)
+    (tmp_path / "d.jsonl").write_text('{"body": "bad", "label": 0}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"example lacks 'text' \(its fields: body, label\) "
+                                        r"\(.*d.jsonl, line 1\): .*set evaluation.text_field"):
+        read_labeled_file(tmp_path / "d.jsonl", LABELS)

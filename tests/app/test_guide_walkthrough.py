@@ -1,0 +1,142 @@
+"""docs/guide.md's "Bring your own model and data" walk-through, run as the guide writes it.
+
+The commands are parsed out of the guide's marked fenced block (``<!-- walkthrough:
+commands -->``) and run in a scratch folder that links the repository's ``configs/`` (the
+guide runs them from the repository root): ``mkdir -p``, ``python - <<'EOF'`` (executed in
+this process), ``cat > FILE <<'EOF'`` and ``synthcheck ...`` (through ``synthcheck.cli.main``).
+Any other line fails the test, so the guide cannot grow a step this test does not run. The
+marked output block must appear, line by line and in order, in what the commands print; the
+marked errors block's commands must fail with exactly the error line shown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from synthcheck.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "docs" / "guide.md"
+
+
+def marked_block(name: str) -> str:
+    """The fenced block right after ``<!-- walkthrough: NAME -->`` in the guide."""
+    text = GUIDE.read_text(encoding="utf-8")
+    match = re.search(rf"<!-- walkthrough: {name} -->\n```[a-z]*\n(.*?)\n```\n", text, re.S)
+    assert match, f"docs/guide.md has no '<!-- walkthrough: {name} -->' block"
+    return match.group(1)
+
+
+def commands(block: str) -> list[tuple[str, str | None]]:
+    """``(command line, here-document body or None)`` for each command of a shell block."""
+    lines = block.splitlines()
+    out: list[tuple[str, str | None]] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line.strip():
+            continue
+        heredoc = re.fullmatch(r"(.*) <<'EOF'", line)
+        body = None
+        if heredoc:
+            end = lines.index("EOF", i)
+            body = "\n".join(lines[i:end]) + "\n"
+            line, i = heredoc.group(1), end + 1
+        out.append((line, body))
+    return out
+
+
+def run_line(line: str, body: str | None) -> int:
+    """Run one command of the walk-through; return its exit status."""
+    argv = shlex.split(line)
+    if argv[:2] == ["mkdir", "-p"] and len(argv) == 3 and body is None:
+        Path(argv[2]).mkdir(parents=True, exist_ok=True)
+        return 0
+    if argv == ["python", "-"] and body is not None:
+        exec(compile(body, "<guide: python ->", "exec"), {"__name__": "__main__"})  # noqa: S102
+        return 0
+    if argv[:2] == ["cat", ">"] and len(argv) == 3 and body is not None:
+        Path(argv[2]).write_text(body, encoding="utf-8")
+        return 0
+    if argv[0] == "synthcheck" and body is None:
+        return main(argv[1:])
+    pytest.fail(f"the guide's walk-through has a line this test cannot run: {line!r}")
+
+
+@pytest.fixture
+def scratch(tmp_path, monkeypatch):
+    (tmp_path / "configs").symlink_to(ROOT / "configs", target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_the_walkthrough_runs_from_zero_to_the_report(scratch, capsys):
+    printed = []
+    for line, body in commands(marked_block("commands")):
+        code = run_line(line, body)
+        out, err = capsys.readouterr()
+        assert code == 0, f"{line!r} exited {code}: {err}"
+        printed.extend((out + err).splitlines())
+
+    # The guide's output block, line by line and in order ("..." skips lines).
+    rest = iter(line.rstrip() for line in printed)
+    for shown in marked_block("output").splitlines():
+        if shown.strip() != "...":
+            assert any(got == shown.rstrip() for got in rest), \
+                f"the guide shows {shown!r}, which the walk-through did not print (in order)"
+
+    run = scratch / "byo" / "run"
+    html = (run / "report.html").read_text(encoding="utf-8")
+    assert "mine" in html and "double negation" in html
+    saved = json.loads((run / "eval.json").read_text())
+    report = saved["reports"]["mine"]
+    # 24 of 48 rows (the first 24 all positive): 12 per label.
+    assert report["n"] == 24
+    assert {lab: c["support"] for lab, c in report["per_class"].items()} == {
+        "negative": 12, "positive": 12}
+    assert saved["evaluation"]["encoding"] == "latin-1"
+    assert json.loads((run / "verify" / "sentiment" / "summary.json").read_text())
+
+    # The file really is latin-1 with non-ASCII text, and is read without replacements.
+    from discovery import read_labeled_file
+
+    raw = (scratch / "byo" / "reviews.csv").read_bytes()
+    with pytest.raises(UnicodeDecodeError):
+        raw.decode("utf-8")
+    data = read_labeled_file(scratch / "byo" / "reviews.csv", ["negative", "positive"],
+                             text_field="review_body", label_field="stars_label",
+                             encoding="latin-1")
+    assert data.texts[0].startswith("Señor, the film was ") and data.texts[0].endswith("déjà vu.")
+    assert not any("\ufffd" in t for t in data.texts)
+
+    # Mistakes: exactly the guide's error lines, and nothing already written changes.
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    errors = marked_block("errors").splitlines()
+    assert errors and len(errors) % 2 == 0
+    for command, error in zip(errors[::2], errors[1::2], strict=True):
+        assert command.startswith("$ ") and error.startswith("error: ")
+        assert run_line(command[2:], None) == 2
+        assert capsys.readouterr().err.strip() == error
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+
+    # The stratified sample is the same on a rerun.
+    def without_time(reports):
+        return {name: {k: v for k, v in rep.items() if k != "seconds"}
+                for name, rep in reports.items()}
+
+    assert main(["evaluate", "--config", "byo/my-run.yaml", "--run", "byo/run", "-q"]) == 0
+    again = json.loads((run / "eval.json").read_text())["reports"]
+    assert without_time(again) == without_time(saved["reports"])
+
+
+def test_the_parser_refuses_lines_it_cannot_run():
+    assert commands("mkdir -p a\ncat > f <<'EOF'\nx: 1\nEOF\nsynthcheck report --run a") == [
+        ("mkdir -p a", None), ("cat > f", "x: 1\n"), ("synthcheck report --run a", None)]
+    with pytest.raises(pytest.fail.Exception, match="cannot run: 'rm -rf byo'"):
+        run_line("rm -rf byo", None)
