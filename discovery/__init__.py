@@ -3,6 +3,7 @@
 from discovery._calibration import Calibrator
 from discovery._config import (
     EvaluationConfig,
+    FocusConfig,
     MiningConfig,
     RankingConfig,
     ReferenceConfig,
@@ -64,6 +65,7 @@ __all__ = [
     "DivergenceRanker",
     "EvaluationConfig",
     "FewShotReference",
+    "FocusConfig",
     "HFClassifierScorer",
     "HardSubset",
     "LabelMapper",

@@ -199,8 +199,9 @@ class FocusConfig(BaseModel):
 
     model_config = _STRICT
 
-    enabled: bool = True
-    """Run focus rounds after mining."""
+    enabled: bool = runtime_field(True)
+    """Run focus rounds in ``discover`` after mining (``synthcheck focus`` runs them either
+    way; not part of the stage hash)."""
     candidates: int = Field(8, ge=1)
     """How many top mined n-grams to test (ranked by z-score, enriched n-grams below
     ``mining.min_support`` included down to ``min_support`` below)."""
@@ -231,4 +232,4 @@ class FocusConfig(BaseModel):
     """Example failing sentences kept per candidate."""
 
 
-STAGE2_FIELDS = ("reference", "task_models", "ranking", "mining", "evaluation")
+STAGE2_FIELDS = ("reference", "task_models", "ranking", "mining", "focus", "evaluation")

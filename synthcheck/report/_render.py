@@ -18,10 +18,11 @@ from synth.core import DataError, package_version, write_text_atomic
 from synthcheck.report import _sections
 from synthcheck.report._blocks import ReportSection
 from synthcheck.report._data import RunData
+from synthcheck.report._findings import findings as focus_findings
 from synthcheck.report._suite_sections import suite_sections
 
 # Bump when the report's content or layout changes: `discover` then rewrites a current report.
-REPORT_FORMAT = 3
+REPORT_FORMAT = 4
 
 
 def md_text(value: Any) -> str:
@@ -80,7 +81,8 @@ class Report:
 def build_report(run_dir: str | Path, *, top_ngrams: int = 20, top_fills: int = 12,
                  top_hard: int = 15) -> Report:
     """Read a run directory (with or without a manifest) and build every report section,
-    findings first: the overview, each verified suite, the n-grams and hard subset, then the
+    findings first: the overview, the confirmed failure patterns (focus rounds; else the top
+    mined n-grams), each verified suite, the n-grams and hard subset, then the
     figures of the discovery run, the review decisions and the provenance.
 
     Raises:
@@ -91,7 +93,7 @@ def build_report(run_dir: str | Path, *, top_ngrams: int = 20, top_fills: int = 
     """
     run = RunData(Path(run_dir))
     verify = run.verify_outputs()
-    findings = [_sections.overview(run)]
+    findings = [_sections.overview(run), focus_findings(run)]
     for v in verify:
         findings += suite_sections(v, top_fills)
     if not verify:

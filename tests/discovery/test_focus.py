@@ -10,14 +10,12 @@ import pytest
 
 from discovery._config import FocusConfig
 from discovery._focus import (
-    FocusBase,
-    FocusModels,
     confirm_candidates,
     contains_ngram,
     focus_queries,
-    run_focus,
     select_candidates,
 )
+from discovery._focus_stage import FocusBase, FocusModels, run_focus
 from synth import GeneratorConfig
 from synth.core import DataError, LabelSpace, derive_seed
 from synth.engines import Generation
@@ -113,7 +111,12 @@ def test_planted_word_is_confirmed_and_neutral_word_is_not(tmp_path):
     assert z["base_n"] == 400 and z["corpus_count"] == 4
     assert z["rate_ratio"] == pytest.approx(z["rate"] / z["base_rate"])
     # Every kept sentence contains its candidate; examples are failing sentences.
-    assert all(contains_ngram(t, PLANTED) for t in z["examples"]) and z["examples"]
+    assert all(contains_ngram(x["text"], PLANTED) for x in z["examples"]) and z["examples"]
+    ex = z["examples"][0]
+    assert ex["task_probs"]["negative"] + ex["task_probs"]["positive"] == pytest.approx(1.0)
+    assert np.argmax(list(ex["task_probs"].values())) != \
+        np.argmax(list(ex["reference_probs"].values()))  # a failure: top labels differ
+    assert z["rate_diff"] == pytest.approx(z["rate"] - z["base_rate"])
     # Seeds are derived per (round, candidate, prompt).
     assert backend.seeds[0] == derive_seed(0, "focus", 1, PLANTED, 0)
     meta = json.loads((tmp_path / "focus.jsonl.meta.json").read_text())
