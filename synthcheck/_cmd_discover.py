@@ -47,8 +47,8 @@ def _probs(p: dict[str, float]) -> str:
 def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, hardest: int = 10,
                    ngrams: int = 15) -> str:
     """The text `discover` prints: accuracy, corpus size, hardest sentences, top n-grams,
-    the confirmed failure patterns of the focus rounds, the per-template table, where the
-    report is and each stage's time."""
+    the confirmed failure patterns of the focus rounds, the per-template table and where the
+    report is."""
     from synth.core import iter_jsonl
 
     lines = [f"== synthcheck discover: {cfg.name} ({run_dir}) =="]
@@ -105,10 +105,4 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
     report = info.get("report")
     if report:
         lines.append(f"report: {report}")
-    seconds = info.get("seconds") or {}
-    if seconds:
-        stages = info.get("stages") or {}
-        lines.append("stage times: " + ", ".join(
-            f"{s} {t:.1f}s" + ("" if stages.get(s, "ran") == "ran" else " (skipped)")
-            for s, t in seconds.items()))
     return "\n".join(lines)

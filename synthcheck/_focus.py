@@ -128,21 +128,26 @@ def focus(cfg: RunConfig, run_dir: str | Path, *, progress: bool = True,
 
 
 def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10) -> list[str]:
-    """The summary's focus block: what the stage did, then one line per confirmed pattern
-    (failure rate with its 95% interval vs the base rate, q-value), else the best candidates."""
+    """The summary's focus block: what the stage did and how long it took (as recorded in the
+    manifest when it ran), then one line per confirmed pattern (failure rate with its 95%
+    interval vs the base rate, q-value), else the best candidates."""
     from synth.core import iter_jsonl
 
     if info is not None and info.get("disabled"):
         return ["focus rounds: off (focus.enabled: false)"]
     path = run_dir / "focus.jsonl"
-    if not path.is_file():
+    entry = RunDir(run_dir).stage_status("focus") or {}
+    if not path.is_file() or entry.get("status") != "complete":
         return []
     rows = list(iter_jsonl(path))
     confirmed = [r for r in rows if r.get("confirmed")]
     sentences = sum(int(r.get("n", 0)) for r in rows)
     base = rows[0].get("base_rate") if rows else None
-    head = (f"focus rounds: {len(rows)} candidates, {sentences} new sentences; "
-            f"{len(confirmed)} confirmed failure pattern(s)")
+    took = f" in {entry['seconds']:.1f}s" if isinstance(entry.get("seconds"), float | int) \
+        else ""
+    head = (f"focus rounds: {len(rows)} candidates, {sentences} new sentences from "
+            f"{entry.get('prompts', '?')} prompts{took}; {len(confirmed)} confirmed failure "
+            f"pattern(s)")
     if base is not None:
         head += f" (base failure rate {base:.2f})"
     lines = [head + ":"]

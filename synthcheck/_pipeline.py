@@ -333,8 +333,6 @@ def _discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None, progress: b
         result.stages["verify"] = "no suite in the config"
 
     result.info["report"] = timed("report", lambda: report_stage(run))
-    result.info["seconds"] = dict(result.seconds)
-    result.info["stages"] = dict(result.stages)
     return result
 
 

@@ -50,6 +50,7 @@ class WordBackend:
     def __init__(self) -> None:
         self.prompts: list[str] = []
         self.seeds: list[int] = []
+        self.calls: list[int] = []
 
     def render_chat(self, user, system=None):
         return user
@@ -57,6 +58,7 @@ class WordBackend:
     def generate(self, prompts, params, seeds):
         self.prompts += list(prompts)
         self.seeds += list(seeds)
+        self.calls.append(len(prompts))
         out = []
         for s in seeds:
             rng = random.Random(s)
@@ -119,6 +121,9 @@ def test_planted_word_is_confirmed_and_neutral_word_is_not(tmp_path):
     assert z["rate_diff"] == pytest.approx(z["rate"] - z["base_rate"])
     # Seeds are derived per (round, candidate, prompt).
     assert backend.seeds[0] == derive_seed(0, "focus", 1, PLANTED, 0)
+    assert backend.seeds[40] == derive_seed(0, "focus", 1, "film", 0)
+    # Both candidates' prompts in one generate call (at least 2 x batch_size = 64 a call).
+    assert backend.calls == [80] and out["prompts"] == 80
     meta = json.loads((tmp_path / "focus.jsonl.meta.json").read_text())
     assert meta["config_hash"] == out["stage_hash"] and meta["candidates"] == 2
     manifest = json.loads((tmp_path / "manifest.json").read_text())
