@@ -1,5 +1,13 @@
 """Discovery power: how many planted failures does each configuration surface in its top 10?
 
+For each planted word the bench reports its occurrences in the base corpus (and in the hard
+subset), its rank among the mined n-grams (``ngrams.jsonl``'s order, no focus rounds) and
+its rank among the focus findings at each budget (``focus.jsonl``'s order, then the mined
+n-grams not tested), whether focus rounds confirmed it, and how many planted words each
+configuration puts in its top 10. Generations and scores are memoised by (prompt, seed) and
+by text across budgets, so the 2x run pays only for its second half of prompts (prompt ``i``
+has the same seed at every budget).
+
 A planted task model is the demo model with its top label flipped on every sentence that
 contains a planted word or phrase. Planted phrases are picked from the base corpus in three
 frequency bands (common, about 1% of sentences, rare). For each configuration we count how
@@ -81,22 +89,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--words", nargs="*", help="plant these instead of picking by band")
     ap.add_argument("--candidates", type=int, default=None, help="focus.candidates")
+    ap.add_argument("--failure", default=None, help="focus.failure (default: the config's)")
     ap.add_argument("--budget", type=int, default=None, help="focus.budget at 1x")
     ap.add_argument("--work", default="/tmp/discovery_power", help="scratch run directories")
     ap.add_argument("--out", default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
 
     from discovery._calibration import Calibrator
-    from discovery._config import FocusConfig
     from discovery._data import read_corpus, read_score_file
-    from discovery._focus import FocusBase, FocusModels, run_focus
+    from discovery._focus_stage import FocusBase, FocusModels, run_focus
     from discovery._mining import NgramMiner
     from discovery._ranking import DivergenceRanker
     from discovery._reference import FewShotReference
     from discovery._scorers import load_task_scorer
-    from synth import load_seed_corpus, sentence_done
+    from synth import generator_backend, load_seed_corpus
     from synth.core import LabelSpace
-    from synth.engines import make_backend
     from synthcheck._config import load_run_config
 
     cfg = load_run_config(args.config)
@@ -143,26 +150,37 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     cal.bias_ = np.array([meta["calibration"]["bias"][lab] for lab in labels])
     reference = FewShotReference.from_config(cfg.reference, labels.list)
 
+    memo_ref: dict[str, np.ndarray] = {}
+    memo_task: dict[str, np.ndarray] = {}
+
+    def memo(cache: dict[str, np.ndarray], fn: Any, batch: list[str]) -> np.ndarray:
+        todo = list(dict.fromkeys(t for t in batch if t not in cache))
+        if todo:
+            cache.update(zip(todo, np.asarray(fn(todo)), strict=True))
+        return np.array([cache[t] for t in batch]).reshape(len(batch), len(labels))
+
     def ref_fn(batch: list[str]) -> np.ndarray:
-        return cal.predict_proba(reference.raw_logprobs(batch))
+        return memo(memo_ref, lambda b: cal.predict_proba(reference.raw_logprobs(b)), batch)
 
     gen = cfg.generator
-    backend = make_backend(gen.model, backend=gen.backend, device=gen.device, dtype=gen.dtype,
-                           batch_size=gen.batch_size, sentence_done=sentence_done)
+    backend = _MemoBackend(generator_backend(cfg))
     docs = [d.text for d in load_seed_corpus(cfg.corpus)]
     base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=hard,
                      metric=r.metric, require_disagreement=r.require_disagreement,
                      upstream="bench")
-    models = FocusModels(backend=backend, task=lambda b: planted_probs(task_fn(b), b, planted),
-                         reference=ref_fn, key="bench:" + ",".join(planted))
-    default = FocusConfig()
+    models = FocusModels(backend=backend, task=lambda b: memo(
+        memo_task, lambda x: planted_probs(task_fn(x), x, planted), b),
+        reference=ref_fn, key="bench:" + ",".join(planted))
+    default = cfg.focus
     for mult in args.budgets:
         budget = int(round((args.budget or default.budget) * mult))
-        fcfg = FocusConfig(budget=budget, candidates=args.candidates or default.candidates)
+        fcfg = default.model_copy(update={
+            "budget": budget, "candidates": args.candidates or default.candidates,
+            **({"failure": args.failure} if args.failure else {})})
         work = Path(args.work) / f"x{mult:g}"
         start = time.perf_counter()
         out = run_focus(work, fcfg, labels, generator=gen, seed_docs=docs, base=base,
-                        models=models, progress=False)
+                        models=models, progress=False, mining=m)
         seconds = time.perf_counter() - start
         rows = [json.loads(line) for line in (work / "focus.jsonl").read_text().splitlines()]
         findings = [row["ngram"] for row in rows] + [g for g in ngrams
@@ -173,15 +191,70 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "rows": [{k: row[k] for k in ("rank", "ngram", "n", "failures", "rate", "q_value",
                                           "confirmed")} for row in rows],
             "ranks": surfaced(findings, planted),
+            "full_ranks": surfaced(findings, planted, top=len(findings)),
+            "prompts_generated": backend.generated,
             "confirmed_planted": [p for p in planted
                                   if any(_has(c, p) for c in out.get("confirmed", []))],
         }
         print(f"focus {mult:g}x (budget {budget}): {seconds:.0f}s, confirmed "
               f"{out.get('confirmed')}, ranks {results['focus'][f'{mult:g}x']['ranks']}",
               flush=True)
+        if args.out:  # after every budget, so a cut-short sweep keeps what it measured
+            Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(table(results))
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return results
+
+
+def table(results: dict[str, Any]) -> str:
+    """The planted-failure table (Markdown): per word its band, occurrences in the corpus and
+    the hard subset, its rank without focus (mined n-grams) and with focus at each budget
+    (``*``: confirmed), then how many planted words each configuration has in its top 10."""
+    budgets = list(results["focus"])
+    head = ["word", "band", "corpus", "hard", "ngrams rank"] + [f"focus {b}" for b in budgets]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    band_of = {w: b for b, ws in results["bands"].items() for w in ws}
+    for w in results["occurrences"]:
+        cells = [w, band_of[w], str(results["occurrences"][w]),
+                 str(results["hard_occurrences"][w]),
+                 str(results["ngrams"]["full_ranks"][w] or "-")]
+        for b in budgets:
+            f = results["focus"][b]
+            rank = f["full_ranks"][w]
+            cells.append(f"{rank or '-'}{'*' if w in f['confirmed_planted'] else ''}")
+        lines.append("| " + " | ".join(cells) + " |")
+    top = [str(sum(r is not None for r in results["ngrams"]["ranks"].values()))]
+    top += [str(sum(r is not None for r in results["focus"][b]["ranks"].values()))
+            for b in budgets]
+    lines.append("| in top 10 | | | | " + " | ".join(top) + " |")
+    conf = [str(len(results["focus"][b]["confirmed_planted"])) for b in budgets]
+    lines.append("| confirmed | | | | | " + " | ".join(conf) + " |")
+    secs = [f"{results['focus'][b]['seconds']:.0f}s" for b in budgets]
+    lines.append("| focus time | | | | | " + " | ".join(secs) + " |")
+    return "\n".join(lines)
+
+
+class _MemoBackend:
+    """A generator backend that remembers each (prompt, seed)'s generation, so a larger
+    budget regenerates nothing a smaller one made (same prompt and seed, same output)."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+        self.cache: dict[tuple[str, int], Any] = {}
+        self.generated = 0
+
+    def render_chat(self, user: str, system: str | None = None) -> str:
+        return str(self.backend.render_chat(user, system))
+
+    def generate(self, prompts: Any, params: Any, seeds: Any) -> list[Any]:
+        keys = list(zip(prompts, seeds, strict=True))
+        todo = list(dict.fromkeys(k for k in keys if k not in self.cache))
+        if todo:
+            outs = self.backend.generate([p for p, _ in todo], params, [s for _, s in todo])
+            self.cache.update(zip(todo, outs, strict=True))
+            self.generated += len(todo)
+        return [self.cache[k] for k in keys]
 
 
 def _has(text: str, phrase: str) -> bool:

@@ -3,6 +3,7 @@
 from discovery._calibration import Calibrator
 from discovery._config import (
     EvaluationConfig,
+    FocusConfig,
     MiningConfig,
     RankingConfig,
     ReferenceConfig,
@@ -72,6 +73,7 @@ __all__ = [
     "DomainCheck",
     "EvaluationConfig",
     "FewShotReference",
+    "FocusConfig",
     "HFClassifierScorer",
     "HardSubset",
     "HeldOutScores",

@@ -248,18 +248,20 @@ class FocusConfig(BaseModel):
 
     model_config = _STRICT
 
-    enabled: bool = True
-    """Run focus rounds after mining."""
-    candidates: int = Field(8, ge=1)
+    enabled: bool = runtime_field(True)
+    """Run focus rounds in ``discover`` after mining (``synthcheck focus`` runs them either
+    way; not part of the stage hash)."""
+    candidates: int = Field(10, ge=1)
     """How many top mined n-grams to test (ranked by z-score, enriched n-grams below
     ``mining.min_support`` included down to ``min_support`` below)."""
     ngrams: list[str] = Field(default_factory=list)
     """Extra n-grams to test whatever mining finds (your own hypotheses)."""
     min_support: int = Field(2, ge=1)
     """Candidates must occur in at least this many hard sentences."""
-    budget: int = Field(24, ge=1)
+    budget: int = Field(48, ge=1)
     """Generation prompts per candidate per round (kept sentences are fewer: those that
-    pass the segment filter and still contain the candidate)."""
+    pass the segment filter and still contain the candidate). The default keeps the stage
+    to about a minute of a 2-core CPU on the demo (10 x 48 prompts)."""
     rounds: int = Field(1, ge=1)
     """Rounds; after the first, only candidates not yet confirmed whose failure rate is
     above the base rate get more sentences (adaptive)."""
@@ -280,4 +282,4 @@ class FocusConfig(BaseModel):
     """Example failing sentences kept per candidate."""
 
 
-STAGE2_FIELDS = ("reference", "task_models", "ranking", "mining", "evaluation")
+STAGE2_FIELDS = ("reference", "task_models", "ranking", "mining", "focus", "evaluation")

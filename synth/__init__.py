@@ -26,6 +26,7 @@ from synth._corpus import (
 from synth._generate import (
     GenerationReport,
     generation_config_hash,
+    generator_backend,
     has_corpus,
     iter_corpus,
     merge_runs,
@@ -64,6 +65,7 @@ __all__ = [
     "first_sentence",
     "generation_config_hash",
     "generation_hash_payload",
+    "generator_backend",
     "has_corpus",
     "is_truncated",
     "iter_corpus",

@@ -197,6 +197,13 @@ def _build_backend(cfg: Stage1Config) -> Backend:
                         dtype=resolved_dtype(cfg), batch_size=gen.batch_size, **kwargs)
 
 
+def generator_backend(cfg: Stage1Config) -> Backend:
+    """The backend ``cfg.generator`` names, loaded as stage 1 generates with it (its dtype
+    resolved, the sentence-end check for ``hf``); later stages that generate (focus rounds)
+    use it so their sentences come from the same model and settings."""
+    return _build_backend(cfg)
+
+
 def resolved_dtype(cfg: Stage1Config) -> str:
     """The concrete dtype this machine generates in (``generator.dtype`` with ``auto``
     resolved); it is part of the generation hash and recorded in the manifest and stats."""

@@ -18,7 +18,8 @@ from synthcheck._executors import EXECUTOR_FLAG, add_executor_arg
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
-        "discover", help="generate -> score -> rank -> mine -> evaluate -> verify -> report",
+        "discover",
+        help="generate -> score -> rank -> mine -> focus -> evaluate -> verify -> report",
         description="Run the whole pipeline into --run DIR. Stages whose outputs are complete "
                     "and current (by config hash) are skipped, so a rerun after a crash or a "
                     "suite edit redoes only what changed.")
@@ -52,8 +53,8 @@ def _probs(p: dict[str, float]) -> str:
 def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, hardest: int = 10,
                    ngrams: int = 15) -> str:
     """The text `discover` prints: accuracy, the hard subset's precision on held-out data
-    (and its warnings), corpus size, hardest sentences, top n-grams, the per-template table
-    and where the report is."""
+    (and its warnings), corpus size, hardest sentences, top n-grams, the confirmed failure
+    patterns of the focus rounds, the per-template table and where the report is."""
     from synth.core import iter_jsonl
 
     lines = [f"== synthcheck discover: {cfg.name} ({run_dir}) =="]
@@ -103,6 +104,9 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
             lines.append(f"  {r['ngram'][:27]:<28}{r['hard_count']:>6}{r['corpus_count']:>8}"
                          f"{r['log_odds']:>10.2f}{r['z']:>7.2f}{r['q_value']:>9.3g}"
                          f"{'' if dis is None else f'{dis:.2f}':>10}")
+    from synthcheck._focus import focus_lines
+
+    lines += focus_lines(run_dir, info.get("focus"))
     verify = info.get("verify")
     if verify is not None:
         if not hasattr(verify, "format_table"):  # skipped as current: its summary.json

@@ -1,4 +1,5 @@
-"""`synthcheck score`, `rank` and `mine`: stage 2, the hard subset and its n-grams."""
+"""`synthcheck score`, `rank`, `mine` and `focus`: stage 2, the hard subset, its n-grams and
+the focus rounds that test them."""
 
 from __future__ import annotations
 
@@ -28,6 +29,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_config_args(m)
     m.add_argument("--show", type=int, default=15, help="print this many n-grams")
     m.set_defaults(func=run_mine)
+
+    f = sub.add_parser(
+        "focus", help="test the top mined n-grams on new sentences (adaptive focus rounds)",
+        description="Generate focus.budget new sentences per candidate (the focus.candidates "
+                    "n-grams most enriched in the hard subset, plus focus.ngrams) with the "
+                    "run's generator, score them with the ranked task model and the "
+                    "reference, and test each candidate's failure rate against the corpus's "
+                    "(one-sided Fisher exact test, Benjamini-Hochberg q-values). Writes "
+                    "RUN/focus.jsonl, confirmed patterns first; resumable, and skipped when "
+                    "current. Runs even when focus.enabled is false (that only turns the "
+                    "stage off in `discover`).")
+    add_config_args(f)
+    f.set_defaults(func=run_focus)
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -92,4 +106,20 @@ def run_mine(args: argparse.Namespace) -> int:
             break
         print(f"  {rec['ngram']:<28} {rec['hard_count']:>5} {rec['corpus_count']:>6} "
               f"{rec['z']:>6.2f} {rec['q_value']:>8.2g} {rec.get('disagreement_rate', 0):>8.2f}")
+    return 0
+
+
+def run_focus(args: argparse.Namespace) -> int:
+    from synthcheck._focus import focus, focus_lines
+
+    cfg = load_args_config(args)
+    cfg = cfg.model_copy(update={"focus": cfg.focus.model_copy(update={"enabled": True})})
+    report = focus(cfg, args.run, progress=not args.quiet)
+    if report["skipped"]:
+        print("focus rounds are up to date")
+    else:
+        print(f"{report['candidates']} candidates, {report['sentences']} new sentences from "
+              f"{report['prompts']} prompts in {report['seconds']:.1f} s: "
+              f"{args.run / 'focus.jsonl'}")
+    print("\n".join(focus_lines(args.run, report)))
     return 0

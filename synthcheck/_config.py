@@ -9,6 +9,7 @@ from pydantic import Field
 
 from discovery import (
     EvaluationConfig,
+    FocusConfig,
     MiningConfig,
     RankingConfig,
     ReferenceConfig,
@@ -37,6 +38,10 @@ class RunConfig(Stage1Config):
     """Divergence metric and hard-subset size (stage 2)."""
     mining: MiningConfig = Field(default_factory=MiningConfig)
     """N-gram mining over the hard subset (stage 2)."""
+    focus: FocusConfig = Field(default_factory=FocusConfig)
+    """Adaptive focus rounds after mining: new sentences for the top candidates, scored by
+    both models, each candidate's failure rate tested against the base corpus's (stage 2;
+    on by default)."""
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     """Held-out evaluation of the task models and the reference (stage 2)."""
     suite: str | None = None

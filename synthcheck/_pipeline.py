@@ -1,4 +1,5 @@
-"""The end-to-end pipeline: generate -> score -> rank -> mine -> evaluate -> verify -> report.
+"""The end-to-end pipeline: generate -> score -> rank -> mine -> focus -> evaluate -> verify ->
+report.
 
 Every stage records a hash of what changes its outputs (its config section plus its
 upstream stage's hash) in the run manifest, and is skipped when its outputs are complete
@@ -27,7 +28,7 @@ from synthcheck._config import RunConfig
 if TYPE_CHECKING:
     from formalize import Suite, VerifyConfig
 
-STAGES = ("generate", "score", "rank", "mine", "evaluate", "verify", "report")
+STAGES = ("generate", "score", "rank", "mine", "focus", "evaluate", "verify", "report")
 
 
 @dataclass
@@ -376,6 +377,14 @@ def _discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None, progress: b
     timed("score", stage(score, progress=progress, executor=executor))
     result.info["rank"] = timed("rank", stage(rank))
     result.info["mine"] = timed("mine", stage(mine))
+    from synthcheck._focus import focus
+
+    if cfg.focus.enabled:
+        result.info["focus"] = timed("focus", stage(focus, progress=progress,
+                                                    task_scorers=scorers))
+    else:  # forgotten in the manifest, so the report ignores an old focus.jsonl
+        result.info["focus"] = focus(cfg, run.path)
+        result.stages["focus"] = "off (focus.enabled: false)"
     evaluation = timed("evaluate", lambda: evaluate_stage(cfg, run, lazy, progress))
     reports = result.info["evaluate"] = evaluation["reports"]
     result.info["evaluation"] = evaluation  # with the hard subset's precision

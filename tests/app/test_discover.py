@@ -61,6 +61,7 @@ def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
         "reference": {"model": f"hf:{tiny_dir}", "calibration": "contextual", "device": "cpu"},
         "ranking": {"top_fraction": 0.5},
         "mining": {"min_support": 2},
+        "focus": {"candidates": 3, "budget": 4},  # kept small: the stage has its own tests
         "evaluation": {"size": 12},
         "suite": str(tmp_path / "suite.yaml"),
         "verify": {"sample": 5},

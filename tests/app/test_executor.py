@@ -60,6 +60,7 @@ def cfg_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
                       "batch_size": 4},
         "ranking": {"top_fraction": 0.5, "require_disagreement": False},
         "mining": {"min_support": 2},
+        "focus": {"candidates": 3, "budget": 4},
         "evaluation": {"size": 8},
     }
     path = folder / "c.yaml"

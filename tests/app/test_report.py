@@ -37,8 +37,8 @@ def blend(rgb: tuple[int, int, int], alpha: float) -> tuple[int, int, int]:
 CORPUS_POINT = blend(OTHER_RGB, 0.6)  # the scatter's markers
 HARD_POINT = blend(HARD_RGB, 0.9)
 HARD_BAR = blend(HARD_RGB, 0.85)  # the n-gram bars
-SECTIONS = ["provenance", "overview", "trust", "divergence", "scatter", "ngrams", "hard",
-            "verify-tiny", "examples-tiny", "groups-tiny", "fills-tiny"]
+SECTIONS = ["provenance", "overview", "findings", "trust", "divergence", "scatter", "ngrams",
+            "hard", "verify-tiny", "examples-tiny", "groups-tiny", "fills-tiny"]
 FIGURES = ["fig-divergence", "fig-scatter", "fig-ngrams", "fig-accuracy-tiny",
            "fig-groups-tiny-reviewer-gender"]
 
@@ -131,7 +131,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
 
 def test_cli_writes_report_and_summary(built: tuple[Path, str, str]) -> None:
     run, out, _ = built
-    assert f"wrote {run / 'report.html'} (11 sections, 5 figures)" in out
+    assert f"wrote {run / 'report.html'} (12 sections, 5 figures)" in out  # findings: n-grams
     assert f"wrote {run / 'summary.md'}" in out
     assert "skipped Review decisions: no review/decisions.jsonl" in out
     assert (run / "report.html").stat().st_size > 10_000
@@ -424,3 +424,64 @@ def test_figures_render_in_headless_chromium(built: tuple[Path, str, str],
     rows = sorted({r for r, _ in tiles})
     assert rows[-1] - rows[0] > 40  # from the first figure to the last: over 2,000 pixels
     assert ink_tiles(blank) == set()
+
+
+FOCUS_ROWS = [
+    {"ngram": "blown away", "n": 20, "failures": 15, "rate": 0.75, "rate_lo": 0.531,
+     "rate_hi": 0.888, "base_rate": 0.2, "base_n": 50, "base_failures": 10, "rate_ratio": 3.75,
+     "rate_diff": 0.55, "p_value": 1e-5, "q_value": 2e-5, "confirmed": True, "rank": 1,
+     "corpus_count": 5, "corpus_failures": 5,
+     "examples": [{"text": "I was blown away by this film.",
+                   "task_probs": {"negative": 0.85, "positive": 0.15},
+                   "reference_probs": {"negative": 0.1, "positive": 0.9}},
+                  {"text": "We were blown away by the cast.",
+                   "task_probs": {"negative": 0.8, "positive": 0.2},
+                   "reference_probs": {"negative": 0.25, "positive": 0.75}}]},
+    {"ngram": "movie", "n": 18, "failures": 4, "rate": 0.222, "rate_lo": 0.09,
+     "rate_hi": 0.452, "base_rate": 0.2, "base_n": 50, "base_failures": 10,
+     "rate_ratio": 1.11, "rate_diff": 0.022, "p_value": 0.6, "q_value": 0.6,
+     "confirmed": False, "rank": 2, "corpus_count": 10, "corpus_failures": 2,
+     "examples": []},
+]
+
+
+def test_findings_block_shows_confirmed_patterns_first(tmp_path: Path) -> None:
+    run = runbuilder.build_run(tmp_path / "run")
+    (run / "focus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in FOCUS_ROWS))
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["stages"]["focus"] = {"status": "complete"}
+    manifest["config"]["focus"] = {"alpha": 0.05, "failure": "disagreement"}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["report", "--run", str(run)]) == 0
+    page = Page((run / "report.html").read_text(encoding="utf-8"))
+    assert list(page.sections)[:2] == ["overview", "findings"]
+    findings = page.sections["findings"]
+    assert "Findings: confirmed failure patterns" in findings
+    assert ("Focus rounds generated 38 new sentences containing 2 candidate n-grams and scored "
+            "them with both models; 1 fail significantly more often than the corpus (failure: "
+            "disagreement; base rate 0.20 over 50 sentences") in findings
+    # The confirmed pattern first: its rate with the interval, the base rate and q.
+    first = findings.index("blown away")
+    assert first < findings.index("movie")
+    assert "0.75 [0.53, 0.89]" in findings and "2e-05" in findings
+    # Its failing sentences with both models' probabilities; none for the unconfirmed one.
+    assert "\u201cblown away\u201d: fails 15 of 20 new sentences (0.75 [0.53, 0.89]), " \
+           "q = 2e-05" in findings
+    assert "I was blown away by this film." in findings
+    assert "negative=0.85 positive=0.15" in findings and "negative=0.10 positive=0.90" in findings
+    assert "\u201cmovie\u201d" not in findings
+    md = (run / "summary.md").read_text(encoding="utf-8")
+    assert "| 1 | blown away | yes | 15 | 20 | 0.75 [0.53, 0.89] |" in md
+    assert "| We were blown away by the cast. | negative=0.80 positive=0.20 | " \
+           "negative=0.25 positive=0.75 |" in md
+
+    # A focus.jsonl the manifest does not record as complete (focus since turned off) is
+    # ignored: the block falls back to the mined n-grams, marked unconfirmed.
+    manifest["stages"].pop("focus")
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["report", "--run", str(run)]) == 0
+    page = Page((run / "report.html").read_text(encoding="utf-8"))
+    findings = page.sections["findings"]
+    assert "Findings: top mined n-grams (not confirmed)" in findings
+    assert "blown away by" in findings or "blown away" in findings
+    assert "may be anecdotes" in findings and "0.75 [0.53, 0.89]" not in findings

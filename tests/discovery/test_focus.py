@@ -10,14 +10,12 @@ import pytest
 
 from discovery._config import FocusConfig
 from discovery._focus import (
-    FocusBase,
-    FocusModels,
     confirm_candidates,
     contains_ngram,
     focus_queries,
-    run_focus,
     select_candidates,
 )
+from discovery._focus_stage import FocusBase, FocusModels, run_focus
 from synth import GeneratorConfig
 from synth.core import DataError, LabelSpace, derive_seed
 from synth.engines import Generation
@@ -52,6 +50,7 @@ class WordBackend:
     def __init__(self) -> None:
         self.prompts: list[str] = []
         self.seeds: list[int] = []
+        self.calls: list[int] = []
 
     def render_chat(self, user, system=None):
         return user
@@ -59,6 +58,7 @@ class WordBackend:
     def generate(self, prompts, params, seeds):
         self.prompts += list(prompts)
         self.seeds += list(seeds)
+        self.calls.append(len(prompts))
         out = []
         for s in seeds:
             rng = random.Random(s)
@@ -113,9 +113,17 @@ def test_planted_word_is_confirmed_and_neutral_word_is_not(tmp_path):
     assert z["base_n"] == 400 and z["corpus_count"] == 4
     assert z["rate_ratio"] == pytest.approx(z["rate"] / z["base_rate"])
     # Every kept sentence contains its candidate; examples are failing sentences.
-    assert all(contains_ngram(t, PLANTED) for t in z["examples"]) and z["examples"]
+    assert all(contains_ngram(x["text"], PLANTED) for x in z["examples"]) and z["examples"]
+    ex = z["examples"][0]
+    assert ex["task_probs"]["negative"] + ex["task_probs"]["positive"] == pytest.approx(1.0)
+    assert np.argmax(list(ex["task_probs"].values())) != \
+        np.argmax(list(ex["reference_probs"].values()))  # a failure: top labels differ
+    assert z["rate_diff"] == pytest.approx(z["rate"] - z["base_rate"])
     # Seeds are derived per (round, candidate, prompt).
     assert backend.seeds[0] == derive_seed(0, "focus", 1, PLANTED, 0)
+    assert backend.seeds[40] == derive_seed(0, "focus", 1, "film", 0)
+    # Both candidates' prompts in one generate call (at least 2 x batch_size = 64 a call).
+    assert backend.calls == [80] and out["prompts"] == 80
     meta = json.loads((tmp_path / "focus.jsonl.meta.json").read_text())
     assert meta["config_hash"] == out["stage_hash"] and meta["candidates"] == 2
     manifest = json.loads((tmp_path / "manifest.json").read_text())

@@ -1,0 +1,337 @@
+"""The focus stage on a run directory: generate, score and test each candidate, resumably.
+
+:func:`run_focus` runs ``focus.rounds`` rounds. A round's candidates are generated together:
+their queries go to the backend in groups of at least two generator batches (one
+``generate`` call per group, so the backend's batches are full whatever the per-candidate
+budget), the kept sentences of a group are scored in one call per model, and each
+candidate's scored sentences are written atomically under ``focus/.parts/`` with the stage
+hash, so a killed run redoes only the candidates whose parts are missing. The models are
+reached only when some part is missing (a current or fully resumed stage loads nothing).
+
+:func:`focus_run` is the stage as `discover` runs it: it reads the run's scores, hard subset
+and mining stage, and records its hash (the focus section, the generator, the seed
+documents, the models and the mining stage's hash) in the manifest like the other stages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from discovery._config import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig
+from discovery._focus import (
+    confirm_candidates,
+    failures,
+    focus_queries,
+    generate_raw,
+    keep_sentences,
+    ngram_pattern,
+    select_candidates,
+)
+from discovery._ranking import divergence
+from discovery._stage_state import check_upstream, output_digests, outputs_problem
+from synth.core import (
+    DataError,
+    LabelSpace,
+    RunDir,
+    config_hash,
+    iter_jsonl,
+    output_dump,
+    provenance,
+    write_json_atomic,
+    write_jsonl,
+)
+
+STAGE = "focus"
+
+
+@dataclass(frozen=True)
+class FocusBase:
+    """The base corpus the candidates are tested against (already scored).
+
+    Attributes:
+        texts: every corpus sentence.
+        task, reference: n x labels probabilities (reference calibrated).
+        hard_indices: the hard subset, as indices into ``texts``.
+        metric, require_disagreement: the ranking rule (for ``failure: hard_rule``).
+        upstream: the hash of the stage the candidates come from (e.g. mine's).
+    """
+
+    texts: Sequence[str]
+    task: np.ndarray
+    reference: np.ndarray
+    hard_indices: Sequence[int]
+    metric: str = "abs_top"
+    require_disagreement: bool = False
+    upstream: str = ""
+
+
+@dataclass(frozen=True)
+class FocusModels:
+    """What focus rounds generate and score with (each is used only if some part is missing,
+    so an app may pass lazy wrappers that load on first use).
+
+    Attributes:
+        backend: the stage-1 generator backend (``synth.engines.Backend``).
+        task: texts -> n x labels probabilities of the ranked task model.
+        reference: texts -> n x labels calibrated reference probabilities (calibrated
+            like the base corpus, e.g. with the score stage's fitted bias).
+        key: a hash of what changes the two models' scores (their stage hashes).
+    """
+
+    backend: Any
+    task: Callable[[list[str]], np.ndarray]
+    reference: Callable[[list[str]], np.ndarray]
+    key: str
+
+
+def focus_stage_hash(cfg: FocusConfig, labels: LabelSpace, generator: Any, docs: Sequence[str],
+                     base: FocusBase, models: FocusModels) -> str:
+    """Hash of what changes ``focus.jsonl``: the focus and generator configs, the labels,
+    the seed documents, the upstream stage and the models."""
+    h = hashlib.sha256()
+    for d in docs:
+        h.update(d.encode("utf-8") + b"\n")
+    return config_hash({"focus": output_dump(cfg), "generator": output_dump(generator),
+                        "labels": list(labels), "seed_docs": h.hexdigest()[:16],
+                        "upstream": base.upstream, "models": models.key,
+                        "rule": [base.metric, base.require_disagreement]})
+
+
+def _part_path(run: RunDir, shash: str, round_: int, candidate: str) -> Path:
+    tag = hashlib.sha256(candidate.encode("utf-8")).hexdigest()[:12]
+    return run.path / "focus" / ".parts" / f"round{round_}-{tag}-{shash}.jsonl"
+
+
+def _groups(names: Sequence[str], budget: int, target: int) -> list[list[str]]:
+    """``names`` in order, cut into groups of at least ``target`` prompts (the last may be
+    smaller)."""
+    per = max(1, -(-target // budget))
+    return [list(names[i:i + per]) for i in range(0, len(names), per)]
+
+
+def run_focus(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, *, generator: Any,
+              seed_docs: Sequence[str], base: FocusBase, models: FocusModels,
+              candidates: Sequence[str] | None = None, config_dump: dict[str, Any] | None = None,
+              progress: bool = True, mining: MiningConfig | None = None) -> dict[str, Any]:
+    """Run ``cfg.rounds`` focus rounds into ``run_dir`` and write ``focus.jsonl``.
+
+    Args:
+        run_dir: the run directory (``focus.jsonl``, ``focus.jsonl.meta.json`` and the
+            per-candidate parts under ``focus/.parts/`` are written there).
+        cfg: the focus section.
+        labels: the task's labels (column order of every probability array).
+        generator: the stage-1 ``GeneratorConfig`` (prompt, sampling and its seed, segment,
+            batch size).
+        seed_docs: the seed corpus texts queries are drawn from.
+        base: the scored base corpus and its hard subset.
+        models: the generator backend and the two scorers.
+        candidates: the n-grams to test (default: :func:`select_candidates` on the base
+            corpus with ``cfg``'s settings and ``mining``'s n-gram range, stopwords and
+            prior, plus ``cfg.ngrams``).
+        config_dump: the resolved run config to record in the manifest.
+        progress: a progress bar over each round's prompts (rate, ETA).
+        mining: the mining section candidates are mined with (default: its defaults).
+
+    Returns:
+        ``{"skipped", "stage_hash", "candidates", "confirmed", "sentences", "prompts",
+        "seconds"}`` (only the first two when skipped as current).
+
+    Raises:
+        DataError: the base corpus is empty, or its scores do not match its texts.
+    """
+    from synth.core import progress_bar
+
+    n_base = len(base.texts)
+    if n_base == 0 or base.task.shape != (n_base, len(labels)) \
+            or base.reference.shape != base.task.shape:
+        raise DataError(f"the base corpus must be scored by both models ({n_base} texts, task "
+                        f"{base.task.shape}, reference {base.reference.shape})",
+                        where=str(run_dir), fix="run `synthcheck score` first")
+    run = RunDir(run_dir)
+    shash = focus_stage_hash(cfg, labels, generator, seed_docs, base, models)
+    out = run.path / "focus.jsonl"
+    if run.is_current(STAGE, shash) and outputs_problem(run, STAGE, [out]) is None:
+        return {"skipped": True, "stage_hash": shash}
+    started = time.perf_counter()
+    threshold = float(np.min(divergence(base.task, base.reference, base.metric)[
+        np.asarray(base.hard_indices, dtype=np.int64)])) if len(base.hard_indices) else None
+    rule: dict[str, Any] = dict(metric=base.metric, threshold=threshold,
+                                require_disagreement=base.require_disagreement)
+    base_fail = failures(base.task, base.reference, cfg.failure, **rule)
+    if candidates is None:
+        m = mining or MiningConfig()
+        candidates = select_candidates(base.texts, base.hard_indices, n=cfg.candidates,
+                                       min_support=cfg.min_support,
+                                       ngram_range=(m.ngram_min, m.ngram_max),
+                                       stopwords=m.stopwords, prior_strength=m.prior_strength,
+                                       extra=cfg.ngrams)
+    candidates = list(dict.fromkeys(candidates))
+    run.open_stage(config_dump or {"focus": cfg.model_dump(mode="json")}, STAGE, shash)
+    seen = set(base.texts)
+    sentences: dict[str, list[dict[str, Any]]] = {c: [] for c in candidates}
+    rows: list[dict[str, Any]] = []
+    prompts = 0
+    target = 2 * int(getattr(generator, "batch_size", 32) or 32)
+    for r in range(1, cfg.rounds + 1):
+        todo = candidates if r == 1 else [
+            row["ngram"] for row in rows if not row["confirmed"] and row["n"]
+            and (row["rate"] or 0.0) > row["base_rate"]]
+        pending = [c for c in todo if not _part_path(run, shash, r, c).is_file()]
+        prompts += len(pending) * cfg.budget
+        group_of = {c: i for i, g in enumerate(_groups(pending, cfg.budget, target)) for c in g}
+        bar = progress_bar(len(pending) * cfg.budget, f"focus round {r}", "prompt",
+                           enabled=progress)
+        raw: dict[str, tuple[list[Any], list[str]]] = {}
+        kept: dict[str, list[dict[str, Any]]] = {}
+        for c in todo:
+            part = _part_path(run, shash, r, c)
+            if c not in group_of:  # resumed: this candidate's part is on disk
+                recs = list(iter_jsonl(part))
+                seen.update(x["text"] for x in recs)
+                sentences[c].extend(recs)
+                continue
+            g = group_of[c]
+            if c not in raw:  # the first candidate of its group: generate the whole group
+                group = [x for x in pending if group_of[x] == g]
+                queries = {x: focus_queries(x, seed_docs, cfg, seed=generator.sampling.seed,
+                                            round_=r, start=(r - 1) * cfg.budget)
+                           for x in group}
+                flat = [q for x in group for q in queries[x]]
+                texts = generate_raw(flat, models.backend, generator)
+                at = 0
+                for x in group:
+                    raw[x] = (queries[x], texts[at:at + len(queries[x])])
+                    at += len(queries[x])
+                bar.update(len(group) * cfg.budget)
+            kept[c] = keep_sentences(c, *raw[c], generator, seen)
+            if all(x in kept for x in pending if group_of[x] == g):  # the group's last one
+                group = [x for x in pending if group_of[x] == g]
+                _score_group(group, kept, models, labels, cfg, rule)
+                for x in group:
+                    write_jsonl(_part_path(run, shash, r, x), kept[x])
+            sentences[c].extend(kept[c])
+        bar.close()
+        rows = confirm_candidates([_row(c, sentences[c], base.texts, base_fail, cfg.max_examples)
+                                   for c in candidates], int(base_fail.sum()), n_base, cfg.alpha)
+    write_jsonl(out, rows)
+    seconds = time.perf_counter() - started
+    total = sum(len(v) for v in sentences.values())
+    write_json_atomic(out.with_name(out.name + ".meta.json"), {
+        **provenance(shash), "focus": cfg.model_dump(mode="json"), "candidates": len(rows),
+        "sentences": total, "base_sentences": n_base, "stage": STAGE})
+    confirmed = [row["ngram"] for row in rows if row["confirmed"]]
+    run.complete(STAGE, shash, stage_hash=shash, candidates=len(rows), sentences=total,
+                 confirmed=len(confirmed), prompts=prompts, seconds=round(seconds, 2),
+                 digests=output_digests(run, [out]))
+    return {"skipped": False, "stage_hash": shash, "candidates": len(rows),
+            "confirmed": confirmed, "sentences": total, "prompts": prompts, "seconds": seconds}
+
+
+def _score_group(group: Sequence[str], kept: Mapping[str, list[dict[str, Any]]],
+                 models: FocusModels, labels: LabelSpace, cfg: FocusConfig,
+                 rule: Mapping[str, Any]) -> None:
+    """Score every kept sentence of ``group`` with one call per model; add the probabilities
+    and the failure indicator to each record."""
+    recs = [x for c in group for x in kept[c]]
+    texts = [x["text"] for x in recs]
+    empty = np.zeros((0, len(labels)))
+    task = np.asarray(models.task(texts), dtype=np.float64) if texts else empty
+    ref = np.asarray(models.reference(texts), dtype=np.float64) if texts else empty
+    if task.shape != (len(texts), len(labels)) or ref.shape != task.shape:
+        raise DataError(f"a focus scorer returned {task.shape} / {ref.shape} probabilities for "
+                        f"{len(texts)} sentences and {len(labels)} labels",
+                        where="focus", fix="check the task model and the reference")
+    fail = failures(task, ref, cfg.failure, **rule)
+    for x, t, p, f in zip(recs, task, ref, fail, strict=True):
+        x.update(task_probs=dict(zip(labels, map(float, t), strict=True)),
+                 reference_probs=dict(zip(labels, map(float, p), strict=True)),
+                 failure=bool(f))
+
+
+def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
+         base_fail: np.ndarray, max_examples: int) -> dict[str, Any]:
+    pattern = ngram_pattern(candidate)
+    in_base = np.array([pattern.search(t) is not None for t in base_texts], dtype=bool)
+    return {
+        "ngram": candidate,
+        "n": len(recs),
+        "failures": int(sum(x["failure"] for x in recs)),
+        "corpus_count": int(in_base.sum()),
+        "corpus_failures": int((in_base & base_fail).sum()),
+        "examples": [{"text": x["text"], "task_probs": x["task_probs"],
+                      "reference_probs": x["reference_probs"]}
+                     for x in recs if x["failure"]][:max_examples],
+    }
+
+
+def reference_calibrator(run_dir: str | Path, labels: LabelSpace, *,
+                         file: str = "reference.jsonl") -> Any:
+    """The calibrator the score stage fitted for ``scores/<file>`` (from its meta sidecar),
+    so new sentences are calibrated exactly like the corpus; None when it recorded none.
+
+    Raises:
+        DataError: the sidecar is missing or names other labels.
+    """
+    import json
+
+    from discovery._calibration import Calibrator
+
+    path = Path(run_dir) / "scores" / f"{file}.meta.json"
+    if not path.is_file():
+        raise DataError(f"{path.name} is missing", where=str(path),
+                        fix="run `synthcheck score` first")
+    cal = json.loads(path.read_text(encoding="utf-8")).get("calibration")
+    if not isinstance(cal, dict):
+        return None
+    bias = cal.get("bias") or {}
+    if set(bias) != set(labels):
+        raise DataError(f"the recorded calibration names labels {sorted(bias)}, the task's are "
+                        f"{list(labels)}", where=str(path), fix="run `synthcheck score` again")
+    out = Calibrator(cal["method"], cal["average"])
+    out.bias_ = np.array([float(bias[lab]) for lab in labels])
+    return out
+
+
+def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
+              ranking: RankingConfig, mining: MiningConfig,
+              task_models: Sequence[TaskModelConfig], generator: Any,
+              seed_docs: Sequence[str], models: FocusModels,
+              config_dump: Mapping[str, Any] | None = None, mine_hash: str | None = None,
+              progress: bool = True) -> dict[str, Any]:
+    """The focus stage on a run directory with a current mining stage: candidates are the
+    ``focus.candidates`` n-grams most enriched in the hard subset (down to
+    ``focus.min_support``) plus ``focus.ngrams``; see :func:`run_focus`.
+
+    Args:
+        models: the generator backend and the two scorers; ``models.key`` must cover both
+            models (e.g. the ranked task model's and the reference's hashes).
+        mine_hash: the mine stage hash the caller's config gives; n-grams mined with another
+            one are refused.
+
+    Raises:
+        DataError: the scores, hard subset or n-grams are missing or were changed.
+        RunDirError: they were made with another config than ``mine_hash``'s.
+    """
+    from discovery._stages import load_scores, ranked_task_name
+
+    run = RunDir(run_dir)
+    upstream = check_upstream(run, "mine", mine_hash, what="n-grams", command="mine")
+    check_upstream(run, "rank", None, what="hard subset", command="rank")
+    ids, texts, task, ref = load_scores(run.path, labels=labels,
+                                        task_name=ranked_task_name(ranking, task_models))
+    index = {cid: i for i, cid in enumerate(ids)}
+    hard = [index[str(r["id"])] for r in iter_jsonl(run.path / "hard.jsonl")
+            if str(r["id"]) in index]
+    base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=hard,
+                     metric=ranking.metric, require_disagreement=ranking.require_disagreement,
+                     upstream=upstream)
+    return run_focus(run.path, focus, labels, generator=generator, seed_docs=seed_docs,
+                     base=base, models=models, mining=mining, progress=progress,
+                     config_dump=dict(config_dump) if config_dump is not None else None)

@@ -1,0 +1,105 @@
+"""The report's findings block: the failure patterns that focus rounds confirmed, first.
+
+Each confirmed pattern shows its failure rate on new sentences against the base corpus's,
+with a 95% Wilson interval and the Benjamini-Hochberg q-value, and a few failing sentences
+with both models' probabilities. Without focus rounds (``focus.enabled: false``, or a run
+made before them) the block falls back to the top mined n-grams, and says that those rest
+on hard-subset counts alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from synth.core import iter_jsonl
+from synthcheck.report._blocks import Heading, Para, ReportSection, Table
+from synthcheck.report._data import RunData
+
+
+def focus_rows(run: RunData) -> list[dict[str, Any]] | None:
+    """``focus.jsonl``'s rows (ranked, confirmed first), or None when the run has none or
+    its manifest does not record a complete focus stage (an old file of a run whose focus
+    rounds were since turned off)."""
+    path = run.path / "focus.jsonl"
+    if not path.is_file():
+        return None
+    if run.has_manifest:
+        entry = (run.manifest.get("stages") or {}).get("focus") or {}
+        if entry.get("status") != "complete":
+            return None
+    return list(iter_jsonl(path))
+
+
+def _probs(p: Any) -> str:
+    if not isinstance(p, dict):
+        return ""
+    return " ".join(f"{k}={float(v):.2f}" for k, v in p.items())
+
+
+def _rate(r: dict[str, Any]) -> str:
+    if r.get("rate") is None:
+        return "no sentences"
+    return f"{r['rate']:.2f} [{r['rate_lo']:.2f}, {r['rate_hi']:.2f}]"
+
+
+def findings(run: RunData, *, top: int = 10, examples: int = 3) -> ReportSection:
+    """Confirmed failure patterns (``focus.jsonl``), else the top mined n-grams."""
+    rows = focus_rows(run)
+    if rows is None:
+        return _fallback(run, top)
+    sec = ReportSection("findings", "Findings: confirmed failure patterns")
+    if not rows:
+        sec.skipped = "focus.jsonl is empty: mining found no candidate to test"
+        return sec
+    focus = run.section("focus")
+    alpha = focus.get("alpha", 0.05)
+    failure = focus.get("failure", "disagreement")
+    confirmed = [r for r in rows if r.get("confirmed")]
+    new = sum(int(r.get("n", 0)) for r in rows)
+    sec.blocks.append(Para(
+        f"Focus rounds generated {new:,} new sentences containing {len(rows)} candidate "
+        f"n-grams and scored them with both models; {len(confirmed)} fail significantly more "
+        f"often than the corpus (failure: {failure}; base rate {rows[0]['base_rate']:.2f} "
+        f"over {rows[0]['base_n']:,} sentences; one-sided Fisher exact test, "
+        f"Benjamini-Hochberg q < {alpha})."))
+    if not confirmed:
+        sec.blocks.append(Para("No candidate is confirmed: the mined n-grams below may be "
+                               "anecdotes; raise focus.budget or focus.rounds to test them "
+                               "with more sentences.", note=True))
+    cols = ["rank", "ngram", "confirmed", "failures", "sentences", "failure rate [95% CI]",
+            "base rate", "rate ratio", "q", "corpus count"]
+    sec.blocks.append(Table.of(cols, [
+        [r["rank"], r["ngram"], "yes" if r.get("confirmed") else "no", r["failures"], r["n"],
+         _rate(r), r["base_rate"], r.get("rate_ratio"), r["q_value"], r["corpus_count"]]
+        for r in rows[:top]]))
+    for r in confirmed[:top]:
+        shown = [x for x in r.get("examples") or [] if isinstance(x, dict)][:examples]
+        if not shown:
+            continue
+        sec.blocks.append(Heading(f"\u201c{r['ngram']}\u201d: fails {r['failures']} of "
+                                  f"{r['n']} new sentences ({_rate(r)}), q = "
+                                  f"{r['q_value']:.2g}"))
+        sec.blocks.append(Table.of(["sentence", "task model", "reference"], [
+            [x.get("text"), _probs(x.get("task_probs")), _probs(x.get("reference_probs"))]
+            for x in shown]))
+    return sec
+
+
+def _fallback(run: RunData, top: int) -> ReportSection:
+    sec = ReportSection("findings", "Findings: top mined n-grams (not confirmed)")
+    ngrams = run.ngrams()
+    if not ngrams:
+        sec.skipped = "no focus.jsonl and no mined n-grams (run `synthcheck mine`, then " \
+                      "`synthcheck focus`)"
+        return sec
+    sec.blocks.append(Para(
+        "This run has no focus rounds (focus.enabled: false, or `synthcheck focus` was not "
+        "run): these n-grams rest on their hard-subset counts alone and may be anecdotes.",
+        note=True))
+    texts = run.corpus_texts()
+    cols = ["ngram", "hard_count", "corpus_count", "q_value", "example"]
+    sec.blocks.append(Table.of(cols, [
+        [r.get("ngram"), r.get("hard_count"), r.get("corpus_count"), r.get("q_value"),
+         texts.get(str((r.get("examples") or [""])[0]), "")]
+        for r in ngrams[:top]]))
+    return sec
