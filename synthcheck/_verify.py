@@ -7,7 +7,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from formalize import Suite, VerifyConfig, VerifyResult
+    from formalize import Suite, TestSample, VerifyConfig, VerifyResult
+
+
+def check_verify_size(suite: Suite, verify_cfg: VerifyConfig) -> tuple[int, dict[str, TestSample]]:
+    """What verify would expand under ``verify_cfg``: the case count (an upper bound) and
+    the tests it samples under ``max_cases_per_test`` (counted, nothing expanded).
+
+    Raises:
+        TemplateError: still over the case limit after that sampling.
+    """
+    from formalize import sampling_plan
+
+    v = verify_cfg
+    plan = sampling_plan(suite, v.sample, v.max_cases_per_test)
+    counts = {t.name: plan[t.name].sampled if t.name in plan else t.count(v.sample)
+              for t in suite.tests}
+    return suite.check_limit(v.sample, v.max_cases, counts=counts), plan
 
 
 def run_verify(suite: Suite, scorers: Mapping[str, Any], verify_cfg: VerifyConfig,
@@ -29,6 +45,7 @@ def run_verify(suite: Suite, scorers: Mapping[str, Any], verify_cfg: VerifyConfi
     v = verify_cfg
     runner = TemplateRunner(sample=v.sample, seed=v.seed, batch_size=v.batch_size,
                             chunk_size=v.chunk_size, max_cases=v.max_cases,
+                            max_cases_per_test=v.max_cases_per_test,
                             max_examples=v.max_examples, keep_cases=False,
                             heldout_recall=recall, progress=progress)
     out = Path(out_dir)
