@@ -25,37 +25,67 @@ __all__ = ["TemplateRunner", "TestSample", "judge", "predict", "sampling_plan"]
 @dataclass(frozen=True)
 class TestSample:
     """How ``verify`` samples one test over its per-test cap: the cases it would expand to
-    (``total``), the cases it is cut to (``sampled``) and the template draws that gives."""
+    (``total``), the cases it is cut to (``sampled``), the template draws that gives, and
+    whether the cap was lowered to keep the suite within its case limit."""
 
     total: int
     sampled: int
     draws: int
+    lowered: bool = False
 
     def note(self, test: str) -> str:
         """The line ``verify`` prints for this test."""
+        why = ("verify.max_cases_per_test, lowered to keep the suite within its case limit"
+               if self.lowered else "verify.max_cases_per_test")
         return (f"note: test {test!r} expands to {self.total:,} cases; sampling "
-                f"{self.sampled:,} (verify.max_cases_per_test; --sample N to choose)")
+                f"{self.sampled:,} ({why}; --sample N to choose)")
 
 
 def sampling_plan(suite: Suite, sample: int | None = None,
-                  max_cases_per_test: int | None = None) -> dict[str, TestSample]:
+                  max_cases_per_test: int | None = None,
+                  max_cases: int | None = None) -> dict[str, TestSample]:
     """The tests to sample under ``max_cases_per_test``: those that would expand to more
     cases and are not sampled already (no ``sample`` given, none of the test's own) and can
     be (templated tests). Counted, never expanded; each is drawn stratified over its
-    templates with the suite's seed (:class:`~formalize._expand.StratifiedSample`)."""
-    plan: dict[str, TestSample] = {}
+    templates with the suite's seed (:class:`~formalize._expand.StratifiedSample`).
+
+    When the sampled suite is still over ``max_cases`` (default: the suite's), the cap is
+    lowered to the largest that fits (a bisection on the counts), so a suite of many huge
+    tests is sampled rather than refused; if even one draw per test is too many, the plan
+    stays at the cap and the case limit refuses it."""
     if max_cases_per_test is None or sample is not None:
+        return {}
+    limit = suite.spec.max_cases if max_cases is None else max_cases
+    big = [t for t in suite.tests
+           if t.effective_sample(None) is None and t.count() > max_cases_per_test
+           and t.sample_for(max_cases_per_test) is not None]
+    if not big:
+        return {}
+    rest = sum(t.count() for t in suite.tests if t not in big)
+
+    def plan_at(cap: int, lowered: bool) -> dict[str, TestSample]:
+        out = {}
+        for t in big:
+            draws = t.sample_for(cap)
+            assert draws is not None
+            out[t.name] = TestSample(t.count(), t.count(StratifiedSample(draws)), draws, lowered)
+        return out
+
+    def total(plan: dict[str, TestSample]) -> int:
+        return rest + sum(p.sampled for p in plan.values())
+
+    plan = plan_at(max_cases_per_test, False)
+    if total(plan) <= limit:
         return plan
-    for test in suite.tests:
-        if test.effective_sample(None) is not None:
-            continue
-        total = test.count()
-        if total <= max_cases_per_test:
-            continue
-        draws = test.sample_for(max_cases_per_test)
-        if draws is not None:
-            plan[test.name] = TestSample(total, test.count(StratifiedSample(draws)), draws)
-    return plan
+    lo, hi = 0, max_cases_per_test - 1  # the largest cap whose plan fits (0: none)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if total(plan_at(mid, True)) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return plan_at(lo, True) if lo >= 1 and total(plan_at(lo, True)) <= limit else plan
+
 
 def judge(case: Case, probs: Mapping[str, float], orig: Mapping[str, float] | None,
           labels: Sequence[str], spec: Any) -> tuple[str, bool | None, str | None]:
@@ -162,7 +192,7 @@ class TemplateRunner:
         Raises:
             TemplateError: the (sampled) expansion is over the case limit.
         """
-        plan = sampling_plan(suite, self.sample, self.max_cases_per_test)
+        plan = sampling_plan(suite, self.sample, self.max_cases_per_test, self.max_cases)
         counts = {t.name: plan[t.name].sampled if t.name in plan else t.count(self.sample)
                   for t in suite.tests}
         return suite.check_limit(self.sample, self.max_cases, counts=counts), plan

@@ -174,7 +174,7 @@ def verify_stage_hash(cfg: RunConfig, suite: Suite, *, verify: VerifyConfig | No
 
     v = cfg.verify if verify is None else verify
     settings = output_dump(v)
-    if not sampling_plan(suite, v.sample, v.max_cases_per_test):
+    if not sampling_plan(suite, v.sample, v.max_cases_per_test, v.max_cases):
         # The per-test cap changes nothing here: runs made before it existed stay current.
         settings.pop("max_cases_per_test", None)
     return config_hash({"suite": suite.fingerprint(),

@@ -20,7 +20,7 @@ def check_verify_size(suite: Suite, verify_cfg: VerifyConfig) -> tuple[int, dict
     from formalize import sampling_plan
 
     v = verify_cfg
-    plan = sampling_plan(suite, v.sample, v.max_cases_per_test)
+    plan = sampling_plan(suite, v.sample, v.max_cases_per_test, v.max_cases)
     counts = {t.name: plan[t.name].sampled if t.name in plan else t.count(v.sample)
               for t in suite.tests}
     return suite.check_limit(v.sample, v.max_cases, counts=counts), plan

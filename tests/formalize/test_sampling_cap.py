@@ -64,12 +64,16 @@ def test_no_cap_no_change():
     assert "sampled" not in result.meta and Counter(result.cases.test)["big"] == 7
 
 
-def test_still_over_the_limit_after_sampling_is_refused():
+def test_cap_is_lowered_to_fit_the_case_limit_else_refused():
     suite = big_suite(max_cases=50)
-    with pytest.raises(TemplateError, match=r"102 cases, over the limit of 50"):
-        TemplateRunner(max_cases_per_test=100).check(suite)
+    total, plan = TemplateRunner(max_cases_per_test=100).check(suite)
+    assert total == 50 and plan["big"].sampled == 48 and plan["big"].lowered
+    assert "lowered to keep the suite within its case limit" in plan["big"].note("big")
     total, plan = TemplateRunner(max_cases_per_test=40).check(suite)
-    assert total == 42 and plan["big"].sampled == 40
+    assert total == 42 and plan["big"].sampled == 40 and not plan["big"].lowered
+    tight = big_suite(max_cases=2)  # 'small' alone is 2: no draw of 'big' fits
+    with pytest.raises(TemplateError, match=r"102 cases, over the limit of 2"):
+        TemplateRunner(max_cases_per_test=100).check(tight)
 
 
 def test_allocate_gives_each_part_a_share():
