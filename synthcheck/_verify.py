@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,17 @@ def check_verify_size(suite: Suite, verify_cfg: VerifyConfig) -> tuple[int, dict
     return suite.check_limit(v.sample, v.max_cases, counts=counts), plan
 
 
+def name_pair_fields(scorers: Mapping[str, Any], text_fields: Sequence[str]) -> None:
+    """Tell task models that show a sentence pair in a prompt (``fewshot:``, through their
+    ``pair_fields``) the suite's two ``text_fields``, so a pair reads ``Premise: ...`` /
+    ``Hypothesis: ...``; nothing for a one-text suite or other models."""
+    if len(text_fields) != 2:
+        return
+    for scorer in scorers.values():
+        if hasattr(scorer, "pair_fields"):
+            scorer.pair_fields = tuple(text_fields)
+
+
 def run_verify(suite: Suite, scorers: Mapping[str, Any], verify_cfg: VerifyConfig,
                out_dir: str | Path, chash: str,
                recall: Mapping[str, Mapping[str, float]] | None, *,
@@ -43,6 +54,7 @@ def run_verify(suite: Suite, scorers: Mapping[str, Any], verify_cfg: VerifyConfi
     from formalize import TemplateRunner
 
     v = verify_cfg
+    name_pair_fields(scorers, suite.spec.text_fields)
     runner = TemplateRunner(sample=v.sample, seed=v.seed, batch_size=v.batch_size,
                             chunk_size=v.chunk_size, max_cases=v.max_cases,
                             max_cases_per_test=v.max_cases_per_test,
