@@ -2,7 +2,9 @@
 
 Run it standalone: ``python bench/verify.py``. It first prints the expansion-rate table
 (one template expanded and de-duplicated at 10k ... 400k cases: the rate should stay flat,
-within 20% of the 10k rate at 400k). It then builds suites of ~10k and ~100k+ cases from
+within 20% of the 10k rate at 400k), then a 540k- and a 5.4M-case test verified under
+``max_cases_per_test`` (20,000 drawn, stratified): time and memory follow the sample.
+It then builds suites of ~10k and ~100k+ cases from
 the built-in lexicons, expands them lazily (cases/s), runs them through the TemplateRunner with
 a fast toy scorer (cases/s), and reports tracemalloc's peak for each size side by side: the
 runner streams (chunked scoring, counters, cases.jsonl written as it goes), so the peak should
@@ -82,6 +84,28 @@ def rate_table(sizes: list[int]) -> None:
         print(f"{n:>9,} {k:>9,} {r:>10,.0f} {r / rates[0][2]:>9.2f}")
 
 
+def capped_row(n_cases: int, cap: int) -> None:
+    """A test of ``n_cases`` fills verified under ``max_cases_per_test=cap``: the plan is
+    counted, ``cap`` cases are drawn stratified and scored; time and tracemalloc peak should
+    follow ``cap``, not ``n_cases``."""
+    suite = Suite.from_dict({  # the default case limit (100,000): refused without the cap
+        "name": "capped", "labels": ["negative", "positive"], "builtin_lexicons": False,
+        "lexicons": {"A": [f"w{i}" for i in range(n_cases // 100)],
+                     "B": [f"v{i}" for i in range(100)]},
+        "tests": [{"name": "t", "type": "mft", "label": "positive",
+                   "template": "The {A} and {B}."}]})
+    runner = TemplateRunner(keep_cases=False, max_cases_per_test=cap, batch_size=256)
+    gc.collect()
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    result = runner.run(suite, [FastScorer()])
+    dt = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    sampled = result.meta["sampled"]["t"]
+    print(f"{sampled['total']:>11,} {sampled['sampled']:>9,} {dt:>8.2f}s {peak / 2**20:>9.1f}")
+
+
 def measure(fn):
     """Time ``fn`` without tracing (tracemalloc slows allocation several-fold), then run it
     again under tracemalloc for its peak."""
@@ -103,9 +127,16 @@ def main() -> None:
                     help="THING lexicon sizes (cases = 66x + 10%%)")
     ap.add_argument("--rate-sizes", default="10000,50000,100000,200000,400000",
                     help="case counts of the expansion-rate table")
+    ap.add_argument("--capped-sizes", default="540000,5400000",
+                    help="test sizes verified under max_cases_per_test=20,000")
     args = ap.parse_args()
     print("expansion rate (one template, de-duplicated):")
     rate_table([int(s) for s in args.rate_sizes.split(",")])
+    print()
+    print("a huge test under verify.max_cases_per_test (sampled, stratified; run incl. scoring):")
+    print(f"{'test cases':>11} {'sampled':>9} {'time':>9} {'peak MiB':>9}")
+    for n in [int(s) for s in args.capped_sizes.split(",")]:
+        capped_row(n, 20_000)
     print()
     # Warm-up: imports (pandas) and caches are paid once, outside the measured runs.
     TemplateRunner(keep_cases=False).run(make_suite(10), [FastScorer()])

@@ -14,6 +14,22 @@ from synth.core import ConfigError
 PROGRESS_CHUNK = 256
 """Texts per raw-scoring call when a progress callback is given."""
 
+PAIR_FIELDS = ("first", "second")
+"""The field names a sentence pair is shown under when none are set (see ``pair_fields``)."""
+
+
+def field_title(name: str) -> str:
+    """A text field's name as a prompt shows it: ``premise`` -> ``Premise``,
+    ``text_a`` -> ``Text a``."""
+    words = name.replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
+def render_pair(pair: tuple[str, str], fields: Sequence[str] = PAIR_FIELDS) -> str:
+    """A sentence pair as one text for a prompt: one line per field, ``Name: value``
+    (``Premise: A man sleeps.\nHypothesis: A person rests.``)."""
+    return "\n".join(f"{field_title(n)}: {v}" for n, v in zip(fields, pair, strict=True))
+
 
 class FewShotReference:
     """Scores texts with a few-shot prompt on any Backend's ``label_logprobs``.
@@ -23,7 +39,12 @@ class FewShotReference:
     example is the shared prefix (its key/value cache is computed once by the backend).
     Label log-probabilities are renormalised over the task's labels and calibrated.
 
-    Implements the TaskScorer protocol, so a few-shot LLM can also be a task model.
+    Implements the TaskScorer protocol, so a few-shot LLM can also be a task model. A task
+    model of a sentence-pair suite gets each input as a pair ``(first, second)``; the pair
+    fills ``{text}`` as one line per field, ``Name: value`` (:func:`render_pair`), under the
+    names in ``pair_fields`` (``verify`` sets them from the suite's ``text_fields``, e.g.
+    ``Premise: ...`` / ``Hypothesis: ...``; default ``First``/``Second``). Shots are texts
+    as written: for a pair task write them in the same form.
 
     Args:
         backend: a synth Backend (``HFBackend``, ``VLLMBackend`` or a test fake).
@@ -39,6 +60,8 @@ class FewShotReference:
         self.labels = list(labels)
         self.name = name
         self.calibrator: Calibrator | None = None
+        self.pair_fields: tuple[str, ...] = PAIR_FIELDS
+        """The names a sentence pair's two fields are shown under in the prompt."""
         self._check()
         self.prefix, self._lead, self.suffix = self._split_prompt()
 
@@ -80,16 +103,24 @@ class FewShotReference:
         stripped = head.rstrip(" ")
         return stripped, head[len(stripped):], after
 
-    def prompt_for(self, text: str) -> str:
-        """The full prompt for ``text`` (without a label word), for inspection."""
-        return self.prefix + self._lead + text + self.suffix
+    def render(self, item: str | tuple[str, str]) -> str:
+        """What fills ``{text}``: a text as it is, a sentence pair as :func:`render_pair`
+        shows it under :attr:`pair_fields`."""
+        return item if isinstance(item, str) else render_pair(item, self.pair_fields)
 
-    def raw_logprobs(self, texts: Sequence[str]) -> np.ndarray:
-        """Uncalibrated label log-probabilities, one row per text (columns: ``labels``)."""
+    def prompt_for(self, text: str | tuple[str, str]) -> str:
+        """The full prompt for ``text`` (or a sentence pair; without a label word), for
+        inspection."""
+        return self.prefix + self._lead + self.render(text) + self.suffix
+
+    def raw_logprobs(self, texts: Sequence[str | tuple[str, str]]) -> np.ndarray:
+        """Uncalibrated label log-probabilities, one row per text or sentence pair (columns:
+        ``labels``)."""
         if not texts:
             return np.zeros((0, len(self.labels)))
         words = {lab: self.config.label_words[lab] for lab in self.labels}
-        rows = self.backend.label_logprobs(self.prefix, [self._lead + t for t in texts], words,
+        rows = self.backend.label_logprobs(self.prefix,
+                                           [self._lead + self.render(t) for t in texts], words,
                                            self.suffix)
         return np.array([[row[lab] for lab in self.labels] for row in rows], dtype=np.float64)
 
@@ -124,7 +155,7 @@ class FewShotReference:
         assert self.calibrator is not None
         return self.calibrator.predict_proba(raw)
 
-    def predict_proba(self, texts: Sequence[str]) -> list[dict[str, float]]:
+    def predict_proba(self, texts: Sequence[str | tuple[str, str]]) -> list[dict[str, float]]:
         """Calibrated ``{label: probability}`` per text (the TaskScorer protocol).
 
         A text's probabilities never depend on the other texts of the call, so results do
@@ -137,7 +168,7 @@ class FewShotReference:
             return []
         return self._rows(self.calibrated(self.raw_logprobs(texts)))
 
-    def predict_proba_set(self, texts: Sequence[str], *,
+    def predict_proba_set(self, texts: Sequence[str | tuple[str, str]], *,
                           on_progress: Callable[[int], None] | None = None
                           ) -> list[dict[str, float]]:
         """Calibrated probabilities for exactly this set of texts.

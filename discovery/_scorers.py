@@ -32,10 +32,11 @@ SCHEMES: Registry[Callable[..., Any]] = Registry("task-model scheme", {
 })
 
 
-#: How sentence pairs reach adapters that take one string (scikit-learn pipelines, hatesonar,
-#: few-shot LLMs): ``first + PAIR_SEPARATOR + second``. HF sequence classifiers take pairs
+#: How sentence pairs reach adapters that take one string (scikit-learn pipelines,
+#: hatesonar): ``first + PAIR_SEPARATOR + second``. HF sequence classifiers take pairs
 #: natively (the tokenizer's own pair encoding); Python callables get the ``(first, second)``
-#: tuples as they are.
+#: tuples as they are; few-shot LLMs show one ``Name: value`` line per field in the prompt
+#: (``discovery._reference.render_pair``).
 PAIR_SEPARATOR = " [SEP] "
 
 #: One input of a task model: a text, or a sentence pair ``(first, second)``.

@@ -22,7 +22,7 @@ from formalize._lexicons import (
 from formalize._perturb import PERTURBATIONS, Perturbation, make_perturbation
 from formalize._result import VerifyResult, group_deviations, summary_tests
 from formalize._run_outputs import RunOutputs, read_summary_json
-from formalize._runner import TemplateRunner, judge, predict
+from formalize._runner import TemplateRunner, TestSample, judge, predict, sampling_plan
 from formalize._spec import RunTexts, SuiteSpec
 from formalize._suite import MAX_CASES, Suite, dump_suite_yaml, load_suite
 from formalize._template import (
@@ -92,6 +92,7 @@ __all__ = [
     "RunTexts",
     "SuiteSpec",
     "TemplateRunner",
+    "TestSample",
     "TemplateSource",
     "Text",
     "VerifyConfig",
@@ -120,6 +121,7 @@ __all__ = [
     "make_perturbation",
     "parse_template",
     "predict",
+    "sampling_plan",
     "read_hatecheck_placeholders",
     "read_lexicon_file",
     "read_summary_json",

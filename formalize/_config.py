@@ -19,6 +19,10 @@ class VerifyConfig(BaseModel):
     """Seed of sampling and perturbations (None: the suite's own seed)."""
     max_cases: int | None = Field(None, ge=1)
     """Refuse exhaustive expansion above this many cases (None: the suite's max_cases)."""
+    max_cases_per_test: int | None = Field(20_000, ge=1)
+    """A test (with no ``sample`` of its own, and no ``sample`` here) that would expand to
+    more cases is sampled down to this many, seeded and stratified over its templates, with a
+    note; the case limit then applies to the sampled counts (None: no cap)."""
     batch_size: int = runtime_field(64, ge=1)
     """Texts per predict_proba call (does not change results)."""
     chunk_size: int = runtime_field(4096, ge=1)

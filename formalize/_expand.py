@@ -153,6 +153,37 @@ class CompiledTemplate:
         return tuple(reversed(out))
 
 
+class StratifiedSample(int):
+    """A sample size (an ``int``) to be drawn *stratified*: every template of the test keeps
+    draws (in proportion to its size, at least one each while the sample allows), so no
+    template drops out. ``verify`` passes it for a test over ``max_cases_per_test``."""
+
+
+def allocate(sizes: Sequence[int], k: int, rng: random.Random) -> list[int]:
+    """Split ``k`` draws over parts of ``sizes`` (``k`` below their sum): one per part while
+    ``k`` allows (parts drawn by ``rng`` when it does not), the rest in proportion to what
+    each part has left, largest remainders first."""
+    parts = [i for i, n in enumerate(sizes) if n > 0]
+    quota = [0] * len(sizes)
+    if k < len(parts):
+        for i in rng.sample(parts, k):
+            quota[i] = 1
+        return quota
+    for i in parts:
+        quota[i] = 1
+    rest = k - len(parts)
+    spare = [sizes[i] - quota[i] for i in range(len(sizes))]
+    room = sum(spare)
+    if rest and room:
+        shares = [rest * n / room for n in spare]
+        extra = [int(x) for x in shares]
+        order = sorted(range(len(sizes)), key=lambda i: (extra[i] - shares[i], i))
+        for i in order[:rest - sum(extra)]:
+            extra[i] += 1
+        quota = [q + e for q, e in zip(quota, extra, strict=True)]
+    return quota
+
+
 @dataclass(frozen=True)
 class TemplateSource:
     """Where a test's base texts come from: compiled templates and plain texts."""
@@ -172,13 +203,23 @@ class TemplateSource:
     def iter(self, sample: int | None, rng: random.Random
              ) -> Iterator[tuple[str, tuple[Fill, ...], str | None]]:
         """Yield ``(text, fills, template text)``: all fills, or ``sample`` of them drawn
-        without replacement by ``rng`` (then in expansion order). Lazy either way."""
+        without replacement by ``rng`` (then in expansion order). Lazy either way: a sample
+        draws indices (memory and time grow with ``sample``, not with the expansion). A
+        :class:`StratifiedSample` is split over the templates (and the plain texts) first,
+        so every template keeps draws (see :func:`allocate`)."""
         if sample is None or sample >= self.size:
             for tpl in self.templates:
                 for combo in tpl.combos():
                     yield tpl.render(combo), tpl.fills(combo), tpl.text
             for text in self.texts:
                 yield text, (), None
+            return
+        if isinstance(sample, StratifiedSample):
+            sizes = [t.size for t in self.templates] + [len(self.texts)]
+            for part, k in enumerate(allocate(sizes, sample, rng)):
+                offset = sum(sizes[:part])
+                for index in sorted(rng.sample(range(sizes[part]), k)):
+                    yield self._at(offset + index)
             return
         # range() sampling picks indices without materialising the product.
         for index in sorted(rng.sample(range(self.size), sample)):

@@ -51,7 +51,8 @@ class VerifyResult:
     @classmethod
     def build(cls, suite: Suite, models: list[str], agg: Aggregates,
               rows: list[dict[str, Any]] | None, recall: Mapping[str, Mapping[str, float]],
-              *, sample: int | None, seed: int, upper_bound: int) -> VerifyResult:
+              *, sample: int | None, seed: int, upper_bound: int,
+              sampled: Mapping[str, Any] | None = None) -> VerifyResult:
         import pandas as pd
 
         summary_rows = []
@@ -79,9 +80,12 @@ class VerifyResult:
             [{"model": m, "label": lab, "recall": float(r)}
              for m, per in recall.items() for lab, r in per.items()],
             columns=["model", "label", "recall"])
-        meta = {"suite": suite.name, "source": suite.source, "labels": suite.labels,
+        meta: dict[str, Any] = {"suite": suite.name, "source": suite.source, "labels": suite.labels,
                 "models": models, "sample": sample, "seed": seed, "cases": agg.n_cases,
                 "texts_scored_per_model": agg.n_texts_scored, "upper_bound": upper_bound}
+        if sampled:  # tests cut to verify's per-test cap: {test: {total, sampled}}
+            meta["sampled"] = {name: {"total": p.total, "sampled": p.sampled}
+                               for name, p in sampled.items()}
         return cls(suite=suite.name, labels=suite.labels, models=models, tests=dict(agg.tests),
                    summary=summary, fills=fills, groups=groups, examples=examples,
                    recall=recall_df, cases=pd.DataFrame(rows) if rows is not None else None,

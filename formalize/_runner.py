@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from discovery import TaskScorer
 from formalize._aggregate import Aggregates
-from formalize._expand import Case
+from formalize._expand import Case, StratifiedSample
 from formalize._labels import check_model_labels
 from formalize._suite import Suite
 from formalize.types import TEST_TYPES, CompiledTest
@@ -18,7 +19,73 @@ from synth.core import DataError, SynthcheckError, atomic_open, dumps_record
 if TYPE_CHECKING:
     from formalize._result import VerifyResult
 
-__all__ = ["TemplateRunner", "judge", "predict"]
+__all__ = ["TemplateRunner", "TestSample", "judge", "predict", "sampling_plan"]
+
+
+@dataclass(frozen=True)
+class TestSample:
+    """How ``verify`` samples one test over its per-test cap: the cases it would expand to
+    (``total``), the cases it is cut to (``sampled``), the template draws that gives, and
+    whether the cap was lowered to keep the suite within its case limit."""
+
+    total: int
+    sampled: int
+    draws: int
+    lowered: bool = False
+
+    def note(self, test: str) -> str:
+        """The line ``verify`` prints for this test."""
+        why = ("verify.max_cases_per_test, lowered to keep the suite within its case limit"
+               if self.lowered else "verify.max_cases_per_test")
+        return (f"note: test {test!r} expands to {self.total:,} cases; sampling "
+                f"{self.sampled:,} ({why}; --sample N to choose)")
+
+
+def sampling_plan(suite: Suite, sample: int | None = None,
+                  max_cases_per_test: int | None = None,
+                  max_cases: int | None = None) -> dict[str, TestSample]:
+    """The tests to sample under ``max_cases_per_test``: those that would expand to more
+    cases and are not sampled already (no ``sample`` given, none of the test's own) and can
+    be (templated tests). Counted, never expanded; each is drawn stratified over its
+    templates with the suite's seed (:class:`~formalize._expand.StratifiedSample`).
+
+    When the sampled suite is still over ``max_cases`` (default: the suite's), the cap is
+    lowered to the largest that fits (a bisection on the counts), so a suite of many huge
+    tests is sampled rather than refused; if even one draw per test is too many, the plan
+    stays at the cap and the case limit refuses it."""
+    if max_cases_per_test is None or sample is not None:
+        return {}
+    limit = suite.spec.max_cases if max_cases is None else max_cases
+    big = [t for t in suite.tests
+           if t.effective_sample(None) is None and t.count() > max_cases_per_test
+           and t.sample_for(max_cases_per_test) is not None]
+    if not big:
+        return {}
+    rest = sum(t.count() for t in suite.tests if t not in big)
+
+    def plan_at(cap: int, lowered: bool) -> dict[str, TestSample]:
+        out = {}
+        for t in big:
+            draws = t.sample_for(cap)
+            assert draws is not None
+            out[t.name] = TestSample(t.count(), t.count(StratifiedSample(draws)), draws, lowered)
+        return out
+
+    def total(plan: dict[str, TestSample]) -> int:
+        return rest + sum(p.sampled for p in plan.values())
+
+    plan = plan_at(max_cases_per_test, False)
+    if total(plan) <= limit:
+        return plan
+    lo, hi = 0, max_cases_per_test - 1  # the largest cap whose plan fits (0: none)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if total(plan_at(mid, True)) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return plan_at(lo, True) if lo >= 1 and total(plan_at(lo, True)) <= limit else plan
+
 
 def judge(case: Case, probs: Mapping[str, float], orig: Mapping[str, float] | None,
           labels: Sequence[str], spec: Any) -> tuple[str, bool | None, str | None]:
@@ -51,6 +118,8 @@ class TemplateRunner:
         batch_size: texts per ``predict_proba`` call.
         chunk_size: cases expanded and scored together.
         max_cases: refuse exhaustive expansion above this many cases (default: the suite's).
+        max_cases_per_test: sample a test that would expand to more cases down to this many,
+            stratified over its templates (see :func:`sampling_plan`; None: no cap).
         max_examples: failures kept per test and model for the report.
         keep_cases: keep every case's row in ``result.cases`` (turn off for huge suites).
         heldout_recall: ``{model: {label: recall}}`` measured on held-out data, shown beside
@@ -61,7 +130,8 @@ class TemplateRunner:
 
     def __init__(self, *, sample: int | None = None, seed: int | None = None,
                  batch_size: int = 64, chunk_size: int = 4096, max_cases: int | None = None,
-                 max_examples: int = 5, keep_cases: bool = True,
+                 max_cases_per_test: int | None = None, max_examples: int = 5,
+                 keep_cases: bool = True,
                  heldout_recall: Mapping[str, Mapping[str, float]] | None = None,
                  progress: bool = False) -> None:
         for name, value in (("batch_size", batch_size), ("chunk_size", chunk_size),
@@ -73,6 +143,7 @@ class TemplateRunner:
         self.sample, self.seed = sample, seed
         self.batch_size, self.chunk_size = batch_size, chunk_size
         self.max_cases, self.max_examples = max_cases, max_examples
+        self.max_cases_per_test = max_cases_per_test
         self.keep_cases = keep_cases
         self.progress = progress
         self.heldout_recall = {m: dict(r) for m, r in (heldout_recall or {}).items()}
@@ -90,7 +161,7 @@ class TemplateRunner:
 
         models = _named(scorers)
         check_model_labels(models, suite.labels, suite.source)
-        total = suite.check_limit(self.sample, self.max_cases)
+        total, plan = self.check(suite)
         seed = suite.spec.seed if self.seed is None else self.seed
         agg = Aggregates(self.max_examples)
         tests = {t.name: t for t in suite.tests}
@@ -99,7 +170,8 @@ class TemplateRunner:
             if getattr(t.spec, "scale", None) is not None:  # a test group's fixed scale
                 agg.tests[t.name]["scale"] = t.spec.scale
         rows: list[dict[str, Any]] | None = [] if self.keep_cases else None
-        cases = (c for t in suite.tests for c in t.cases(self.sample, seed))
+        cases = (c for t in suite.tests for c in t.cases(
+            StratifiedSample(plan[t.name].draws) if t.name in plan else self.sample, seed))
         from synth.core import progress_bar
 
         with progress_bar(total, f"verify {suite.name}", "case", enabled=self.progress) as bar:
@@ -109,7 +181,21 @@ class TemplateRunner:
             else:
                 self._loop(cases, models, suite.labels, tests, agg, rows, None, bar)
         return VerifyResult.build(suite, list(models), agg, rows, self.heldout_recall,
-                                  sample=self.sample, seed=seed, upper_bound=total)
+                                  sample=self.sample, seed=seed, upper_bound=total,
+                                  sampled=plan)
+
+    def check(self, suite: Suite) -> tuple[int, dict[str, TestSample]]:
+        """The cases this runner would expand (an upper bound) and the tests it samples under
+        its per-test cap, refusing a suite still over the case limit after that; counted
+        only, so callers check before loading any model.
+
+        Raises:
+            TemplateError: the (sampled) expansion is over the case limit.
+        """
+        plan = sampling_plan(suite, self.sample, self.max_cases_per_test, self.max_cases)
+        counts = {t.name: plan[t.name].sampled if t.name in plan else t.count(self.sample)
+                  for t in suite.tests}
+        return suite.check_limit(self.sample, self.max_cases, counts=counts), plan
 
     def _loop(self, cases: Iterable[Case], models: dict[str, TaskScorer], labels: list[str],
               tests: dict[str, CompiledTest], agg: Aggregates,

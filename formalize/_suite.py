@@ -180,14 +180,18 @@ class Suite:
         """Cases per test (an upper bound: before duplicates are removed), without expanding."""
         return {t.name: t.count(sample) for t in self.tests}
 
-    def check_limit(self, sample: int | None = None, max_cases: int | None = None) -> int:
+    def check_limit(self, sample: int | None = None, max_cases: int | None = None, *,
+                    counts: Mapping[str, int] | None = None) -> int:
         """Return the total case count, or refuse if it is over the limit.
+
+        ``counts`` (cases per test) stands in for :meth:`counts` where the caller samples
+        tests itself (``verify``'s per-test cap).
 
         Raises:
             TemplateError: the expansion would exceed ``max_cases`` (default: the suite's).
         """
         limit = max_cases if max_cases is not None else self.spec.max_cases
-        counts = self.counts(sample)
+        counts = dict(counts) if counts is not None else self.counts(sample)
         total = sum(counts.values())
         if total > MAX_CASES and limit > MAX_CASES:
             biggest = max(counts, key=lambda k: counts[k])

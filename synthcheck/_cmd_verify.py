@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     from formalize import load_suite
     from synth.core import ConfigError, RunDir
     from synthcheck._pipeline import check_corpus_config, verify_stage_hash
-    from synthcheck._verify import run_verify
+    from synthcheck._verify import check_verify_size, run_verify
 
     cfg = _config(args)
     suite_path = args.suite or (cfg.suite if cfg is not None else None)
@@ -102,8 +102,10 @@ def run(args: argparse.Namespace) -> int:
     v = base.verify
     if cfg is not None:
         suite.check_labels(cfg.task.labels, task_source=f"config {args.config}, task.labels")
-    # Refuse an oversized expansion before loading any model.
-    total = suite.check_limit(v.sample, v.max_cases)
+    # Sample tests over the per-test cap, refuse an oversized expansion: before any model.
+    total, plan = check_verify_size(suite, v)
+    for name, p in plan.items():
+        print(p.note(name), file=sys.stderr)
     specs = _model_specs(args, cfg)
     recall = read_recall(args.recall, list(specs), suite.labels, cfg) if args.recall else None
     label_map = parse_label_map(args.label_map) if args.label_map else None

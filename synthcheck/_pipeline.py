@@ -228,9 +228,16 @@ def verify_stage_hash(cfg: RunConfig, suite: Suite, *, verify: VerifyConfig | No
     """The verify stage's hash (the one rule, for `discover` and `synthcheck verify`): the
     loaded ``suite``'s fingerprint, the task models' hashes (default: ``cfg``'s) and the
     ``verify:`` settings that change results (default: ``cfg.verify``)."""
+    from formalize import sampling_plan
+
+    v = cfg.verify if verify is None else verify
+    settings = output_dump(v)
+    if not sampling_plan(suite, v.sample, v.max_cases_per_test, v.max_cases):
+        # The per-test cap changes nothing here: runs made before it existed stay current.
+        settings.pop("max_cases_per_test", None)
     return config_hash({"suite": suite.fingerprint(),
                         "task_models": _task_model_hashes(cfg, task_models),
-                        "verify": output_dump(cfg.verify if verify is None else verify)})
+                        "verify": settings})
 
 
 def evaluate_stage(cfg: RunConfig, run: RunDir, scorers: Mapping[str, Any],
@@ -258,11 +265,13 @@ def evaluate_stage(cfg: RunConfig, run: RunDir, scorers: Mapping[str, Any],
 
 def verify_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, Any]],
                  recall: dict[str, dict[str, float]], progress: bool = True, *,
-                 allow_outside_files: bool = False) -> tuple[bool, Any]:
+                 allow_outside_files: bool = False,
+                 log: Callable[[str], None] = print) -> tuple[bool, Any]:
     """Run the config's suite against every task model; skipped if suite and models are
-    unchanged. Returns (ran, VerifyResult or the summary JSON when skipped)."""
+    unchanged (a test over ``verify.max_cases_per_test`` is sampled, with a ``log`` note).
+    Returns (ran, VerifyResult or the summary JSON when skipped)."""
     from formalize import load_suite
-    from synthcheck._verify import run_verify
+    from synthcheck._verify import check_verify_size, run_verify
 
     assert cfg.suite is not None  # checked by the caller
     suite = load_suite(cfg.suite, allow_outside_files=allow_outside_files)
@@ -273,7 +282,9 @@ def verify_stage(cfg: RunConfig, run: RunDir, scorers: Callable[[], dict[str, An
     stored = run.current_output("verify", vhash, out / "summary.json")
     if stored is not None:
         return False, stored
-    suite.check_limit(v.sample, v.max_cases)  # refuse an oversized suite before scoring
+    _, plan = check_verify_size(suite, v)  # refuse an oversized suite before scoring
+    for name, p in plan.items():
+        log(p.note(name))
     result, _ = run_verify(suite, scorers(), v, out, vhash, recall, progress=progress)
     run.complete("verify", vhash, suite=suite.name, path=str(out.relative_to(run.path)))
     return True, result
@@ -312,7 +323,9 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
     except RunCorpusMissing:
         return  # it reads a corpus that is yet to be generated: checked when verify runs
     suite.check_labels(cfg.task.labels, task_source=task_source)
-    suite.check_limit(cfg.verify.sample, cfg.verify.max_cases)
+    from synthcheck._verify import check_verify_size
+
+    check_verify_size(suite, cfg.verify)
 
 
 def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
@@ -393,7 +406,8 @@ def _discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None, progress: b
 
         recall = recall_by_model(reports)
         result.info["verify"] = timed("verify", lambda: verify_stage(
-            cfg, run, scorers, recall, progress, allow_outside_files=allow_outside_files))
+            cfg, run, scorers, recall, progress, allow_outside_files=allow_outside_files,
+            log=log))
     else:
         result.stages["verify"] = "no suite in the config"
 

@@ -2,12 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from formalize import Suite, VerifyConfig, VerifyResult
+    from formalize import Suite, TestSample, VerifyConfig, VerifyResult
+
+
+def check_verify_size(suite: Suite, verify_cfg: VerifyConfig) -> tuple[int, dict[str, TestSample]]:
+    """What verify would expand under ``verify_cfg``: the case count (an upper bound) and
+    the tests it samples under ``max_cases_per_test`` (counted, nothing expanded).
+
+    Raises:
+        TemplateError: still over the case limit after that sampling.
+    """
+    from formalize import sampling_plan
+
+    v = verify_cfg
+    plan = sampling_plan(suite, v.sample, v.max_cases_per_test, v.max_cases)
+    counts = {t.name: plan[t.name].sampled if t.name in plan else t.count(v.sample)
+              for t in suite.tests}
+    return suite.check_limit(v.sample, v.max_cases, counts=counts), plan
+
+
+def name_pair_fields(scorers: Mapping[str, Any], text_fields: Sequence[str]) -> None:
+    """Tell task models that show a sentence pair in a prompt (``fewshot:``, through their
+    ``pair_fields``) the suite's two ``text_fields``, so a pair reads ``Premise: ...`` /
+    ``Hypothesis: ...``; nothing for a one-text suite or other models."""
+    if len(text_fields) != 2:
+        return
+    for scorer in scorers.values():
+        if hasattr(scorer, "pair_fields"):
+            scorer.pair_fields = tuple(text_fields)
 
 
 def run_verify(suite: Suite, scorers: Mapping[str, Any], verify_cfg: VerifyConfig,
@@ -27,8 +54,10 @@ def run_verify(suite: Suite, scorers: Mapping[str, Any], verify_cfg: VerifyConfi
     from formalize import TemplateRunner
 
     v = verify_cfg
+    name_pair_fields(scorers, suite.spec.text_fields)
     runner = TemplateRunner(sample=v.sample, seed=v.seed, batch_size=v.batch_size,
                             chunk_size=v.chunk_size, max_cases=v.max_cases,
+                            max_cases_per_test=v.max_cases_per_test,
                             max_examples=v.max_examples, keep_cases=False,
                             heldout_recall=recall, progress=progress)
     out = Path(out_dir)

@@ -150,7 +150,8 @@ def export_hatecheck(suite: Suite, out_dir: str | Path, *, sample: int | None = 
             rows.append([str(row.get(c, "")) for c in columns])
     newline = meta.get("newline", "\n")
     out = Path(out_dir)
-    write_text_atomic(out / "test_suite_cases.csv", csv_text(columns, rows, newline=newline))
+    write_text_atomic(out / "test_suite_cases.csv",
+                      _layout(csv_text(columns, rows, newline=newline), meta))
     write_text_atomic(out / "template_placeholders.csv",
                       _placeholders_text(suite, meta.get("placeholders") or {}, used))
     return skipped
@@ -175,7 +176,7 @@ def _placeholders_text(suite: Suite, meta: dict[str, Any], used: dict[str, None]
         if lex not in written:
             rows.append([{"Placeholder": f"[{lex}]", "Values": _join_values(suite, lex)}.get(c, "")
                          for c in columns])
-    return csv_text(columns, rows, newline=meta.get("newline", "\n"))
+    return _layout(csv_text(columns, rows, newline=meta.get("newline", "\n")), meta)
 
 
 def _join_values(suite: Suite, lex: str) -> str:
@@ -198,12 +199,26 @@ def read_hatecheck_placeholders(path: str | Path) -> dict[str, list[str]]:
     return {row["Placeholder"].strip().strip("[]"): _split_values(row["Values"]) for row in rows}
 
 
-def _raw_table(path: Path) -> tuple[list[str], list[list[str]], str]:
-    """A CSV file's header, rows (as written) and line ending."""
+def _raw_table(path: Path) -> tuple[list[str], list[list[str]], str, bool]:
+    """A CSV file's header, rows (as written), line ending and whether its last line ends
+    with one (HateCheck's published ``template_placeholders.csv`` does not)."""
     text = path.read_bytes().decode("utf-8")
     newline = "\r\n" if "\r\n" in text else "\n"
     table = list(csv.reader(io.StringIO(text, newline="")))
-    return (table[0] if table else []), table[1:], newline
+    return (table[0] if table else []), table[1:], newline, text.endswith(("\n", "\r"))
+
+
+def _file_meta(newline: str, final_newline: bool) -> dict[str, Any]:
+    """The layout keys kept in the suite's ``meta`` (``final_newline`` only when absent, so
+    suites imported from ordinary files stay as they were)."""
+    return {"newline": newline} if final_newline else {"newline": newline, "final_newline": False}
+
+
+def _layout(text: str, meta: dict[str, Any]) -> str:
+    """``text`` without its last line ending when the imported file had none."""
+    if meta.get("final_newline", True) is False:
+        return text[: -len(meta.get("newline", "\n"))] if text.endswith(("\n", "\r")) else text
+    return text
 
 
 def import_hatecheck(cases_csv: str | Path, placeholders_csv: str | Path | None = None, *,
@@ -227,7 +242,7 @@ def import_hatecheck(cases_csv: str | Path, placeholders_csv: str | Path | None 
     """
     rows = read_csv(cases_csv, ["functionality", "test_case", "label_gold", "case_templ"],
                      "HateCheck cases")
-    header, _, newline = _raw_table(Path(cases_csv))
+    header, _, newline, final_nl = _raw_table(Path(cases_csv))
     lexicons = read_hatecheck_placeholders(placeholders_csv) if placeholders_csv else {}
     if placeholders_csv is None:
         n = sum(1 for r in rows if _BRACKET.search(r["case_templ"] or ""))
@@ -269,10 +284,11 @@ def import_hatecheck(cases_csv: str | Path, placeholders_csv: str | Path | None 
             test["cases"] = [c if c["label"] != main_label else c["text"] for c in cases]
         test["case_meta"] = case_meta
         tests.append(test)
-    meta: dict[str, Any] = {"columns": header, "newline": newline}
+    meta: dict[str, Any] = {"columns": header, **_file_meta(newline, final_nl)}
     if placeholders_csv is not None:
-        ph_header, ph_rows, ph_newline = _raw_table(Path(placeholders_csv))
-        meta["placeholders"] = {"columns": ph_header, "rows": ph_rows, "newline": ph_newline}
+        ph_header, ph_rows, ph_newline, ph_final = _raw_table(Path(placeholders_csv))
+        meta["placeholders"] = {"columns": ph_header, "rows": ph_rows,
+                                **_file_meta(ph_newline, ph_final)}
     return {"name": name, "labels": all_labels, "builtin_lexicons": False,
             "lexicons": {k: v for k, v in lexicons.items() if v}, "tests": tests,
             "meta": {"hatecheck": meta}}

@@ -135,6 +135,11 @@ class CompiledTest:
         are removed), computed without expanding."""
         raise NotImplementedError
 
+    def sample_for(self, max_cases: int) -> int | None:
+        """The number of template draws that keeps :meth:`count` at or under ``max_cases``
+        (at least one); None: the test does not sample (contrast sets, test groups)."""
+        return None
+
     def expand(self, sample: int | None = None, seed: int = 0) -> Iterator[Case]:
         """Yield this test's cases lazily, duplicates (same text) removed."""
         raise NotImplementedError

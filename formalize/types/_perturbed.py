@@ -81,6 +81,11 @@ class PerturbedTest(CompiledTest):
         n = self.source.count(self.effective_sample(sample))
         return n * len(self.perturbations) * self.spec.variants
 
+    def sample_for(self, max_cases: int) -> int | None:
+        """Base draws whose perturbed variants stay within ``max_cases``."""
+        per_base = len(self.perturbations) * self.spec.variants
+        return max(1, max_cases // max(per_base, 1)) if self.source.size else None
+
     def expand(self, sample: int | None = None, seed: int = 0) -> Iterator[Case]:
         """Every variant of every base text under every perturbation (unchanged, inapplicable
         and duplicate variants left out)."""

@@ -147,6 +147,10 @@ class MFT(CompiledTest):
         """Template fills plus hand-written cases."""
         return self.source.count(self.effective_sample(sample)) + len(self.spec.cases)
 
+    def sample_for(self, max_cases: int) -> int | None:
+        """Draws that, with the hand-written cases (always kept), stay within ``max_cases``."""
+        return max(1, max_cases - len(self.spec.cases)) if self.source.size else None
+
     def expand(self, sample: int | None = None, seed: int = 0) -> Iterator[Case]:
         """Template fills (each with its gold label), then the hand-written cases."""
         spec = self.spec

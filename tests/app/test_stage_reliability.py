@@ -228,7 +228,9 @@ def discover_cfg(tmp_path: Path, tiny_ref: Path, **sections: object) -> Path:
     ({"ranking": {"task_model": "other"}},
      r"ranking.task_model 'other' is not a configured task model"),
     ({"suite": "SUITE_BAD_NAME"}, r"suite name '\.\./\.\./x' is not a plain file name"),
-    ({"suite": "SUITE_HUGE"}, r"over the most synthcheck expands \(10,000,000"),
+    # Without the per-test cap (which would sample the huge test instead of refusing it).
+    ({"suite": "SUITE_HUGE", "verify": {"max_cases_per_test": None}},
+     r"over the most synthcheck expands \(10,000,000"),
 ])
 def test_discover_refuses_config_errors_before_generating(tiny_ref, tmp_path, capsys,
                                                           sections, pattern) -> None:
@@ -309,7 +311,9 @@ def test_verify_refuses_a_huge_suite_up_front(work, capsys) -> None:
     path.write_text(yaml.safe_dump(huge))
     before = snapshot(run)
     start = time.perf_counter()
-    code, _, err = cli(["verify", "-c", cfg, "--run", run, "--suite", path], capsys)
+    # Without the per-test cap, which would sample the test (see test_sampling_cap.py).
+    code, _, err = cli(["verify", "-c", cfg, "--run", run, "--suite", path,
+                        "-P", "verify.max_cases_per_test=null"], capsys)
     assert time.perf_counter() - start < 30
     assert_user_error(code, err, r"^error: expansion would produce 1,000,000,000 cases, over the "
                                  r"most synthcheck expands \(10,000,000; the case limit "

@@ -50,3 +50,65 @@ def test_sklearn_gets_joined_pairs_and_callables_get_tuples():
     CallableScorer(lambda xs: got.extend(xs) or [{"negative": 0.5, "positive": 0.5}
                                                  for _ in xs], LABELS).predict_proba(PAIRS)
     assert got == PAIRS
+
+
+class RecordingBackend:
+    """A backend that records what each text of a prompt is and answers by a keyword."""
+
+    def __init__(self) -> None:
+        self.prefixes: list[str] = []
+        self.texts: list[str] = []
+
+    def label_logprobs(self, prefix, texts, label_continuations, suffix=""):
+        self.prefixes.append(prefix)
+        self.texts.extend(texts)
+        # "entailment" when the premise's disease is in the hypothesis line, else not.
+        rows = []
+        for t in texts:
+            lines = dict(line.split(": ", 1) for line in t.strip().splitlines() if ": " in line)
+            hit = any(w in lines.get("Hypothesis", "").lower()
+                      for w in lines.get("Premise", "").lower().replace(".", "").split()
+                      if len(w) > 5)
+            rows.append({lab: (-0.1 if (lab == "entailment") == hit else -3.0)
+                         for lab in label_continuations})
+        return rows
+
+
+def nli_reference(backend):
+    from discovery import ReferenceConfig
+    from discovery._reference import FewShotReference
+
+    cfg = ReferenceConfig(prompt="{text}\nRelation:", shots=[], calibration="none",
+                          label_words={"entailment": " entailment",
+                                       "not_entailment": " neutral"})
+    return FewShotReference(backend, cfg, ["not_entailment", "entailment"], name="fs")
+
+
+def test_fewshot_prompt_shows_both_fields_under_their_names():
+    backend = RecordingBackend()
+    ref = nli_reference(backend)
+    pair = ("She has had asthma since childhood.", "She has asthma.")
+    assert ref.prompt_for(pair) == ("First: She has had asthma since childhood.\n"
+                                    "Second: She has asthma.\nRelation:")
+    ref.pair_fields = ("premise", "hypothesis")
+    got = ref.predict_proba([pair, "a plain text"])
+    assert backend.texts == ["Premise: She has had asthma since childhood.\n"
+                             "Hypothesis: She has asthma.", "a plain text"]
+    assert got[0]["entailment"] > 0.9
+
+
+def test_verify_names_the_fields_from_the_suites_text_fields(tmp_path):
+    from formalize import VerifyConfig, load_suite
+    from synthcheck._verify import run_verify
+
+    suite = load_suite("configs/suites/nli_contrast.yaml")
+    backend = RecordingBackend()
+    result, _ = run_verify(suite, {"fs": nli_reference(backend)}, VerifyConfig(),
+                           tmp_path / "out", "h", None, progress=False)
+    assert backend.texts and all(t.startswith("Premise: ") and "\nHypothesis: " in t
+                                 for t in backend.texts)
+    # The premise is never substituted: every prompt's premise is one of the originals.
+    items = suite.test("disease substitution").spec.items
+    premises = {t.split("\n")[0].removeprefix("Premise: ") for t in backend.texts}
+    assert premises == {dict(it.fields)["premise"] for it in items}
+    assert result.summary.query("level == 'test'").iloc[0].n == 24

@@ -125,3 +125,19 @@ def test_warns_when_templates_are_expected_and_no_placeholder_file(tmp_path):
 def test_missing_explicit_placeholders_file_is_an_error(tmp_path):
     with pytest.raises(DataError, match="HateCheck placeholders file not found"):
         FORMATS.get("hatecheck")().import_(CASES, name="hc", placeholders=tmp_path / "no.csv")
+
+
+def test_placeholder_file_without_final_newline_round_trips(tmp_path):
+    """As published: template_placeholders.csv has CRLF line ends and no line end after its
+    last row, while test_suite_cases.csv (unnamed pandas index column) ends with LF."""
+    src = tmp_path / "in"
+    src.mkdir()
+    shutil.copy(CASES, src / CASES.name)
+    ph = PLACEHOLDERS.read_text().replace("\n", "\r\n").rstrip("\r\n")
+    (src / PLACEHOLDERS.name).write_bytes(ph.encode())
+    data = import_hatecheck(src / CASES.name, src / PLACEHOLDERS.name)
+    assert data["meta"]["hatecheck"]["placeholders"]["final_newline"] is False
+    assert "final_newline" not in data["meta"]["hatecheck"]  # the cases file ends with LF
+    export_hatecheck(Suite.from_dict(data), tmp_path / "out")
+    assert (tmp_path / "out" / PLACEHOLDERS.name).read_bytes() == ph.encode()
+    assert (tmp_path / "out" / CASES.name).read_bytes() == CASES.read_bytes()
