@@ -89,8 +89,12 @@ class FewShotReference:
         if not texts:
             return np.zeros((0, len(self.labels)))
         words = {lab: self.config.label_words[lab] for lab in self.labels}
+        # The alignment is passed only when there is one: backends written before it (and
+        # the test fakes) keep working with the default ``hf`` reference.
+        align = self.config.prefix_alignment
+        extra = {"align": align} if align else {}
         rows = self.backend.label_logprobs(self.prefix, [self._lead + t for t in texts], words,
-                                           self.suffix)
+                                           self.suffix, **extra)
         return np.array([[row[lab] for lab in self.labels] for row in rows], dtype=np.float64)
 
     def fit_calibration(self, corpus_logprobs: np.ndarray | None = None) -> Calibrator:

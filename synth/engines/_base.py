@@ -53,9 +53,14 @@ class Backend(Protocol):
         texts: Sequence[str],
         label_continuations: Mapping[str, str],
         suffix: str = "",
+        *,
+        align: int = 0,
     ) -> list[dict[str, float]]:
         """Log-probability of each label's continuation after ``prefix + text + suffix``.
 
-        Multi-token continuations sum their tokens' log-probabilities.
+        Multi-token continuations sum their tokens' log-probabilities. ``align`` > 1 pads
+        the tokenized prefix to a multiple of that many tokens
+        (``synth.engines._planner.align_prefix_ids``); callers pass it only when it is
+        not 0, so an engine without prefix alignment may leave the keyword out.
         """
         ...

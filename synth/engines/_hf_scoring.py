@@ -82,6 +82,7 @@ def hf_label_logprobs(
     batch_size: int = 32,
     progress: bool = False,
     prefix_cache: dict[tuple[Any, ...], Any] | None = None,
+    align: int = 0,
 ) -> list[dict[str, float]]:
     """Log-probability of each label's continuation after ``prefix + text + suffix``.
 
@@ -98,6 +99,9 @@ def hf_label_logprobs(
             by the model and the prefix's token ids (``HFBackend`` passes its own). The
             stored tensors are never modified (see ``_batch_cache``). At most
             ``_PREFIX_CACHE_SIZE`` prefixes are kept; the oldest is dropped first.
+        align: pad the prefix to a multiple of this many tokens, as the vLLM path does for
+            its block-wise prefix cache (``synth.engines._planner.align_prefix_ids``); 0
+            scores the prefix as tokenized.
 
     Returns:
         One ``{label: log-probability}`` dict per text; multi-token labels sum their tokens.
@@ -111,7 +115,8 @@ def hf_label_logprobs(
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}", where="batch_size")
     if not texts:
         return []
-    plan = plan_label_scoring(tokenizer, prefix, texts, label_continuations, suffix)
+    plan = plan_label_scoring(tokenizer, prefix, texts, label_continuations, suffix,
+                              align=align)
     prefix_ids, rows = list(plan.prefix_ids), plan.rows
     layers, prefix_last = _cached_prefix_state(model, prefix_ids, prefix_cache)
     p_len = len(prefix_ids)

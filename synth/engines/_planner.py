@@ -14,6 +14,12 @@ the assembly of results live here, once (the transformers and vLLM paths only ru
 - Labels whose continuation is one token after that context share one row; a multi-token
   label gets its own row (context + all its tokens but the last).
 
+Optionally the prefix is *aligned*: padded at its front (after the tokenizer's own leading
+special tokens, e.g. BOS) with a pad token to a multiple of ``align`` tokens, so that an engine
+whose cache reuses whole blocks (vLLM's automatic prefix caching) reuses all of it. The
+padding changes the prompt, so every engine scores the same padded ids (see
+``align_prefix_ids``); ``align=0`` (the default) leaves the prefix as the tokenizer wrote it.
+
 A row's ``reads`` name positions *in the row's own ids* (0 = the first token after the
 prefix); position ``-1`` is the prefix's last token (a text whose context is empty reads the
 first label token from the prefix's own next-token distribution). In a full prompt
@@ -60,7 +66,8 @@ class ScoringPlan:
     """The rows that score every label of every text after one shared prefix.
 
     Attributes:
-        prefix_ids: the prefix's token ids (with the tokenizer's special tokens).
+        prefix_ids: the prefix's token ids (with the tokenizer's special tokens, and the
+            alignment padding when one was asked for).
         labels: label names, in the order results are returned.
         n_texts: how many texts were planned.
         rows: the rows to run (see ``ScoringRow``).
@@ -70,6 +77,8 @@ class ScoringPlan:
     labels: tuple[str, ...]
     n_texts: int
     rows: tuple[ScoringRow, ...]
+    padding: int = 0
+    """How many pad tokens ``align_prefix_ids`` put in front of the prefix."""
 
     def prompt_ids(self, row: ScoringRow) -> list[int]:
         """The row's whole prompt: prefix ids followed by the row's ids."""
@@ -147,6 +156,41 @@ def prefix_token_ids(tokenizer: Any, prefix: str) -> list[int]:
     return [int(t) for t in tokenizer(prefix)["input_ids"]]
 
 
+def alignment_pad_id(tokenizer: Any) -> int:
+    """The token that pads an aligned prefix: the tokenizer's end-of-text token.
+
+    ``<|endoftext|>`` (GPT-2 style vocabularies, SmolLM2's id 0) if the vocabulary has it,
+    else the EOS token, else the pad token. A causal model reads it as "a document ended here", so padding in
+    front of the first demonstration moves the label scores least of the candidates
+    measured (see docs/gpu.md, "Prefix alignment").
+    """
+    vocab = tokenizer.get_vocab()
+    if "<|endoftext|>" in vocab:
+        return int(vocab["<|endoftext|>"])
+    for special in (tokenizer.eos_token_id, tokenizer.pad_token_id):
+        if special is not None:
+            return int(special)
+    raise ConfigError("the tokenizer has no end-of-text, EOS or pad token to pad the prefix with",
+                      where="reference.align_prefix", fix="set reference.align_prefix: 0")
+
+
+def align_prefix_ids(tokenizer: Any, prefix_ids: Sequence[int], align: int
+                     ) -> tuple[list[int], int]:
+    """Pad ``prefix_ids`` to a multiple of ``align`` tokens; return (ids, pad tokens added).
+
+    The pad tokens (``alignment_pad_id``) go after the tokenizer's own leading special tokens
+    (what it adds to an empty string, e.g. ``[BOS]``), before the first demonstration.
+    ``align`` 0 or 1, or a prefix already of a multiple, returns the ids unchanged.
+    """
+    ids = [int(t) for t in prefix_ids]
+    if align <= 1 or len(ids) % align == 0:
+        return ids, 0
+    leading = prefix_token_ids(tokenizer, "")
+    lead = len(leading) if ids[:len(leading)] == leading else 0
+    n_pad = -len(ids) % align
+    return ids[:lead] + [alignment_pad_id(tokenizer)] * n_pad + ids[lead:], n_pad
+
+
 def build_rows(
     tokenizer: Any,
     texts: Sequence[str],
@@ -195,17 +239,25 @@ def plan_label_scoring(
     texts: Sequence[str],
     label_continuations: Mapping[str, str],
     suffix: str = "",
+    *,
+    align: int = 0,
 ) -> ScoringPlan:
     """Plan the scoring of every label of every text after ``prefix`` (see the module doc).
+
+    ``align`` > 1 pads the prefix to a multiple of that many tokens (``align_prefix_ids``).
 
     Raises:
         ConfigError: a label word tokenizes to nothing or is a prefix of another, or a label
             would be read with no token before it (empty prompt and no BOS).
     """
-    prefix_ids = prefix_token_ids(tokenizer, prefix)
+    if align < 0:
+        raise ConfigError(f"prefix alignment must be >= 0 tokens, got {align}",
+                          where="reference.align_prefix", fix="use 0 (off) or e.g. 32")
+    prefix_ids, padding = align_prefix_ids(tokenizer, prefix_token_ids(tokenizer, prefix), align)
     rows = build_rows(tokenizer, texts, label_continuations, suffix)
     if not prefix_ids and any(pos < 0 for r in rows for _, reads in r.reads
                               for pos, _ in reads):
         raise ConfigError("the prompt before a label is empty", where="reference.prompt",
                           fix="give the reference a non-empty prompt or suffix")
-    return ScoringPlan(tuple(prefix_ids), tuple(label_continuations), len(texts), tuple(rows))
+    return ScoringPlan(tuple(prefix_ids), tuple(label_continuations), len(texts), tuple(rows),
+                       padding)

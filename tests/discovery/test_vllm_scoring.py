@@ -294,3 +294,81 @@ def test_prefix_block_reuse_counts_whole_blocks(tiny_tokenizer):
     n = len(plan.prefix_ids)
     assert prefix_block_reuse(plan, 32) == (n // 32 * 32, n)
     assert prefix_block_reuse(plan, 1) == (n, n)
+
+
+@pytest.mark.parametrize("adds_bos", [True, False], ids=["bos", "no-bos"])
+def test_an_aligned_prefix_is_padded_after_bos_to_a_multiple(tiny_tokenizer, bos_tokenizer,
+                                                             adds_bos):
+    from synth.engines._planner import alignment_pad_id, plan_label_scoring
+
+    tok = bos_tokenizer if adds_bos else tiny_tokenizer
+    labels = {"a": " great", "b": " bad"}
+    plain = plan_label_scoring(tok, PREFIX, [" good"], labels)
+    aligned = plan_label_scoring(tok, PREFIX, [" good"], labels, align=32)
+    n = len(plain.prefix_ids)
+    pad = alignment_pad_id(tok)
+    assert n % 32 and plain.padding == 0
+    assert len(aligned.prefix_ids) == (n // 32 + 1) * 32
+    assert aligned.padding == len(aligned.prefix_ids) - n
+    lead = 1 if adds_bos else 0
+    assert aligned.prefix_ids == (plain.prefix_ids[:lead] + (pad,) * aligned.padding
+                                  + plain.prefix_ids[lead:])
+    assert aligned.rows == plain.rows
+    # Already a multiple, or align 0/1: the prefix as tokenized.
+    assert plan_label_scoring(tok, PREFIX, [" good"], labels, align=n).prefix_ids == \
+        plain.prefix_ids
+    assert plan_label_scoring(tok, PREFIX, [" good"], labels, align=1) == plain
+    with pytest.raises(ConfigError, match="prefix alignment must be >= 0 tokens, got -8"):
+        plan_label_scoring(tok, PREFIX, [" good"], labels, align=-8)
+
+
+def test_the_pad_token_is_end_of_text_then_eos_then_pad(tiny_tokenizer):
+    from types import SimpleNamespace
+
+    from synth.engines._planner import alignment_pad_id
+
+    def tok(vocab, eos=None, pad=None):
+        return SimpleNamespace(get_vocab=lambda: vocab, eos_token_id=eos, pad_token_id=pad)
+
+    assert alignment_pad_id(tok({"<|endoftext|>": 0, "x": 5}, eos=2, pad=3)) == 0
+    assert alignment_pad_id(tok({"x": 5}, eos=2, pad=3)) == 2
+    assert alignment_pad_id(tok({"x": 5}, pad=3)) == 3
+    assert alignment_pad_id(tiny_tokenizer) == tiny_tokenizer.pad_token_id
+    with pytest.raises(ConfigError, match="no end-of-text, EOS or pad token"):
+        alignment_pad_id(tok({"x": 5}))
+
+
+@pytest.mark.parametrize("adds_bos", [True, False], ids=["bos", "no-bos"])
+def test_both_backends_score_the_same_aligned_prompt(fake_vllm, tiny_llama, tiny_tokenizer,
+                                                     bos_tokenizer, adds_bos):
+    """With ``align`` both engines score the padded prompt, and agree as they do without."""
+    from synth.engines._planner import plan_label_scoring
+    from synth.engines._vllm_scoring import prefix_block_reuse
+
+    tok = bos_tokenizer if adds_bos else tiny_tokenizer
+    labels = {"negative": " negative", "positive": " positive"}
+    plan = plan_label_scoring(tok, PREFIX, TEXTS, labels, "\nAnswer:", align=16)
+    assert prefix_block_reuse(plan, 16) == (len(plan.prefix_ids), len(plan.prefix_ids))
+    assert prefix_block_reuse(plan, 8)[0] == len(plan.prefix_ids)
+    rec = _RecordingModel(tiny_llama)
+    hf = hf_label_logprobs(rec, tok, PREFIX, TEXTS, labels, "\nAnswer:", batch_size=2, align=16)
+    assert rec.rows[0] == list(plan.prefix_ids)  # the padded prefix, run once
+    llm = FakeLLM(tiny_llama, tok)
+    got = vllm_label_logprobs(llm, PREFIX, TEXTS, labels, "\nAnswer:", top_logprobs=400,
+                              align=16)
+    assert all(tuple(p["prompt_token_ids"][:len(plan.prefix_ids)]) == plan.prefix_ids
+               for p in llm.prompts)
+    # One full forward over the padded ids gives the same numbers.
+    for text, g, h in zip(TEXTS, got, hf, strict=True):
+        assert g == pytest.approx(h, abs=1e-4)
+        for lab, word in labels.items():
+            ids = list(plan.prefix_ids) + tok(text + "\nAnswer:" + word,
+                                              add_special_tokens=False)["input_ids"]
+            with torch.no_grad():
+                logp = torch.log_softmax(tiny_llama(input_ids=torch.tensor([ids])).logits[0], -1)
+            assert h[lab] == pytest.approx(float(logp[-2, ids[-1]]), abs=1e-4)
+    # The padding is real: the unaligned scores differ, and align=0 is the default exactly.
+    plain = hf_label_logprobs(tiny_llama, tok, PREFIX, TEXTS, labels, "\nAnswer:")
+    assert max(abs(a[k] - b[k]) for a, b in zip(plain, hf, strict=True) for k in a) > 1e-3
+    assert hf_label_logprobs(tiny_llama, tok, PREFIX, TEXTS, labels, "\nAnswer:",
+                             align=0) == plain
