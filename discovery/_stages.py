@@ -65,6 +65,7 @@ from synth.core import (
     write_json_atomic,
     write_jsonl,
 )
+from synth.engines import ALIGN_SCHEME
 
 CHUNK = 512  # sentences per resumable scoring chunk
 
@@ -110,7 +111,8 @@ def reference_payload(reference: ReferenceConfig) -> dict[str, Any]:
     payload: dict[str, Any] = output_dump(reference)
     del payload["align_prefix"]
     if reference.prefix_alignment:
-        payload["align_prefix"] = reference.prefix_alignment
+        payload["align_prefix"] = {"multiple": reference.prefix_alignment,
+                                   "scheme": ALIGN_SCHEME}
     return payload
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from synth.engines._base import Generation, render_chat
 from synth.engines._hf_generate import BOUNDARY
+from synth.engines._planner import PrefixAlignment
 from synth.engines._sampling import SamplingConfig
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -126,14 +127,14 @@ class HFBackend:
         label_continuations: Mapping[str, str],
         suffix: str = "",
         *,
-        align: int = 0,
+        align: PrefixAlignment | None = None,
     ) -> list[dict[str, float]]:
         """Log-probability of each label continuation after ``prefix + text + suffix``.
 
         The shared prefix's key/value cache is computed once per backend and prefix, and
         reused for every batch of this and every later call (``prefix_cache``, keyed by the
-        prefix's token ids and the model). ``align`` pads the prefix to a multiple of that
-        many tokens, the same padded prompt the vLLM backend scores.
+        prefix's token ids and the model). ``align`` pads the prefix to whole blocks of
+        tokens, the same padded prompt the vLLM backend scores.
         """
         from synth.engines._hf_scoring import hf_label_logprobs
 

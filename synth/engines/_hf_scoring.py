@@ -16,7 +16,12 @@ from typing import Any
 
 from synth.core._batching import length_sorted_batches
 from synth.core._errors import ConfigError
-from synth.engines._planner import build_rows, check_label_words, plan_label_scoring
+from synth.engines._planner import (
+    PrefixAlignment,
+    build_rows,
+    check_label_words,
+    plan_label_scoring,
+)
 
 __all__ = ["build_rows", "check_label_words", "hf_label_logprobs"]
 
@@ -82,7 +87,7 @@ def hf_label_logprobs(
     batch_size: int = 32,
     progress: bool = False,
     prefix_cache: dict[tuple[Any, ...], Any] | None = None,
-    align: int = 0,
+    align: PrefixAlignment | None = None,
 ) -> list[dict[str, float]]:
     """Log-probability of each label's continuation after ``prefix + text + suffix``.
 
@@ -99,8 +104,8 @@ def hf_label_logprobs(
             by the model and the prefix's token ids (``HFBackend`` passes its own). The
             stored tensors are never modified (see ``_batch_cache``). At most
             ``_PREFIX_CACHE_SIZE`` prefixes are kept; the oldest is dropped first.
-        align: pad the prefix to a multiple of this many tokens, as the vLLM path does for
-            its block-wise prefix cache (``synth.engines._planner.align_prefix_ids``); 0
+        align: pad the prefix to whole blocks of tokens, as the vLLM path does for its
+            block-wise prefix cache (``synth.engines._planner.align_prefix_ids``); ``None``
             scores the prefix as tokenized.
 
     Returns:

@@ -14,11 +14,11 @@ the assembly of results live here, once (the transformers and vLLM paths only ru
 - Labels whose continuation is one token after that context share one row; a multi-token
   label gets its own row (context + all its tokens but the last).
 
-Optionally the prefix is *aligned*: padded at its front (after the tokenizer's own leading
-special tokens, e.g. BOS) with a pad token to a multiple of ``align`` tokens, so that an engine
-whose cache reuses whole blocks (vLLM's automatic prefix caching) reuses all of it. The
-padding changes the prompt, so every engine scores the same padded ids (see
-``align_prefix_ids``); ``align=0`` (the default) leaves the prefix as the tokenizer wrote it.
+Optionally the prefix is *aligned* (``PrefixAlignment``): padded to a multiple of some number
+of tokens, so that an engine whose cache reuses whole blocks (vLLM's automatic prefix
+caching) reuses all of it. The pads lengthen the few-shot separators (see
+``align_prefix_ids``). The padding changes the prompt, so every engine scores the same
+padded ids; ``align=None`` (the default) leaves the prefix as the tokenizer wrote it.
 
 A row's ``reads`` name positions *in the row's own ids* (0 = the first token after the
 prefix); position ``-1`` is the prefix's last token (a text whose context is empty reads the
@@ -78,7 +78,7 @@ class ScoringPlan:
     n_texts: int
     rows: tuple[ScoringRow, ...]
     padding: int = 0
-    """How many pad tokens ``align_prefix_ids`` put in front of the prefix."""
+    """How many pad tokens ``align_prefix_ids`` put into the prefix."""
 
     def prompt_ids(self, row: ScoringRow) -> list[int]:
         """The row's whole prompt: prefix ids followed by the row's ids."""
@@ -156,13 +156,35 @@ def prefix_token_ids(tokenizer: Any, prefix: str) -> list[int]:
     return [int(t) for t in tokenizer(prefix)["input_ids"]]
 
 
+@dataclass(frozen=True)
+class PrefixAlignment:
+    """How to pad a shared prefix to a whole number of cache blocks.
+
+    Attributes:
+        multiple: pad the tokenized prefix to a multiple of this many tokens (> 1).
+        separator: the text between few-shot demonstrations (``reference.shot_separator``):
+            the pad tokens are spread over the token boundaries where its occurrences in
+            the prefix end, each pad the token of the separator's last character (a
+            newline for the default ``"\n\n"``), so the separators grow a little
+            longer. Without one (empty, not found on a token boundary, or a last character
+            that is not one token), the pads are end-of-text tokens in front of the prefix.
+    """
+
+    multiple: int
+    separator: str = ""
+
+
+ALIGN_SCHEME = "pads spread over the separators' ends (the separator's last character), " \
+    "extra pads to the first; else end-of-text tokens after BOS"
+"""How ``align_prefix_ids`` places its pads: part of the reference hash when it pads, so
+scores made under another placement are never mixed with these."""
+
+
 def alignment_pad_id(tokenizer: Any) -> int:
-    """The token that pads an aligned prefix: the tokenizer's end-of-text token.
+    """The end-of-text token that pads a prefix with no separator to lengthen.
 
     ``<|endoftext|>`` (GPT-2 style vocabularies, SmolLM2's id 0) if the vocabulary has it,
-    else the EOS token, else the pad token. A causal model reads it as "a document ended here", so padding in
-    front of the first demonstration moves the label scores least of the candidates
-    measured (see docs/gpu.md, "Prefix alignment").
+    else the EOS token, else the pad token.
     """
     vocab = tokenizer.get_vocab()
     if "<|endoftext|>" in vocab:
@@ -174,20 +196,52 @@ def alignment_pad_id(tokenizer: Any) -> int:
                       where="reference.align_prefix", fix="set reference.align_prefix: 0")
 
 
-def align_prefix_ids(tokenizer: Any, prefix_ids: Sequence[int], align: int
-                     ) -> tuple[list[int], int]:
-    """Pad ``prefix_ids`` to a multiple of ``align`` tokens; return (ids, pad tokens added).
+def separator_ends(tokenizer: Any, prefix: str, prefix_ids: Sequence[int], separator: str
+                   ) -> list[int]:
+    """Token indices in ``prefix_ids`` right after each occurrence of ``separator`` in
+    ``prefix`` (only where a token ends exactly at the separator's end; none for a
+    tokenizer without offsets)."""
+    if not separator or not getattr(tokenizer, "is_fast", False):
+        return []
+    enc = tokenizer(prefix, return_offsets_mapping=True)
+    if [int(t) for t in enc["input_ids"]] != list(prefix_ids):
+        return []
+    ends, at = set(), prefix.find(separator)
+    while at >= 0:
+        ends.add(at + len(separator))
+        at = prefix.find(separator, at + len(separator))
+    return [j + 1 for j, (start, end) in enumerate(enc["offset_mapping"])
+            if end > start and end in ends]
 
-    The pad tokens (``alignment_pad_id``) go after the tokenizer's own leading special tokens
-    (what it adds to an empty string, e.g. ``[BOS]``), before the first demonstration.
-    ``align`` 0 or 1, or a prefix already of a multiple, returns the ids unchanged.
+
+def align_prefix_ids(tokenizer: Any, prefix: str, prefix_ids: Sequence[int],
+                     align: PrefixAlignment | None) -> tuple[list[int], int]:
+    """Pad ``prefix_ids`` (``prefix`` tokenized) to a multiple of ``align.multiple`` tokens;
+    return (ids, pad tokens added).
+
+    The pads lengthen the few-shot separators (see ``PrefixAlignment``): ``n`` pads over
+    ``m`` separator ends put ``n // m`` at each, one more at the first ``n % m``. With no
+    separator end to pad, end-of-text tokens (``alignment_pad_id``) go after the
+    tokenizer's own leading special tokens (what it adds to an empty string, e.g.
+    ``[BOS]``). No alignment, a multiple of 0 or 1, or a prefix already of a multiple
+    returns the ids unchanged.
     """
     ids = [int(t) for t in prefix_ids]
-    if align <= 1 or len(ids) % align == 0:
+    if align is None or align.multiple <= 1 or len(ids) % align.multiple == 0:
         return ids, 0
+    n_pad = -len(ids) % align.multiple
+    points = separator_ends(tokenizer, prefix, ids, align.separator)
+    pad = tokenizer(align.separator[-1:], add_special_tokens=False)["input_ids"] \
+        if points else []
+    if len(pad) == 1:
+        out, prev = [], 0
+        for j, point in enumerate(points):
+            out += ids[prev:point] + [int(pad[0])] * (n_pad // len(points)
+                                                      + (j < n_pad % len(points)))
+            prev = point
+        return out + ids[prev:], n_pad
     leading = prefix_token_ids(tokenizer, "")
     lead = len(leading) if ids[:len(leading)] == leading else 0
-    n_pad = -len(ids) % align
     return ids[:lead] + [alignment_pad_id(tokenizer)] * n_pad + ids[lead:], n_pad
 
 
@@ -240,20 +294,21 @@ def plan_label_scoring(
     label_continuations: Mapping[str, str],
     suffix: str = "",
     *,
-    align: int = 0,
+    align: PrefixAlignment | None = None,
 ) -> ScoringPlan:
     """Plan the scoring of every label of every text after ``prefix`` (see the module doc).
 
-    ``align`` > 1 pads the prefix to a multiple of that many tokens (``align_prefix_ids``).
+    ``align`` pads the prefix to a multiple of its many tokens (``align_prefix_ids``).
 
     Raises:
         ConfigError: a label word tokenizes to nothing or is a prefix of another, or a label
             would be read with no token before it (empty prompt and no BOS).
     """
-    if align < 0:
-        raise ConfigError(f"prefix alignment must be >= 0 tokens, got {align}",
+    if align is not None and align.multiple < 0:
+        raise ConfigError(f"prefix alignment must be >= 0 tokens, got {align.multiple}",
                           where="reference.align_prefix", fix="use 0 (off) or e.g. 32")
-    prefix_ids, padding = align_prefix_ids(tokenizer, prefix_token_ids(tokenizer, prefix), align)
+    prefix_ids, padding = align_prefix_ids(tokenizer, prefix, prefix_token_ids(tokenizer, prefix),
+                                           align)
     rows = build_rows(tokenizer, texts, label_continuations, suffix)
     if not prefix_ids and any(pos < 0 for r in rows for _, reads in r.reads
                               for pos, _ in reads):

@@ -8,6 +8,7 @@ from typing import Any
 
 from synth.core._errors import ModelNotAvailable
 from synth.engines._base import Generation, render_chat
+from synth.engines._planner import PrefixAlignment
 from synth.engines._sampling import SamplingConfig
 
 VLLM_INSTALL = (
@@ -173,14 +174,14 @@ class VLLMBackend:
         label_continuations: Mapping[str, str],
         suffix: str = "",
         *,
-        align: int = 0,
+        align: PrefixAlignment | None = None,
     ) -> list[dict[str, float]]:
         """Log-probability of each label continuation (prefix caching shares the prefix).
 
-        ``align`` pads the prefix to a multiple of that many tokens so that prefix caching,
-        which reuses whole KV blocks only, reuses all of it when the block size divides
-        ``align`` (``PREFIX_ALIGN``, 32, is a multiple of the CPU build's 32-token and the
-        CUDA build's default 16-token blocks).
+        ``align`` pads the prefix to a multiple of ``align.multiple`` tokens so that prefix
+        caching, which reuses whole KV blocks only, reuses all of it when the block size
+        divides that multiple (``PREFIX_ALIGN``, 32, is a multiple of the CPU build's
+        32-token and the CUDA build's default 16-token blocks).
         """
         from synth.engines._vllm_scoring import vllm_label_logprobs
 

@@ -229,15 +229,17 @@ class _AlignRecorder:
 
 
 @pytest.mark.parametrize(("backend", "align", "want"), [
-    ("hf", "auto", {}), ("hf", 0, {}), ("hf", 32, {"align": 32}),
-    ("vllm", "auto", {"align": 32}), ("vllm", 0, {}), ("vllm", 48, {"align": 48}),
+    ("hf", "auto", 0), ("hf", 0, 0), ("hf", 32, 32),
+    ("vllm", "auto", 32), ("vllm", 0, 0), ("vllm", 48, 48),
 ])
 def test_the_reference_passes_the_resolved_prefix_alignment(backend, align, want):
+    from synth.engines import PrefixAlignment
+
     rec = _AlignRecorder()
-    cfg = ReferenceConfig(backend=backend, align_prefix=align)
+    cfg = ReferenceConfig(backend=backend, align_prefix=align, shot_separator="\n--\n")
     FewShotReference(rec, cfg, LABELS).raw_logprobs(["so good"])
-    assert rec.kwargs == [want]
-    assert cfg.prefix_alignment == want.get("align", 0)
+    assert rec.kwargs == [{"align": PrefixAlignment(want, "\n--\n")} if want else {}]
+    assert cfg.prefix_alignment == want
 
 
 def test_a_negative_prefix_alignment_is_refused():
