@@ -12,6 +12,9 @@ from synth.core import runtime_field
 
 if TYPE_CHECKING:
     from synth import SeedCorpusConfig
+# ``reference.align_prefix: auto`` with ``backend: vllm`` (synth.engines._vllm.PREFIX_ALIGN,
+# repeated here so that loading a config never imports an engine module).
+VLLM_PREFIX_ALIGN = 32
 
 # SynthEval appendix A.1: the sentiment prompt of the few-shot reference.
 DEFAULT_PROMPT = (
@@ -50,7 +53,7 @@ class ReferenceConfig(BaseModel):
     model: str = "packaged:smollm2-135m-instruct"
     """Model spec (``packaged:NAME`` or ``hf:ID_OR_PATH``), resolved by ``synth``."""
     backend: Literal["hf", "vllm"] = "hf"
-    """Engine: ``hf`` (transformers, CPU or GPU) or ``vllm`` (GPU)."""
+    """Engine: ``hf`` (transformers, CPU or GPU) or ``vllm`` (vLLM's CPU or CUDA build)."""
     prompt: str = DEFAULT_PROMPT
     """Prompt template for one example; ``{text}`` is replaced by the sentence and the label
     word follows the template's end."""
@@ -64,6 +67,16 @@ class ReferenceConfig(BaseModel):
         default_factory=lambda: {"negative": " negative", "positive": " positive"}
     )
     """Label name -> continuation scored after the prompt (keep the leading space)."""
+    align_prefix: int | Literal["auto"] = "auto"
+    """Pad the tokenized few-shot prefix to a multiple of this many tokens (the pads lengthen
+    the shot separators; see ``synth.engines.PrefixAlignment``), so that vLLM's prefix
+    caching, which reuses whole KV blocks only, reuses every prefix token. ``0`` scores the
+    prefix as tokenized; ``auto`` is 32 with ``backend: vllm`` (a multiple of its CPU and
+    CUDA block sizes) and 0 with ``hf`` (its own prefix cache needs no alignment). The
+    padding changes the prompt, so it changes the scores (SmolLM2, default prompt, 8 pads,
+    64 sentences: max |d log-prob| 0.41, calibrated p max |d| 0.09, mean 0.03) and is part
+    of the reference hash; both engines score the same padded prompt, so ``hf`` with
+    ``align_prefix: 32`` matches ``vllm``."""
     calibration: Literal["none", "contextual", "batch"] = "contextual"
     """``contextual``: subtract the content-free inputs' mean (Zhao et al. 2021);
     ``batch``: subtract each label's mean over the scored corpus (Zhou et al. 2023);
@@ -85,6 +98,21 @@ class ReferenceConfig(BaseModel):
         if prompt.count("{text}") != 1:
             raise ValueError("prompt must contain '{text}' exactly once")
         return prompt
+
+    @field_validator("align_prefix")
+    @classmethod
+    def _align_not_negative(cls, align: int | str) -> int | str:
+        if isinstance(align, int) and align < 0:
+            raise ValueError("align_prefix must be 'auto' or a number of tokens >= 0")
+        return align
+
+    @property
+    def prefix_alignment(self) -> int:
+        """``align_prefix`` resolved for ``backend``: the multiple of tokens the prefix is
+        padded to (0: none)."""
+        if self.align_prefix == "auto":
+            return VLLM_PREFIX_ALIGN if self.backend == "vllm" else 0
+        return int(self.align_prefix)
 
     @model_validator(mode="after")
     def _shots_fit(self) -> ReferenceConfig:

@@ -10,6 +10,7 @@ import numpy as np
 from discovery._calibration import Calibrator, fit_calibration
 from discovery._config import ReferenceConfig
 from synth.core import ConfigError
+from synth.engines import PrefixAlignment
 
 PROGRESS_CHUNK = 256
 """Texts per raw-scoring call when a progress callback is given."""
@@ -119,9 +120,13 @@ class FewShotReference:
         if not texts:
             return np.zeros((0, len(self.labels)))
         words = {lab: self.config.label_words[lab] for lab in self.labels}
-        rows = self.backend.label_logprobs(self.prefix,
-                                           [self._lead + self.render(t) for t in texts], words,
-                                           self.suffix)
+        # The alignment is passed only when there is one: backends written before it (and
+        # the test fakes) keep working with the default ``hf`` reference.
+        multiple = self.config.prefix_alignment
+        extra = {"align": PrefixAlignment(multiple, self.config.shot_separator)} \
+            if multiple else {}
+        queries = [self._lead + self.render(t) for t in texts]
+        rows = self.backend.label_logprobs(self.prefix, queries, words, self.suffix, **extra)
         return np.array([[row[lab] for lab in self.labels] for row in rows], dtype=np.float64)
 
     def fit_calibration(self, corpus_logprobs: np.ndarray | None = None) -> Calibrator:

@@ -68,6 +68,7 @@ from synth.core import (
     write_json_atomic,
     write_jsonl,
 )
+from synth.engines import ALIGN_SCHEME
 
 CHUNK = 512  # sentences per resumable scoring chunk
 
@@ -94,7 +95,7 @@ def task_model_hash(tm: TaskModelConfig, *, labels: LabelSpace, reference: Refer
     if scheme == "demo":
         payload["demo_split"] = [evaluation.split_seed, evaluation.holdout_fraction]
     elif scheme == "fewshot":
-        payload["reference"] = output_dump(reference)
+        payload["reference"] = reference_payload(reference)
     return config_hash(payload)
 
 
@@ -106,9 +107,21 @@ def task_model_hashes(task_models: Sequence[TaskModelConfig], *, labels: LabelSp
             for t in task_models]
 
 
+def reference_payload(reference: ReferenceConfig) -> dict[str, Any]:
+    """The reference config as the hashes see it: without its runtime fields, and with
+    ``align_prefix`` resolved for its backend (``auto`` never reaches a hash) and left out
+    when it is 0, so configs from before the option keep their hashes."""
+    payload: dict[str, Any] = output_dump(reference)
+    del payload["align_prefix"]
+    if reference.prefix_alignment:
+        payload["align_prefix"] = {"multiple": reference.prefix_alignment,
+                                   "scheme": ALIGN_SCHEME}
+    return payload
+
+
 def reference_hash(reference: ReferenceConfig, labels: LabelSpace) -> str:
     """Hash of what changes the reference's scores."""
-    return config_hash({"labels": labels.list, "reference": output_dump(reference)})
+    return config_hash({"labels": labels.list, "reference": reference_payload(reference)})
 
 
 CALIBRATION_FIELDS = ("calibration", "calibration_average", "content_free")

@@ -19,13 +19,16 @@ from synth.engines._models import (
     resolve_model_path,
     split_spec,
 )
+from synth.engines._planner import ALIGN_SCHEME, PrefixAlignment
 from synth.engines._registry import ENGINES, make_backend
 from synth.engines._sampling import SamplingConfig
 from synth.engines._vllm import VLLMBackend
 
 __all__ = [
+    "ALIGN_SCHEME",
     "ENGINES",
     "PACKAGED_MODELS",
+    "PrefixAlignment",
     "Backend",
     "Generation",
     "HFBackend",

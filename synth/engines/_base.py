@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from synth.engines._planner import PrefixAlignment
 from synth.engines._sampling import SamplingConfig
 
 
@@ -53,9 +54,14 @@ class Backend(Protocol):
         texts: Sequence[str],
         label_continuations: Mapping[str, str],
         suffix: str = "",
+        *,
+        align: PrefixAlignment | None = None,
     ) -> list[dict[str, float]]:
         """Log-probability of each label's continuation after ``prefix + text + suffix``.
 
-        Multi-token continuations sum their tokens' log-probabilities.
+        Multi-token continuations sum their tokens' log-probabilities. ``align`` pads the
+        tokenized prefix to whole blocks (``synth.engines._planner.align_prefix_ids``);
+        callers pass it only when they pad, so an engine without prefix alignment may
+        leave the keyword out.
         """
         ...

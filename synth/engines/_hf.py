@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from synth.engines._base import Generation, render_chat
 from synth.engines._hf_generate import BOUNDARY
+from synth.engines._planner import PrefixAlignment
 from synth.engines._sampling import SamplingConfig
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -125,18 +126,21 @@ class HFBackend:
         texts: Sequence[str],
         label_continuations: Mapping[str, str],
         suffix: str = "",
+        *,
+        align: PrefixAlignment | None = None,
     ) -> list[dict[str, float]]:
         """Log-probability of each label continuation after ``prefix + text + suffix``.
 
         The shared prefix's key/value cache is computed once per backend and prefix, and
         reused for every batch of this and every later call (``prefix_cache``, keyed by the
-        prefix's token ids and the model).
+        prefix's token ids and the model). ``align`` pads the prefix to whole blocks of
+        tokens, the same padded prompt the vLLM backend scores.
         """
         from synth.engines._hf_scoring import hf_label_logprobs
 
         return hf_label_logprobs(self.model, self.tokenizer, prefix, texts, label_continuations,
                                  suffix, batch_size=self.batch_size,
-                                 prefix_cache=self.prefix_cache)
+                                 prefix_cache=self.prefix_cache, align=align)
 
 
 def _eos_ids(model: Any, tokenizer: Any) -> set[int]:

@@ -16,7 +16,12 @@ from typing import Any
 
 from synth.core._batching import length_sorted_batches
 from synth.core._errors import ConfigError
-from synth.engines._planner import build_rows, check_label_words, plan_label_scoring
+from synth.engines._planner import (
+    PrefixAlignment,
+    build_rows,
+    check_label_words,
+    plan_label_scoring,
+)
 
 __all__ = ["build_rows", "check_label_words", "hf_label_logprobs"]
 
@@ -82,6 +87,7 @@ def hf_label_logprobs(
     batch_size: int = 32,
     progress: bool = False,
     prefix_cache: dict[tuple[Any, ...], Any] | None = None,
+    align: PrefixAlignment | None = None,
 ) -> list[dict[str, float]]:
     """Log-probability of each label's continuation after ``prefix + text + suffix``.
 
@@ -98,6 +104,9 @@ def hf_label_logprobs(
             by the model and the prefix's token ids (``HFBackend`` passes its own). The
             stored tensors are never modified (see ``_batch_cache``). At most
             ``_PREFIX_CACHE_SIZE`` prefixes are kept; the oldest is dropped first.
+        align: pad the prefix to whole blocks of tokens, as the vLLM path does for its
+            block-wise prefix cache (``synth.engines._planner.align_prefix_ids``); ``None``
+            scores the prefix as tokenized.
 
     Returns:
         One ``{label: log-probability}`` dict per text; multi-token labels sum their tokens.
@@ -111,7 +120,8 @@ def hf_label_logprobs(
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}", where="batch_size")
     if not texts:
         return []
-    plan = plan_label_scoring(tokenizer, prefix, texts, label_continuations, suffix)
+    plan = plan_label_scoring(tokenizer, prefix, texts, label_continuations, suffix,
+                              align=align)
     prefix_ids, rows = list(plan.prefix_ids), plan.rows
     layers, prefix_last = _cached_prefix_state(model, prefix_ids, prefix_cache)
     p_len = len(prefix_ids)

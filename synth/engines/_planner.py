@@ -14,6 +14,12 @@ the assembly of results live here, once (the transformers and vLLM paths only ru
 - Labels whose continuation is one token after that context share one row; a multi-token
   label gets its own row (context + all its tokens but the last).
 
+Optionally the prefix is *aligned* (``PrefixAlignment``): padded to a multiple of some number
+of tokens, so that an engine whose cache reuses whole blocks (vLLM's automatic prefix
+caching) reuses all of it. The pads lengthen the few-shot separators (see
+``align_prefix_ids``). The padding changes the prompt, so every engine scores the same
+padded ids; ``align=None`` (the default) leaves the prefix as the tokenizer wrote it.
+
 A row's ``reads`` name positions *in the row's own ids* (0 = the first token after the
 prefix); position ``-1`` is the prefix's last token (a text whose context is empty reads the
 first label token from the prefix's own next-token distribution). In a full prompt
@@ -60,7 +66,8 @@ class ScoringPlan:
     """The rows that score every label of every text after one shared prefix.
 
     Attributes:
-        prefix_ids: the prefix's token ids (with the tokenizer's special tokens).
+        prefix_ids: the prefix's token ids (with the tokenizer's special tokens, and the
+            alignment padding when one was asked for).
         labels: label names, in the order results are returned.
         n_texts: how many texts were planned.
         rows: the rows to run (see ``ScoringRow``).
@@ -70,6 +77,8 @@ class ScoringPlan:
     labels: tuple[str, ...]
     n_texts: int
     rows: tuple[ScoringRow, ...]
+    padding: int = 0
+    """How many pad tokens ``align_prefix_ids`` put into the prefix."""
 
     def prompt_ids(self, row: ScoringRow) -> list[int]:
         """The row's whole prompt: prefix ids followed by the row's ids."""
@@ -147,6 +156,95 @@ def prefix_token_ids(tokenizer: Any, prefix: str) -> list[int]:
     return [int(t) for t in tokenizer(prefix)["input_ids"]]
 
 
+@dataclass(frozen=True)
+class PrefixAlignment:
+    """How to pad a shared prefix to a whole number of cache blocks.
+
+    Attributes:
+        multiple: pad the tokenized prefix to a multiple of this many tokens (> 1).
+        separator: the text between few-shot demonstrations (``reference.shot_separator``):
+            the pad tokens are spread over the token boundaries where its occurrences in
+            the prefix end, each pad the token of the separator's last character (a
+            newline for the default ``"\n\n"``), so the separators grow a little
+            longer. Without one (empty, not found on a token boundary, or a last character
+            that is not one token), the pads are end-of-text tokens in front of the prefix.
+    """
+
+    multiple: int
+    separator: str = ""
+
+
+ALIGN_SCHEME = "pads spread over the separators' ends (the separator's last character), " \
+    "extra pads to the first; else end-of-text tokens after BOS"
+"""How ``align_prefix_ids`` places its pads: part of the reference hash when it pads, so
+scores made under another placement are never mixed with these."""
+
+
+def alignment_pad_id(tokenizer: Any) -> int:
+    """The end-of-text token that pads a prefix with no separator to lengthen.
+
+    ``<|endoftext|>`` (GPT-2 style vocabularies, SmolLM2's id 0) if the vocabulary has it,
+    else the EOS token, else the pad token.
+    """
+    vocab = tokenizer.get_vocab()
+    if "<|endoftext|>" in vocab:
+        return int(vocab["<|endoftext|>"])
+    for special in (tokenizer.eos_token_id, tokenizer.pad_token_id):
+        if special is not None:
+            return int(special)
+    raise ConfigError("the tokenizer has no end-of-text, EOS or pad token to pad the prefix with",
+                      where="reference.align_prefix", fix="set reference.align_prefix: 0")
+
+
+def separator_ends(tokenizer: Any, prefix: str, prefix_ids: Sequence[int], separator: str
+                   ) -> list[int]:
+    """Token indices in ``prefix_ids`` right after each occurrence of ``separator`` in
+    ``prefix`` (only where a token ends exactly at the separator's end; none for a
+    tokenizer without offsets)."""
+    if not separator or not getattr(tokenizer, "is_fast", False):
+        return []
+    enc = tokenizer(prefix, return_offsets_mapping=True)
+    if [int(t) for t in enc["input_ids"]] != list(prefix_ids):
+        return []
+    ends, at = set(), prefix.find(separator)
+    while at >= 0:
+        ends.add(at + len(separator))
+        at = prefix.find(separator, at + len(separator))
+    return [j + 1 for j, (start, end) in enumerate(enc["offset_mapping"])
+            if end > start and end in ends]
+
+
+def align_prefix_ids(tokenizer: Any, prefix: str, prefix_ids: Sequence[int],
+                     align: PrefixAlignment | None) -> tuple[list[int], int]:
+    """Pad ``prefix_ids`` (``prefix`` tokenized) to a multiple of ``align.multiple`` tokens;
+    return (ids, pad tokens added).
+
+    The pads lengthen the few-shot separators (see ``PrefixAlignment``): ``n`` pads over
+    ``m`` separator ends put ``n // m`` at each, one more at the first ``n % m``. With no
+    separator end to pad, end-of-text tokens (``alignment_pad_id``) go after the
+    tokenizer's own leading special tokens (what it adds to an empty string, e.g.
+    ``[BOS]``). No alignment, a multiple of 0 or 1, or a prefix already of a multiple
+    returns the ids unchanged.
+    """
+    ids = [int(t) for t in prefix_ids]
+    if align is None or align.multiple <= 1 or len(ids) % align.multiple == 0:
+        return ids, 0
+    n_pad = -len(ids) % align.multiple
+    points = separator_ends(tokenizer, prefix, ids, align.separator)
+    pad = tokenizer(align.separator[-1:], add_special_tokens=False)["input_ids"] \
+        if points else []
+    if len(pad) == 1:
+        out, prev = [], 0
+        for j, point in enumerate(points):
+            out += ids[prev:point] + [int(pad[0])] * (n_pad // len(points)
+                                                      + (j < n_pad % len(points)))
+            prev = point
+        return out + ids[prev:], n_pad
+    leading = prefix_token_ids(tokenizer, "")
+    lead = len(leading) if ids[:len(leading)] == leading else 0
+    return ids[:lead] + [alignment_pad_id(tokenizer)] * n_pad + ids[lead:], n_pad
+
+
 def build_rows(
     tokenizer: Any,
     texts: Sequence[str],
@@ -195,17 +293,26 @@ def plan_label_scoring(
     texts: Sequence[str],
     label_continuations: Mapping[str, str],
     suffix: str = "",
+    *,
+    align: PrefixAlignment | None = None,
 ) -> ScoringPlan:
     """Plan the scoring of every label of every text after ``prefix`` (see the module doc).
+
+    ``align`` pads the prefix to a multiple of its many tokens (``align_prefix_ids``).
 
     Raises:
         ConfigError: a label word tokenizes to nothing or is a prefix of another, or a label
             would be read with no token before it (empty prompt and no BOS).
     """
-    prefix_ids = prefix_token_ids(tokenizer, prefix)
+    if align is not None and align.multiple < 0:
+        raise ConfigError(f"prefix alignment must be >= 0 tokens, got {align.multiple}",
+                          where="reference.align_prefix", fix="use 0 (off) or e.g. 32")
+    prefix_ids, padding = align_prefix_ids(tokenizer, prefix, prefix_token_ids(tokenizer, prefix),
+                                           align)
     rows = build_rows(tokenizer, texts, label_continuations, suffix)
     if not prefix_ids and any(pos < 0 for r in rows for _, reads in r.reads
                               for pos, _ in reads):
         raise ConfigError("the prompt before a label is empty", where="reference.prompt",
                           fix="give the reference a non-empty prompt or suffix")
-    return ScoringPlan(tuple(prefix_ids), tuple(label_continuations), len(texts), tuple(rows))
+    return ScoringPlan(tuple(prefix_ids), tuple(label_continuations), len(texts), tuple(rows),
+                       padding)

@@ -8,6 +8,7 @@ from typing import Any
 
 from synth.core._errors import ModelNotAvailable
 from synth.engines._base import Generation, render_chat
+from synth.engines._planner import PrefixAlignment
 from synth.engines._sampling import SamplingConfig
 
 VLLM_INSTALL = (
@@ -27,6 +28,10 @@ CPU_KVCACHE_GIB = "4"
 # whole blocks only, so the smallest such block reuses the most of a shared prefix (the
 # default, 128, reuses 128 of a 152-token few-shot prefix; 32 reuses every full 32).
 CPU_BLOCK_SIZE = 32
+# The prefix alignment ``reference.align_prefix: auto`` uses with this engine: a multiple of
+# every block size the engine picks by default (32 on CPU, 16 with CUDA), so the padded
+# few-shot prefix fills whole blocks and prefix caching reuses every token of it.
+PREFIX_ALIGN = 32
 
 
 def import_vllm() -> Any:
@@ -168,8 +173,17 @@ class VLLMBackend:
         texts: Sequence[str],
         label_continuations: Mapping[str, str],
         suffix: str = "",
+        *,
+        align: PrefixAlignment | None = None,
     ) -> list[dict[str, float]]:
-        """Log-probability of each label continuation (prefix caching shares the prefix)."""
+        """Log-probability of each label continuation (prefix caching shares the prefix).
+
+        ``align`` pads the prefix to a multiple of ``align.multiple`` tokens so that prefix
+        caching, which reuses whole KV blocks only, reuses all of it when the block size
+        divides that multiple (``PREFIX_ALIGN``, 32, is a multiple of the CPU build's
+        32-token and the CUDA build's default 16-token blocks).
+        """
         from synth.engines._vllm_scoring import vllm_label_logprobs
 
-        return vllm_label_logprobs(self.llm, prefix, texts, label_continuations, suffix)
+        return vllm_label_logprobs(self.llm, prefix, texts, label_continuations, suffix,
+                                   align=align)

@@ -5,7 +5,10 @@ path runs too (``synth.engines._planner``), so both backends score the same toke
 prefix caching (``LLM(..., enable_prefix_caching=True)``) reuses the shared few-shot prefix
 across requests. Prefix caching reuses whole KV blocks only, so the tail of the prefix past
 the last full block is recomputed for every text; ``prefix_block_reuse`` says how much of
-it is reused, and ``VLLMBackend`` picks the smallest block size the platform allows.
+it is reused, and ``VLLMBackend`` picks the smallest block size the platform allows. With
+``align`` the plan pads the prefix to a multiple of ``align.multiple`` tokens (the
+transformers path scores the same padded ids when given the same ``align``), and every prefix
+token is reused when the block size divides that multiple.
 
 Pass 1 (texts whose labels are all single tokens): one request per text with
 ``max_tokens=1``, ``logprobs=K`` and ``allowed_token_ids`` set to the labels' token ids, so
@@ -35,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from synth.engines._planner import ScoringPlan, ScoringRow, plan_label_scoring
+from synth.engines._planner import PrefixAlignment, ScoringPlan, ScoringRow, plan_label_scoring
 from synth.engines._vllm import import_vllm
 
 
@@ -67,6 +70,7 @@ def vllm_label_logprobs(
     *,
     top_logprobs: int = 20,
     progress: bool = False,
+    align: PrefixAlignment | None = None,
 ) -> list[dict[str, float]]:
     """Log-probability of each label's continuation after ``prefix + text + suffix``.
 
@@ -78,6 +82,7 @@ def vllm_label_logprobs(
         suffix: text after each input, e.g. ``"\\nAnswer:"``.
         top_logprobs: K, how many top log-probabilities to request in pass 1.
         progress: let vLLM show its progress bar.
+        align: pad the prefix to whole blocks (``None``: as tokenized).
 
     Returns:
         One ``{label: log-probability}`` dict per text; multi-token labels sum their tokens.
@@ -88,7 +93,8 @@ def vllm_label_logprobs(
     """
     if not texts:
         return []
-    plan = plan_label_scoring(llm.get_tokenizer(), prefix, texts, label_continuations, suffix)
+    plan = plan_label_scoring(llm.get_tokenizer(), prefix, texts, label_continuations, suffix,
+                              align=align)
     p_len = len(plan.prefix_ids)
     scores = plan.new_scores()
     # Pass-2 work: (row, label, full prompt ids, [(index in prompt, token id), ...]).

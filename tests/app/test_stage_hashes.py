@@ -58,3 +58,21 @@ def test_runtime_fields_do_not_change_the_hashes_but_output_fields_do(cfg):
     assert evaluate_stage_hash(other) != evaluate_stage_hash(cfg)
     metric = load_run_config(ROOT / "configs" / "sentiment.yaml", ["ranking.metric=p_wrong"])
     assert evaluate_stage_hash(metric) != evaluate_stage_hash(cfg)
+
+
+def test_prefix_alignment_is_hashed_resolved_and_only_when_it_pads(cfg):
+    """``align_prefix`` enters the hashes as the resolved multiple, and not at all when 0:
+    HF configs (default ``auto`` -> 0) keep the hashes they had before the option."""
+    labels = cfg.task.label_space
+
+    def ref_hash(*overrides):
+        c = load_run_config(ROOT / "configs" / "sentiment.yaml", list(overrides))
+        return reference_hash(c.reference, labels)
+
+    assert cfg.reference.align_prefix == "auto" and cfg.reference.prefix_alignment == 0
+    assert ref_hash("reference.align_prefix=0") == ref_hash() == "1adf1c9d8644f9d9"
+    assert ref_hash("reference.align_prefix=32") != ref_hash()
+    vllm_auto = ref_hash("reference.backend=vllm")
+    assert vllm_auto == ref_hash("reference.backend=vllm", "reference.align_prefix=32")
+    assert vllm_auto != ref_hash("reference.backend=vllm", "reference.align_prefix=0")
+    assert ref_hash("reference.backend=vllm", "reference.align_prefix=64") != vllm_auto

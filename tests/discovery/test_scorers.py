@@ -216,6 +216,40 @@ def test_reference_prompt_layout(tiny_llama, tiny_tokenizer):
     assert raw.shape == (4, 2) and np.allclose(probs.sum(axis=1), 1.0)
 
 
+class _AlignRecorder:
+    """A Backend that records the keywords ``label_logprobs`` gets (no ``align`` unless
+    asked: backends written before the option take none)."""
+
+    def __init__(self):
+        self.kwargs = []
+
+    def label_logprobs(self, prefix, texts, words, suffix="", **kwargs):
+        self.kwargs.append(kwargs)
+        return [{w: -1.0 for w in words} for _ in texts]
+
+
+@pytest.mark.parametrize(("backend", "align", "want"), [
+    ("hf", "auto", 0), ("hf", 0, 0), ("hf", 32, 32),
+    ("vllm", "auto", 32), ("vllm", 0, 0), ("vllm", 48, 48),
+])
+def test_the_reference_passes_the_resolved_prefix_alignment(backend, align, want):
+    from synth.engines import PrefixAlignment
+
+    rec = _AlignRecorder()
+    cfg = ReferenceConfig(backend=backend, align_prefix=align, shot_separator="\n--\n")
+    FewShotReference(rec, cfg, LABELS).raw_logprobs(["so good"])
+    assert rec.kwargs == [{"align": PrefixAlignment(want, "\n--\n")} if want else {}]
+    assert cfg.prefix_alignment == want
+
+
+def test_a_negative_prefix_alignment_is_refused():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="align_prefix must be 'auto' or a number of "
+                                              "tokens >= 0"):
+        ReferenceConfig(align_prefix=-1)
+
+
 def test_reference_label_words_must_match_task_labels(tiny_llama, tiny_tokenizer):
     with pytest.raises(ConfigError, match=r"reference label words name \['bad', 'good'\], but "
                                           r"the task's labels are"):

@@ -294,3 +294,120 @@ def test_prefix_block_reuse_counts_whole_blocks(tiny_tokenizer):
     n = len(plan.prefix_ids)
     assert prefix_block_reuse(plan, 32) == (n // 32 * 32, n)
     assert prefix_block_reuse(plan, 1) == (n, n)
+
+
+SHOTS = "A: good\n\nA: bad\n\nA: fine\n\nQuestion:"
+
+
+@pytest.mark.parametrize("adds_bos", [True, False], ids=["bos", "no-bos"])
+def test_pads_lengthen_the_separators_to_a_multiple(tiny_tokenizer, bos_tokenizer, adds_bos):
+    from synth.engines import PrefixAlignment
+    from synth.engines._planner import plan_label_scoring, separator_ends
+
+    tok = bos_tokenizer if adds_bos else tiny_tokenizer
+    labels = {"a": " great", "b": " bad"}
+    nl = tok("\n", add_special_tokens=False)["input_ids"]
+    assert len(nl) == 1
+    plain = plan_label_scoring(tok, SHOTS, [" good"], labels)
+    ids = list(plain.prefix_ids)
+    ends = separator_ends(tok, SHOTS, ids, "\n\n")
+    assert len(ends) == 3 and all(ids[e - 1] == nl[0] for e in ends)
+    aligned = plan_label_scoring(tok, SHOTS, [" good"], labels,
+                                 align=PrefixAlignment(16, "\n\n"))
+    n_pad = -len(ids) % 16
+    assert n_pad >= 3 and aligned.padding == n_pad and len(aligned.prefix_ids) % 16 == 0
+    per = [n_pad // 3 + (j < n_pad % 3) for j in range(3)]
+    want, prev = [], 0
+    for e, k in zip(ends, per, strict=True):
+        want += ids[prev:e] + nl * k
+        prev = e
+    assert list(aligned.prefix_ids) == want + ids[prev:]
+    assert tok.decode(aligned.prefix_ids, skip_special_tokens=True) == SHOTS.replace(
+        "\n\n", "\n\n" + "\n" * per[0], 1).replace(
+        "A: bad\n\n", "A: bad\n\n" + "\n" * per[1]).replace(
+        "A: fine\n\n", "A: fine\n\n" + "\n" * per[2])
+    assert aligned.rows == plain.rows
+
+
+@pytest.mark.parametrize("adds_bos", [True, False], ids=["bos", "no-bos"])
+@pytest.mark.parametrize("separator", ["", "###"])
+def test_without_a_separator_end_of_text_pads_go_in_front(tiny_tokenizer, bos_tokenizer,
+                                                          adds_bos, separator):
+    from synth.engines import PrefixAlignment
+    from synth.engines._planner import alignment_pad_id, plan_label_scoring
+
+    tok = bos_tokenizer if adds_bos else tiny_tokenizer
+    labels = {"a": " great", "b": " bad"}
+    plain = plan_label_scoring(tok, PREFIX, [" good"], labels)
+    aligned = plan_label_scoring(tok, PREFIX, [" good"], labels,
+                                 align=PrefixAlignment(32, separator))
+    n = len(plain.prefix_ids)
+    assert n % 32 and plain.padding == 0
+    assert len(aligned.prefix_ids) == (n // 32 + 1) * 32
+    assert aligned.padding == len(aligned.prefix_ids) - n
+    lead = 1 if adds_bos else 0
+    assert aligned.prefix_ids == (plain.prefix_ids[:lead]
+                                  + (alignment_pad_id(tok),) * aligned.padding
+                                  + plain.prefix_ids[lead:])
+    # Already a multiple, or a multiple of 0 or 1: the prefix as tokenized.
+    for multiple in (n, 1, 0):
+        assert plan_label_scoring(tok, PREFIX, [" good"], labels,
+                                  align=PrefixAlignment(multiple, separator)) == plain
+    with pytest.raises(ConfigError, match="prefix alignment must be >= 0 tokens, got -8"):
+        plan_label_scoring(tok, PREFIX, [" good"], labels, align=PrefixAlignment(-8))
+
+
+def test_the_front_pad_token_is_end_of_text_then_eos_then_pad(tiny_tokenizer):
+    from types import SimpleNamespace
+
+    from synth.engines._planner import alignment_pad_id
+
+    def tok(vocab, eos=None, pad=None):
+        return SimpleNamespace(get_vocab=lambda: vocab, eos_token_id=eos, pad_token_id=pad)
+
+    assert alignment_pad_id(tok({"<|endoftext|>": 0, "x": 5}, eos=2, pad=3)) == 0
+    assert alignment_pad_id(tok({"x": 5}, eos=2, pad=3)) == 2
+    assert alignment_pad_id(tok({"x": 5}, pad=3)) == 3
+    assert alignment_pad_id(tiny_tokenizer) == tiny_tokenizer.pad_token_id
+    with pytest.raises(ConfigError, match="no end-of-text, EOS or pad token"):
+        alignment_pad_id(tok({"x": 5}))
+
+
+@pytest.mark.parametrize("adds_bos", [True, False], ids=["bos", "no-bos"])
+def test_both_backends_score_the_same_aligned_prompt(fake_vllm, tiny_llama, tiny_tokenizer,
+                                                     bos_tokenizer, adds_bos):
+    """With ``align`` both engines score the padded prompt, and agree as they do without."""
+    from synth.engines import PrefixAlignment
+    from synth.engines._planner import plan_label_scoring
+    from synth.engines._vllm_scoring import prefix_block_reuse
+
+    tok = bos_tokenizer if adds_bos else tiny_tokenizer
+    labels = {"negative": " negative", "positive": " positive"}
+    align = PrefixAlignment(16, "\n\n")
+    plan = plan_label_scoring(tok, SHOTS, TEXTS, labels, "\nAnswer:", align=align)
+    assert plan.padding > 0
+    assert prefix_block_reuse(plan, 16) == (len(plan.prefix_ids), len(plan.prefix_ids))
+    assert prefix_block_reuse(plan, 8)[0] == len(plan.prefix_ids)
+    rec = _RecordingModel(tiny_llama)
+    hf = hf_label_logprobs(rec, tok, SHOTS, TEXTS, labels, "\nAnswer:", batch_size=2,
+                           align=align)
+    assert rec.rows[0] == list(plan.prefix_ids)  # the padded prefix, run once
+    llm = FakeLLM(tiny_llama, tok)
+    got = vllm_label_logprobs(llm, SHOTS, TEXTS, labels, "\nAnswer:", top_logprobs=400,
+                              align=align)
+    assert all(tuple(p["prompt_token_ids"][:len(plan.prefix_ids)]) == plan.prefix_ids
+               for p in llm.prompts)
+    # One full forward over the padded ids gives the same numbers.
+    for text, g, h in zip(TEXTS, got, hf, strict=True):
+        assert g == pytest.approx(h, abs=1e-4)
+        for lab, word in labels.items():
+            ids = list(plan.prefix_ids) + tok(text + "\nAnswer:" + word,
+                                              add_special_tokens=False)["input_ids"]
+            with torch.no_grad():
+                logp = torch.log_softmax(tiny_llama(input_ids=torch.tensor([ids])).logits[0], -1)
+            assert h[lab] == pytest.approx(float(logp[-2, ids[-1]]), abs=1e-4)
+    # The padding is real: the unaligned scores differ; no alignment is the default exactly.
+    plain = hf_label_logprobs(tiny_llama, tok, SHOTS, TEXTS, labels, "\nAnswer:")
+    assert max(abs(a[k] - b[k]) for a, b in zip(plain, hf, strict=True) for k in a) > 1e-3
+    assert hf_label_logprobs(tiny_llama, tok, SHOTS, TEXTS, labels, "\nAnswer:",
+                             align=None) == plain

@@ -132,6 +132,55 @@ def test_the_prefix_is_reused_in_whole_blocks(vllm_backend):
     assert total - reused < block
 
 
+def test_an_aligned_prefix_is_reused_whole_and_scores_like_hf_on_the_same_prompt(
+        vllm_backend):
+    """``reference.align_prefix`` (auto: 32 with vllm) pads the prefix to whole blocks: vLLM's
+    prefix cache then reuses every prefix token, and HF scoring the same padded prompt
+    (``align_prefix: 32``) agrees within 1e-4."""
+    import numpy as np
+    from vllm import SamplingParams
+
+    from discovery import FewShotReference, ReferenceConfig
+    from synth.engines import HFBackend, load_hf_causal_lm
+    from synth.engines._planner import plan_label_scoring
+    from synth.engines._vllm import PREFIX_ALIGN
+    from synth.engines._vllm_scoring import prefix_block_reuse
+
+    labels = ["negative", "positive"]
+    vl = FewShotReference(vllm_backend, ReferenceConfig(backend="vllm"), labels)
+    assert vl.config.prefix_alignment == PREFIX_ALIGN
+    tok = vllm_backend.llm.get_tokenizer()
+    block = vllm_backend.llm.llm_engine.vllm_config.cache_config.block_size
+    words = {"n": " negative", "p": " positive"}
+    texts = [" a fine film", " a dull film"]
+    plain = plan_label_scoring(tok, vl.prefix, texts, words, vl.suffix)
+    plan = plan_label_scoring(tok, vl.prefix, texts, words, vl.suffix, align=PREFIX_ALIGN)
+    assert PREFIX_ALIGN % block == 0 and plan.padding > 0
+    assert prefix_block_reuse(plan, block) == (len(plan.prefix_ids), len(plan.prefix_ids))
+    params = SamplingParams(max_tokens=1, temperature=0.0)
+    cached = []
+    for p in (plain, plan):
+        for row in p.rows:
+            out = vllm_backend.llm.generate([{"prompt_token_ids": p.prompt_ids(row)}], params,
+                                            use_tqdm=False)
+            cached.append(out[0].num_cached_tokens)
+    # The second text of each plan reuses what the first one left in the cache.
+    assert cached[1] == prefix_block_reuse(plain, block)[0] < len(plain.prefix_ids)
+    assert cached[3] == len(plan.prefix_ids)
+
+    texts = ["a gorgeous , witty , seductive movie .", "the plot is nothing but boilerplate .",
+             "it 's not the worst film of the year , but it 's close .", "", "meh"]
+    model, hf_tok = load_hf_causal_lm("packaged:smollm2-135m-instruct", device="cpu",
+                                      dtype="float32")
+    hf_backend = HFBackend(model, hf_tok, batch_size=4)
+    hf = FewShotReference(hf_backend, ReferenceConfig(align_prefix=PREFIX_ALIGN), labels)
+    want, got = hf.raw_logprobs(texts), vl.raw_logprobs(texts)
+    assert np.abs(got - want).max() < 1e-4
+    # The padding is a different prompt: the unaligned HF scores differ from both.
+    unaligned = FewShotReference(hf_backend, ReferenceConfig(), labels).raw_logprobs(texts)
+    assert np.abs(unaligned - want).max() > 1e-3
+
+
 def test_discover_end_to_end_with_vllm(tmp_path):
     run = tmp_path / "run"
     cmd = [sys.executable, "-m", "synthcheck.cli", "discover", "--config",
