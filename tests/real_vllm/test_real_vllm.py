@@ -110,7 +110,7 @@ def test_the_prefix_is_reused_in_whole_blocks(vllm_backend):
     from vllm import SamplingParams
 
     from discovery import FewShotReference, ReferenceConfig
-    from synth.engines._planner import plan_label_scoring
+    from synth.engines._planner import PrefixAlignment, plan_label_scoring
     from synth.engines._vllm import CPU_BLOCK_SIZE, vllm_on_cpu
     from synth.engines._vllm_scoring import prefix_block_reuse
 
@@ -154,7 +154,8 @@ def test_an_aligned_prefix_is_reused_whole_and_scores_like_hf_on_the_same_prompt
     words = {"n": " negative", "p": " positive"}
     texts = [" a fine film", " a dull film"]
     plain = plan_label_scoring(tok, vl.prefix, texts, words, vl.suffix)
-    plan = plan_label_scoring(tok, vl.prefix, texts, words, vl.suffix, align=PREFIX_ALIGN)
+    align = PrefixAlignment(PREFIX_ALIGN, vl.config.shot_separator)
+    plan = plan_label_scoring(tok, vl.prefix, texts, words, vl.suffix, align=align)
     assert PREFIX_ALIGN % block == 0 and plan.padding > 0
     assert prefix_block_reuse(plan, block) == (len(plan.prefix_ids), len(plan.prefix_ids))
     params = SamplingParams(max_tokens=1, temperature=0.0)
