@@ -107,7 +107,7 @@ def test_changing_only_the_calibration_rescores_nothing(cfg_path: Path, tmp_path
     for method in ("none", "batch"):
         cfg = load_run_config(cfg_path, [f"reference.calibration={method}"])
         # What evaluate gives with the models loaded (no stored raw scores used).
-        want = evaluate_run_config(cfg, progress=False)
+        want, _ = evaluate_run_config(cfg, progress=False)
         with monkeypatch.context() as m:
             no_models(m)
             again = discover(cfg, run, progress=False, log=lambda s: None)
