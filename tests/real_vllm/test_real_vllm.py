@@ -110,7 +110,7 @@ def test_the_prefix_is_reused_in_whole_blocks(vllm_backend):
     from vllm import SamplingParams
 
     from discovery import FewShotReference, ReferenceConfig
-    from synth.engines._planner import PrefixAlignment, plan_label_scoring
+    from synth.engines._planner import plan_label_scoring
     from synth.engines._vllm import CPU_BLOCK_SIZE, vllm_on_cpu
     from synth.engines._vllm_scoring import prefix_block_reuse
 
@@ -142,7 +142,7 @@ def test_an_aligned_prefix_is_reused_whole_and_scores_like_hf_on_the_same_prompt
 
     from discovery import FewShotReference, ReferenceConfig
     from synth.engines import HFBackend, load_hf_causal_lm
-    from synth.engines._planner import plan_label_scoring
+    from synth.engines._planner import PrefixAlignment, plan_label_scoring
     from synth.engines._vllm import PREFIX_ALIGN
     from synth.engines._vllm_scoring import prefix_block_reuse
 
