@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
@@ -54,6 +55,13 @@ class PlantedReference:
         return [{"negative": 1 - P_REF[TEXTS.index(t)], "positive": P_REF[TEXTS.index(t)]}
                 for t in texts]
 
+    def raw_logprobs(self, texts: list[str]) -> np.ndarray:
+        """The raw label log-probs `evaluate --run` stores (calibration ``none`` renormalises
+        them back to the planted probabilities; other texts, e.g. the content-free inputs,
+        get 0.5)."""
+        p = [P_REF[TEXTS.index(t)] if t in TEXTS else 0.5 for t in texts]
+        return np.log(np.array([[1 - x, x] for x in p], dtype=np.float64).reshape(-1, 2))
+
 
 def make_run(tmp_path: Path, golds: list[str], monkeypatch: pytest.MonkeyPatch) -> Path:
     """A config whose task model and reference give the planted probabilities on a labeled
@@ -75,7 +83,7 @@ def make_run(tmp_path: Path, golds: list[str], monkeypatch: pytest.MonkeyPatch) 
     cfg = {"name": "planted", "corpus": {"source": str(tmp_path / "docs.txt")},
            "generator": {"model": "hf:unused", "n": 4},
            "task_models": [{"name": "planted", "spec": "python:planted_model:predict"}],
-           "reference": {"model": "hf:unused"},
+           "reference": {"model": "hf:unused", "calibration": "none"},
            "ranking": {"top_fraction": 0.25},
            "evaluation": {"data": str(held), "size": None}}
     path = tmp_path / "c.yaml"
