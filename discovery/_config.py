@@ -242,15 +242,9 @@ class EvaluationConfig(BaseModel):
     @field_validator("encoding")
     @classmethod
     def _known_encoding(cls, encoding: str | None) -> str | None:
-        import codecs
+        from synth.core import check_encoding
 
-        if encoding is not None:
-            try:
-                codecs.lookup(encoding)
-            except LookupError:
-                raise ValueError(f"unknown encoding {encoding!r} (use e.g. utf-8, latin-1, "
-                                 "cp1252)") from None
-        return encoding
+        return None if encoding is None else check_encoding(encoding)
 
     def resolved(self, corpus: SeedCorpusConfig | None = None,
                  data: str | None = None) -> EvaluationConfig:

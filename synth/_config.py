@@ -55,14 +55,9 @@ class SeedCorpusConfig(BaseModel):
     @field_validator("encoding")
     @classmethod
     def _known_encoding(cls, encoding: str) -> str:
-        import codecs
+        from synth.core import check_encoding
 
-        try:
-            codecs.lookup(encoding)
-        except LookupError:
-            raise ValueError(f"unknown encoding {encoding!r} (use e.g. utf-8, latin-1, "
-                             "cp1252)") from None
-        return encoding
+        return check_encoding(encoding)
 
 
 class QueryConfig(BaseModel):

@@ -100,6 +100,22 @@ def decode_text(data: bytes, path: str | os.PathLike[str], encoding: str = "utf-
                         f"byte offset {exc.start})", where=str(path), fix=fix) from None
 
 
+def check_encoding(encoding: str) -> str:
+    """Return ``encoding`` if Python knows it (a config field validator's check).
+
+    Raises:
+        ValueError: an unknown encoding, with examples of known ones.
+    """
+    import codecs
+
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise ValueError(f"unknown encoding {encoding!r} (use e.g. utf-8, latin-1, "
+                         "cp1252)") from None
+    return encoding
+
+
 def read_text(path: str | os.PathLike[str], encoding: str = "utf-8", *, kind: str = "file",
               field: str | None = None) -> str:
     """Read a text file, reporting undecodable bytes clearly (see :func:`decode_text`)."""

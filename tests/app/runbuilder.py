@@ -87,6 +87,12 @@ SUITE = {
 }
 
 
+TINY_DOCS = ["I watched this movie last night with friends and we laughed a lot at it.",
+             "The worst film I have seen in years, the script is a mess and far too long.",
+             "An honest and moving drama whose quiet scenes stay with you for a long time."]
+"""The seed corpus of the app tests that run the tiny Llama end to end."""
+
+
 def corpus_records() -> list[dict[str, Any]]:
     """50 corpus records in the generator's schema."""
     out = []

@@ -19,6 +19,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "synth"))
 
+import runbuilder  # noqa: E402
 from conftest import build_tiny_llama  # noqa: E402
 from fakes import FakeBackend  # noqa: E402
 
@@ -37,9 +38,7 @@ SUITE = {
          "template": "This {NOUN} is {NEG_ADJ}.", "label": "negative"},
     ],
 }
-DOCS = ["I watched this movie last night with friends and we laughed a lot at it.",
-        "The worst film I have seen in years, the script is a mess and far too long.",
-        "An honest and moving drama whose quiet scenes stay with you for a long time."]
+DOCS = runbuilder.TINY_DOCS
 
 
 @pytest.fixture(scope="module")

@@ -16,6 +16,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "synth"))
 
+import runbuilder  # noqa: E402
 from conftest import build_tiny_llama  # noqa: E402
 from fakes import FakeBackend  # noqa: E402
 
@@ -25,9 +26,7 @@ from synthcheck._pipeline import STAGES, discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 from synthcheck.report import build_report  # noqa: E402
 
-DOCS = ["I watched this movie last night with friends and we laughed a lot at it.",
-        "The worst film I have seen in years, the script is a mess and far too long.",
-        "An honest and moving drama whose quiet scenes stay with you for a long time."]
+DOCS = runbuilder.TINY_DOCS
 BUDGET = 5
 
 

@@ -16,6 +16,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "synth"))
 
+import runbuilder  # noqa: E402
 from conftest import build_tiny_llama  # noqa: E402
 from fakes import FakeBackend  # noqa: E402
 
@@ -23,9 +24,7 @@ from synth.core import read_jsonl  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover, evaluate_run_config  # noqa: E402
 
-DOCS = ["I watched this movie last night with friends and we laughed a lot at it.",
-        "The worst film I have seen in years, the script is a mess and far too long.",
-        "An honest and moving drama whose quiet scenes stay with you for a long time."]
+DOCS = runbuilder.TINY_DOCS
 
 
 @pytest.fixture(scope="module")
