@@ -63,6 +63,18 @@ def _cached_prefix_state(model: Any, prefix_ids: list[int],
     return state  # type: ignore[no-any-return]
 
 
+def _head_logprobs(model: Any, hidden: Any) -> Any:
+    """Next-token log-probabilities from final hidden states (m x d -> m x vocab): the
+    model's output head, with its final logit soft-capping when it has one (Gemma 2/3)."""
+    import torch
+
+    logits = model.get_output_embeddings()(hidden)
+    cap = getattr(model.config, "final_logit_softcapping", None)
+    if cap is not None:
+        logits = torch.tanh(logits / cap) * cap
+    return torch.log_softmax(logits.float(), dim=-1)
+
+
 def _batch_cache(model: Any, layers: list[tuple[Any, Any]], batch: int) -> Any:
     """A fresh DynamicCache holding the prefix expanded to ``batch`` rows.
 
@@ -144,24 +156,26 @@ def hf_label_logprobs(
             for b, row in enumerate(rows_b):
                 ids[b, :len(row.ids)] = torch.tensor(row.ids, dtype=torch.long)
                 mask[b, p_len:p_len + len(row.ids)] = 1
-            # Positions this batch reads; rows sorted by length share most of them.
-            positions = sorted({pos for row in rows_b for _, reads in row.reads
-                                for pos, _ in reads if pos >= 0})
-            keep = torch.tensor(positions, dtype=torch.long, device=device)
+            # Only the (row, position) pairs whose next-token distribution is read go
+            # through the output head: a large vocabulary (gemma3's 262k) makes the head
+            # the costliest layer when it runs at every position of every row.
+            wanted = [sorted({pos for _, reads in row.reads for pos, _ in reads if pos >= 0})
+                      for row in rows_b]
             position_ids = (torch.arange(width) + p_len).unsqueeze(0).expand(len(rows_b), -1)
             with torch.inference_mode():
-                out = model(
+                hidden = model.get_decoder()(
                     input_ids=ids.to(device),
                     attention_mask=mask.to(device),
                     position_ids=position_ids.to(device),
                     past_key_values=_batch_cache(model, layers, len(rows_b)) if layers else None,
                     use_cache=layers is not None,
-                    logits_to_keep=keep,
-                )
-            logp = torch.log_softmax(out.logits.float(), dim=-1).cpu()
-            col = {pos: c for c, pos in enumerate(positions)}
-            for b in range(len(rows_b)):
-                logp_rows[b] = {pos: logp[b, c] for pos, c in col.items()}
+                ).last_hidden_state
+                at_b = [b for b, ps in enumerate(wanted) for _ in ps]
+                at_p = [p for ps in wanted for p in ps]
+                logp = _head_logprobs(model, hidden[at_b, at_p]).cpu()
+            it = iter(range(len(at_p)))
+            for b, ps in enumerate(wanted):
+                logp_rows[b] = {pos: logp[next(it)] for pos in ps}
         for b, row in enumerate(rows_b):
             for label, reads in row.reads:
                 total = 0.0
