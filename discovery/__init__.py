@@ -32,7 +32,13 @@ from discovery._evaluate import (
 )
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._model_checks import check_probability_rows, check_task_model
-from discovery._precision import describe_rule, format_reliability, held_out_reliability
+from discovery._precision import (
+    UNTRUSTED_FIX,
+    describe_rule,
+    format_reliability,
+    held_out_reliability,
+    reference_distrust,
+)
 from discovery._protocols import TaskScorer
 from discovery._ranking import METRICS, DivergenceRanker, HardSubset, divergence
 from discovery._reference import FewShotReference
@@ -67,6 +73,7 @@ from discovery._stages import (
 )
 
 __all__ = [
+    "UNTRUSTED_FIX",
     "Calibrator",
     "CallableScorer",
     "DivergenceRanker",
@@ -107,6 +114,7 @@ __all__ = [
     "format_reliability",
     "format_reports",
     "held_out_reliability",
+    "reference_distrust",
     "load_evaluation_set",
     "load_scores",
     "load_task_scorer",

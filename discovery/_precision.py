@@ -11,7 +11,7 @@ Wilson interval and the number of examples it rests on.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -268,3 +268,38 @@ def format_reliability(info: dict[str, Any]) -> list[str]:
         lines.append(f"    {metric:<8} {_interval(q):<19} n={q['n']}{mark}")
     lines += [f"warning: {w}" for w in info.get("warnings") or []]
     return lines
+
+
+UNTRUSTED_FIX = ("make the reference stronger before reading the findings (a stronger "
+                 "reference.model, more or better reference.shots, another "
+                 "reference.calibration), check it with `synthcheck evaluate`, then rerun "
+                 "`discover`")
+"""What the summary tells a user to do when the reference cannot be trusted."""
+
+
+def reference_distrust(info: Mapping[str, Any] | None) -> list[str]:
+    """Why the reference cannot confirm findings on this run (empty: it can).
+
+    ``info`` is ``eval.json``'s content (or the pipeline's copy of it): the reference's
+    held-out accuracy is compared with the ranked task model's and with the majority-class
+    baseline. A reference below either is often wrong where the task model is right, so a
+    focus candidate "failing" against it says as much about the reference as about the task
+    model: the candidate is shown unconfirmed, with these reasons.
+    """
+    if not info:
+        return []
+    reports = info.get("reports") or {}
+    ref = (reports.get("reference") or {}).get("accuracy")
+    if not isinstance(ref, int | float):
+        return []
+    out = []
+    ranked = info.get("ranked_task_model")
+    task = (reports.get(ranked) or {}).get("accuracy") if ranked else None
+    if isinstance(task, int | float) and ref < task:
+        out.append(f"the reference is less accurate than the task model {ranked!r} on "
+                   f"held-out data ({ref:.3f} < {task:.3f})")
+    majority = info.get("majority_baseline_accuracy")
+    if isinstance(majority, int | float) and ref < majority:
+        out.append(f"the reference is less accurate than always answering the most frequent "
+                   f"label ({ref:.3f} < {majority:.3f})")
+    return out

@@ -55,9 +55,17 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
     """The text `discover` prints: accuracy, the hard subset's precision on held-out data
     (and its warnings), corpus size, hardest sentences, top n-grams, the confirmed failure
     patterns of the focus rounds, the per-template table and where the report is."""
+    from discovery import UNTRUSTED_FIX, format_reliability, reference_distrust
     from synth.core import iter_jsonl
 
     lines = [f"== synthcheck discover: {cfg.name} ({run_dir}) =="]
+    evaluation = info.get("evaluation") or {}
+    # Warnings come first: they say how far to read everything below.
+    lines += [f"warning: {w}" for w in evaluation.get("warnings") or []]
+    distrust = reference_distrust(evaluation)
+    if distrust:
+        lines.append("warning: no finding below is confirmed, since "
+                     f"{'; and '.join(distrust)}. What to do: {UNTRUSTED_FIX}")
     reports = info.get("evaluate") or {}
     if reports:
         lines.append("held-out accuracy:")
@@ -69,13 +77,10 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
             rep = reports[name]
             lines.append(f"  {name:<12} acc {rep['accuracy']:.3f}  macro-F1 {rep['macro_f1']:.3f}"
                          f"  (n={rep['n']})")
-    evaluation = info.get("evaluation") or {}
     if "majority_baseline_accuracy" in evaluation:
         lines.append(f"  {'majority':<12} acc {evaluation['majority_baseline_accuracy']:.3f}"
                      f"  (always the most frequent label)")
-    from discovery import format_reliability
-
-    lines += format_reliability(evaluation)
+    lines += [s for s in format_reliability(evaluation) if not s.startswith("warning: ")]
     corpus = info.get("corpus") or {}
     dropped = ", ".join(f"{k} {v}" for k, v in corpus.get("dropped", {}).items()) or "none"
     lines.append(f"corpus: {corpus.get('kept', 0)} sentences from {corpus.get('prompts', 0)} "
@@ -106,7 +111,7 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
                          f"{'' if dis is None else f'{dis:.2f}':>10}")
     from synthcheck._focus import focus_lines
 
-    lines += focus_lines(run_dir, info.get("focus"))
+    lines += focus_lines(run_dir, info.get("focus"), distrust=distrust)
     verify = info.get("verify")
     if verify is not None:
         if not hasattr(verify, "format_table"):  # skipped as current: its summary.json

@@ -4,6 +4,7 @@ the focus rounds that test them."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from synthcheck._cli_common import add_config_args, load_args_config, warn_if_shots_off_domain
 from synthcheck._executors import EXECUTOR_FLAG, add_executor_arg
@@ -121,5 +122,18 @@ def run_focus(args: argparse.Namespace) -> int:
         print(f"{report['candidates']} candidates, {report['sentences']} new sentences from "
               f"{report['prompts']} prompts in {report['seconds']:.1f} s: "
               f"{args.run / 'focus.jsonl'}")
-    print("\n".join(focus_lines(args.run, report)))
+    print("\n".join(focus_lines(args.run, report, distrust=_stored_distrust(args.run))))
     return 0
+
+
+def _stored_distrust(run: Path) -> list[str]:
+    """Why the run's reference cannot confirm findings, from its ``eval.json`` when
+    `discover` or `synthcheck evaluate --run` wrote one (none yet: nothing to say)."""
+    import json
+
+    from discovery import reference_distrust
+
+    path = Path(run) / "eval.json"
+    if not path.is_file():
+        return []
+    return reference_distrust(json.loads(path.read_text(encoding="utf-8")))
