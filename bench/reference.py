@@ -55,6 +55,7 @@ DOMAINS = {
                "demo": "sentiment"},
     "tweets": {"config": "configs/complaint.yaml", "split": "complaint", "demo": "complaint"},
 }
+KINDS = ("k4", "k16", "ens3", "knn")
 LLMS = {"smollm2": "packaged:smollm2-135m-instruct", "gemma3": "packaged:gemma3-270m"}
 
 
@@ -220,32 +221,40 @@ def run_domain(domain: str, args: argparse.Namespace,
     rows: list[dict[str, Any]] = []
     kept: dict[str, dict[str, Scored]] = {}
     for llm in args.llms:
+        kinds = [k for k in KINDS if f"{llm}:{k}" in args.candidates]
+        if not kinds:
+            continue
         backend = backends[llm]([*held.texts, *anchors.texts, *(t for t, _ in shots16),
                                  base.prompt, *base.label_words.values()])
         print(f"[{domain}] {llm} ...", flush=True)
-        scored = {"k4": score_prompt(backend, k4, labels, held.texts)}
-        rows.append(row(f"{llm} k4", scored["k4"].logp, scored["k4"].cpu, 0.0, ctx))
-        print(_fmt(rows[-1]), flush=True)
-        if not args.quick:
-            scored["k16"] = score_prompt(backend, with_shots(base, shots16), labels, held.texts)
-            rows.append(row(f"{llm} k16", scored["k16"].logp, scored["k16"].cpu, 0.0, ctx))
+        scored: dict[str, Scored] = {}
+
+        def done(kind: str, sc: Scored, llm: str = llm,
+                 scored: dict[str, Scored] = scored) -> None:
+            scored[kind] = sc
+            rows.append(row(f"{llm} {kind}", sc.logp, sc.cpu, 0.0, ctx))
             print(_fmt(rows[-1]), flush=True)
+
+        if "k4" in kinds:
+            done("k4", score_prompt(backend, k4, labels, held.texts))
+        if "k16" in kinds:
+            done("k16", score_prompt(backend, with_shots(base, shots16), labels, held.texts))
+        if "knn" in kinds:
+            start = _cpu()
+            words = answer_vocabulary(backend, k4, labels, anchors.texts[:8], args.vocab)
+            anchor_feats = knn_features(backend, k4, words, anchors.texts)
+            setup = _cpu() - start
+            start = _cpu()
+            feats = knn_features(backend, k4, words, held.texts)
+            cpu = _cpu() - start
+            logp = knn_predict(anchor_feats, anchors.labels, feats, labels, args.knn_k)
+            rows.append(row(f"{llm} knn{args.anchors}", logp, cpu, setup, ctx))
+            print(_fmt(rows[-1]), flush=True)
+        if "ens3" in kinds:
             members = [score_prompt(backend, with_shots(base, s), labels, held.texts)
                        for s in sets]
-            scored["ens3"] = Scored(np.mean([m.logp for m in members], axis=0),
-                                    sum(m.cpu for m in members))
-            rows.append(row(f"{llm} ens3", scored["ens3"].logp, scored["ens3"].cpu, 0.0, ctx))
-            print(_fmt(rows[-1]), flush=True)
-        start = _cpu()
-        words = answer_vocabulary(backend, k4, labels, anchors.texts[:8], args.vocab)
-        anchor_feats = knn_features(backend, k4, words, anchors.texts)
-        setup = _cpu() - start
-        start = _cpu()
-        feats = knn_features(backend, k4, words, held.texts)
-        cpu = _cpu() - start
-        logp = knn_predict(anchor_feats, anchors.labels, feats, labels, args.knn_k)
-        rows.append(row(f"{llm} knn{args.anchors}", logp, cpu, setup, ctx))
-        print(_fmt(rows[-1]), flush=True)
+            done("ens3", Scored(np.mean([m.logp for m in members], axis=0),
+                                sum(m.cpu for m in members)))
         kept[llm] = scored
     if len(kept) == 2:
         a, b = list(kept.values())
@@ -310,13 +319,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--knn-k", type=int, default=9)
     ap.add_argument("--vocab", type=int, default=256, help="kNN truncated vocabulary")
     ap.add_argument("--top-fraction", type=float, default=0.2)
-    ap.add_argument("--quick", action="store_true", help="k4 and knn only")
+    ap.add_argument("--candidates", default=None,
+                    help="LLM:KIND pairs to run, e.g. smollm2:k4,gemma3:knn (default: all "
+                         f"kinds {','.join(KINDS)} of every --llms)")
     ap.add_argument("--small", action="store_true",
                     help="CI mode: a tiny random LLM, 24 sentences (numbers mean nothing)")
     args = ap.parse_args(argv)
     if args.small:
         args.size, args.anchors, args.vocab, args.knn_k = 24, 16, 8, 3
         args.llms = ["tiny"]
+        args.candidates = None
         backends: dict[str, Callable[[Sequence[str]], Any]] = {"tiny": _tiny_backend}
     else:
         from synth.engines import make_backend
@@ -332,6 +344,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return load
 
         backends = {name: loader(name) for name in args.llms}
+    if args.candidates is None:
+        args.candidates = [f"{llm}:{k}" for llm in args.llms for k in KINDS]
+    else:
+        args.candidates = args.candidates.split(",")
     import torch
 
     print(f"torch threads {torch.get_num_threads()}; held-out {args.size} per domain; hard "

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from discovery._config import FocusConfig
-from discovery._ranking import divergence
+from discovery._ranking import divergence, reference_margin
 from synth.core import derive_seed
 
 _BOUNDARY = re.compile(r"[.!?]\s")
@@ -140,20 +140,24 @@ def generate_sentences(candidate: str, queries: Sequence[FocusQuery], backend: A
 
 
 def failures(task: np.ndarray, reference: np.ndarray, rule: str, *, metric: str = "abs_top",
-             threshold: float | None = None, require_disagreement: bool = False) -> np.ndarray:
+             threshold: float | None = None, require_disagreement: bool = False,
+             min_margin: float = 0.0) -> np.ndarray:
     """Per-row failure indicator: top-label disagreement, or the hard-subset rule
-    (divergence >= ``threshold``, and disagreement if ``require_disagreement``)."""
+    (divergence >= ``threshold``, and disagreement if ``require_disagreement``). A row whose
+    reference margin is below ``min_margin`` (no label signal, see
+    :func:`discovery._ranking.reference_margin`) is never a failure."""
     task = np.asarray(task, dtype=np.float64)
     reference = np.asarray(reference, dtype=np.float64)
     if len(task) == 0:
         return np.zeros(0, dtype=bool)
+    signal = reference_margin(reference) >= min_margin
     disagree = task.argmax(axis=1) != reference.argmax(axis=1)
     if rule == "disagreement":
-        return np.asarray(disagree)
+        return np.asarray(disagree & signal)
     if threshold is None:
         raise ValueError("the hard_rule failure needs the base hard subset's threshold")
     hard = divergence(task, reference, metric) >= threshold
-    return np.asarray(hard & disagree if require_disagreement else hard)
+    return np.asarray((hard & disagree if require_disagreement else hard) & signal)
 
 
 def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: int,

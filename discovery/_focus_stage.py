@@ -70,6 +70,8 @@ class FocusBase:
     metric: str = "abs_top"
     require_disagreement: bool = False
     upstream: str = ""
+    min_margin: float = 0.0
+    """``ranking.min_reference_margin``: sentences without label signal never fail."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ def focus_stage_hash(cfg: FocusConfig, labels: LabelSpace, generator: Any, docs:
     return config_hash({"focus": output_dump(cfg), "generator": output_dump(generator),
                         "labels": list(labels), "seed_docs": h.hexdigest()[:16],
                         "upstream": base.upstream, "models": models.key,
-                        "rule": [base.metric, base.require_disagreement]})
+                        "rule": [base.metric, base.require_disagreement, base.min_margin]})
 
 
 def _part_path(run: RunDir, shash: str, round_: int, candidate: str) -> Path:
@@ -163,7 +165,8 @@ def run_focus(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, *, gene
     threshold = float(np.min(divergence(base.task, base.reference, base.metric)[
         np.asarray(base.hard_indices, dtype=np.int64)])) if len(base.hard_indices) else None
     rule: dict[str, Any] = dict(metric=base.metric, threshold=threshold,
-                                require_disagreement=base.require_disagreement)
+                                require_disagreement=base.require_disagreement,
+                                min_margin=base.min_margin)
     base_fail = failures(base.task, base.reference, cfg.failure, **rule)
     if candidates is None:
         m = mining or MiningConfig()
@@ -331,7 +334,7 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
             if str(r["id"]) in index]
     base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=hard,
                      metric=ranking.metric, require_disagreement=ranking.require_disagreement,
-                     upstream=upstream)
+                     upstream=upstream, min_margin=ranking.min_reference_margin)
     return run_focus(run.path, focus, labels, generator=generator, seed_docs=seed_docs,
                      base=base, models=models, mining=mining, progress=progress,
                      config_dump=dict(config_dump) if config_dump is not None else None)

@@ -50,6 +50,18 @@ def _probs(p: dict[str, float]) -> str:
     return " ".join(f"{short[k]}={v:.2f}" for k, v in p.items())
 
 
+def _no_signal(run_dir: Path) -> str:
+    """`` (12 sentences kept out, 3 of them from the top: <reason>)``: the rank stage's
+    no-signal drops as its manifest entry records them (nothing when none)."""
+    from synth.core import RunDir
+
+    dropped = (RunDir(run_dir).stage_status("rank") or {}).get("dropped") or {}
+    if not dropped.get("no_signal"):
+        return ""
+    return (f" ({dropped['no_signal']} sentences without label signal kept out, "
+            f"{dropped.get('no_signal_in_top', 0)} of them from the top: {dropped['reason']})")
+
+
 def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, hardest: int = 10,
                    ngrams: int = 15) -> str:
     """The text `discover` prints: accuracy, the hard subset's precision on held-out data
@@ -88,7 +100,8 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
     hard_path = run_dir / "hard.jsonl"
     if hard_path.is_file():
         hard = list(iter_jsonl(hard_path))
-        lines.append(f"hard subset: {len(hard)} sentences; the {min(hardest, len(hard))} hardest:")
+        lines.append(f"hard subset: {len(hard)} sentences{_no_signal(run_dir)}; the "
+                     f"{min(hardest, len(hard))} hardest:")
         for rec in hard[:hardest]:
             text = rec["text"] if len(rec["text"]) <= 90 else rec["text"][:87] + "..."
             lines.append(f"  {rec['rank']:>3}. div {rec['divergence']:.2f}  task "
