@@ -127,7 +127,7 @@ def test_eval_json_summary_and_report_with_a_stronger_reference(
     assert ev["reliability"]["planted"]["hard_subset_precision"] == p
     assert ev["hard_subset_rule"] == {"metric": "abs_top", "top_k": None, "top_fraction": 0.25,
                                       "require_disagreement": False, "held_out": 20,
-                                      "corpus_size": None, "min_margin": 0.2}
+                                      "corpus_size": None, "min_margin": 0.0}
     line = "hard-subset precision (abs_top, top 25%): 0.60 [0.23, 0.88] on 5 held-out " \
            "examples (of 20)"
     assert line in out.splitlines() and "warning" not in out
