@@ -266,6 +266,31 @@ def run_domain(domain: str, args: argparse.Namespace,
     return rows
 
 
+def head_compare(backend: Any, ref_cfg: Any, labels: Sequence[str], texts: Sequence[str],
+                 repeats: int = 2) -> dict[str, float]:
+    """CPU-seconds of raw label scoring with the output head only where labels are read
+    against the head at every read position of the batch (the former way), interleaved
+    ``repeats`` times, and the largest log-prob difference between the two."""
+    from discovery import FewShotReference
+    from synth.engines import _hf_scoring
+
+    ref = FewShotReference(backend, ref_cfg, labels)
+    ref.raw_logprobs(list(texts[:2]))  # the prefix cache, outside the timings
+    cpu = {True: 0.0, False: 0.0}
+    out: dict[bool, np.ndarray] = {}
+    try:
+        for _ in range(repeats):
+            for only in (True, False):
+                _hf_scoring.HEAD_AT_READS_ONLY = only
+                start = _cpu()
+                out[only] = ref.raw_logprobs(list(texts))
+                cpu[only] += _cpu() - start
+    finally:
+        _hf_scoring.HEAD_AT_READS_ONLY = True
+    return {"reads_only": cpu[True] / repeats, "all_positions": cpu[False] / repeats,
+            "max_abs_diff": float(np.abs(out[True] - out[False]).max())}
+
+
 def _iv(p: dict[str, Any]) -> str:
     if not p["n"]:
         return "n/a"
@@ -322,6 +347,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--candidates", default=None,
                     help="LLM:KIND pairs to run, e.g. smollm2:k4,gemma3:knn (default: all "
                          f"kinds {','.join(KINDS)} of every --llms)")
+    ap.add_argument("--head-compare", type=int, default=0, metavar="N",
+                    help="only time the output head at the label reads vs at every read "
+                         "position, on N movie held-out sentences per --llms")
     ap.add_argument("--small", action="store_true",
                     help="CI mode: a tiny random LLM, 24 sentences (numbers mean nothing)")
     args = ap.parse_args(argv)
@@ -352,6 +380,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(f"torch threads {torch.get_num_threads()}; held-out {args.size} per domain; hard "
           f"subset = top {args.top_fraction:g} of it", flush=True)
+    if args.head_compare or args.small:
+        from discovery import EvaluationConfig
+        from discovery._evaluate import load_evaluation_set
+        from synth.core import LabelSpace
+        from synthcheck import load_run_config
+
+        cfg = load_run_config(ROOT / DOMAINS["movies"]["config"])
+        n = args.head_compare or 16
+        texts = load_evaluation_set(cfg.task.label_space, EvaluationConfig(size=n)).texts
+        for llm in args.llms:
+            got = head_compare(backends[llm]([*texts, cfg.reference.prompt]),
+                               cfg.reference.model_copy(update={"k": None}),
+                               list(LabelSpace.of(cfg.task.labels).list), texts)
+            print(f"output head, {llm}, {n} sentences: at the label reads "
+                  f"{got['reads_only']:.1f} CPU-s, at every read position "
+                  f"{got['all_positions']:.1f} CPU-s (ratio "
+                  f"{got['all_positions'] / max(got['reads_only'], 1e-9):.2f}); max |d "
+                  f"log-prob| {got['max_abs_diff']:.2g}", flush=True)
+        if not args.small:
+            return 0
     for domain in args.domains.split(","):
         rows = run_domain(domain, args, backends)
         print(f"\n{domain} (n={args.size}):\n{HEADER}")

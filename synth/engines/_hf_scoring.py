@@ -47,6 +47,11 @@ def _prefix_state(model: Any, prefix_ids: list[int]) -> tuple[Any, Any]:
 
 _PREFIX_CACHE_SIZE = 4
 
+HEAD_AT_READS_ONLY = True
+"""Run the output head only on the (row, position) pairs whose distribution is read. False
+runs it at every position any row of the batch reads, for every row (the former way, the
+same results; ``bench/reference.py --head-compare`` measures both side by side)."""
+
 
 def _cached_prefix_state(model: Any, prefix_ids: list[int],
                          cache: dict[tuple[Any, ...], Any] | None) -> tuple[Any, Any]:
@@ -162,20 +167,28 @@ def hf_label_logprobs(
             wanted = [sorted({pos for _, reads in row.reads for pos, _ in reads if pos >= 0})
                       for row in rows_b]
             position_ids = (torch.arange(width) + p_len).unsqueeze(0).expand(len(rows_b), -1)
-            with torch.inference_mode():
-                hidden = model.get_decoder()(
-                    input_ids=ids.to(device),
-                    attention_mask=mask.to(device),
-                    position_ids=position_ids.to(device),
-                    past_key_values=_batch_cache(model, layers, len(rows_b)) if layers else None,
-                    use_cache=layers is not None,
-                ).last_hidden_state
-                at_b = [b for b, ps in enumerate(wanted) for _ in ps]
-                at_p = [p for ps in wanted for p in ps]
-                logp = _head_logprobs(model, hidden[at_b, at_p]).cpu()
-            it = iter(range(len(at_p)))
-            for b, ps in enumerate(wanted):
-                logp_rows[b] = {pos: logp[next(it)] for pos in ps}
+            decoder_in = dict(
+                input_ids=ids.to(device), attention_mask=mask.to(device),
+                position_ids=position_ids.to(device),
+                past_key_values=_batch_cache(model, layers, len(rows_b)) if layers else None,
+                use_cache=layers is not None)
+            if HEAD_AT_READS_ONLY:
+                with torch.inference_mode():
+                    hidden = model.get_decoder()(**decoder_in).last_hidden_state
+                    at_b = [b for b, ps in enumerate(wanted) for _ in ps]
+                    at_p = [p for ps in wanted for p in ps]
+                    logp = _head_logprobs(model, hidden[at_b, at_p]).cpu()
+                it = iter(range(len(at_p)))
+                for b, ps in enumerate(wanted):
+                    logp_rows[b] = {pos: logp[next(it)] for pos in ps}
+            else:  # the head at every position some row of the batch reads, for every row
+                positions = sorted({p for ps in wanted for p in ps})
+                keep = torch.tensor(positions, dtype=torch.long, device=device)
+                with torch.inference_mode():
+                    out = model(**decoder_in, logits_to_keep=keep)
+                logp = torch.log_softmax(out.logits.float(), dim=-1).cpu()
+                for b in range(len(rows_b)):
+                    logp_rows[b] = {pos: logp[b, c] for c, pos in enumerate(positions)}
         for b, row in enumerate(rows_b):
             for label, reads in row.reads:
                 total = 0.0
