@@ -82,7 +82,7 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
     Raises:
         ConfigError / DataError / ModelNotAvailable / TemplateError: the first problem.
     """
-    from discovery import check_stage2
+    from discovery import check_stage2, is_few_shot
 
     ev = evaluate.sections(cfg)
     m = ev.models
@@ -96,7 +96,7 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
 
     task_source = "the run config's task.labels"
     check_suite_labels(vs.suite, m.labels.list, task_source=task_source)
-    fewshot = [t.name for t in m.task_models if t.spec.startswith("fewshot:")]
+    fewshot = [t.name for t in m.task_models if is_few_shot(t.spec)]
     if fewshot and m.reference.calibration == "batch":
         raise ConfigError(
             f"task model(s) {', '.join(fewshot)} use the reference prompt with batch "

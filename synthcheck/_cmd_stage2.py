@@ -1,5 +1,6 @@
-"""`synthcheck score`, `rank`, `mine` and `focus`: stage 2, the hard subset, its n-grams and
-the focus rounds that test them."""
+"""`synthcheck score`, `rank`, `mine` and `focus`: the stage-2 commands, one stage
+declaration each (``synthcheck.stages``): the scores, the hard subset, its n-grams and the
+focus rounds that test them."""
 
 from __future__ import annotations
 
@@ -15,20 +16,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                                    "RUN/scores/reference.jsonl (resumable in chunks).")
     add_config_args(p)
     add_executor_arg(p)
-    p.set_defaults(func=run_score)
+    p.set_defaults(func=run_score_command)
 
     r = sub.add_parser("rank", help="rank sentences by divergence; write the hard subset",
                        description="Write RUN/hard.jsonl: the most divergent sentences.")
     add_config_args(r)
     r.add_argument("--top-k", type=int, help="hard subset size (overrides ranking.top_k)")
     r.add_argument("--show", type=int, default=10, help="print this many hard sentences")
-    r.set_defaults(func=run_rank)
+    r.set_defaults(func=run_rank_command)
 
     m = sub.add_parser("mine", help="mine n-grams over-represented in the hard subset",
                        description="Write RUN/ngrams.jsonl and RUN/ngrams.csv.")
     add_config_args(m)
     m.add_argument("--show", type=int, default=15, help="print this many n-grams")
-    m.set_defaults(func=run_mine)
+    m.set_defaults(func=run_mine_command)
 
     f = sub.add_parser(
         "focus", help="test the top mined n-grams on new sentences (adaptive focus rounds)",
@@ -41,10 +42,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                     "current. Runs even when focus.enabled is false (that only turns the "
                     "stage off in `discover`).")
     add_config_args(f)
-    f.set_defaults(func=run_focus)
+    f.set_defaults(func=run_focus_command)
 
 
-def run_score(args: argparse.Namespace) -> int:
+def run_score_command(args: argparse.Namespace) -> int:
     from synthcheck._pipeline import score
 
     cfg = load_args_config(args, EXECUTOR_FLAG)
@@ -59,7 +60,7 @@ def run_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_rank(args: argparse.Namespace) -> int:
+def run_rank_command(args: argparse.Namespace) -> int:
     from synth.core import iter_jsonl
     from synthcheck._pipeline import rank
 
@@ -81,7 +82,7 @@ def run_rank(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_mine(args: argparse.Namespace) -> int:
+def run_mine_command(args: argparse.Namespace) -> int:
     from synth.core import iter_jsonl
     from synthcheck._pipeline import mine
 
@@ -109,7 +110,7 @@ def run_mine(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_focus(args: argparse.Namespace) -> int:
+def run_focus_command(args: argparse.Namespace) -> int:
     from synthcheck._pipeline import focus
     from synthcheck._summary import focus_lines
 
