@@ -61,8 +61,8 @@ def run_score_command(args: argparse.Namespace) -> int:
 
 
 def run_rank_command(args: argparse.Namespace) -> int:
-    from synth.core import iter_jsonl
     from synthcheck._pipeline import rank
+    from synthcheck._summary import head
 
     cfg = load_args_config(args, {"top_k": "ranking.top_k"})
     report = rank(cfg, args.run)
@@ -74,17 +74,15 @@ def run_rank_command(args: argparse.Namespace) -> int:
         if report["hard"] == 0:
             print("note: the hard subset is empty (ranking.require_disagreement keeps only "
                   "sentences whose top labels differ); there is nothing to mine")
-    for i, rec in enumerate(iter_jsonl(args.run / "hard.jsonl")):
-        if i >= args.show:
-            break
+    for rec in head(args.run / "hard.jsonl", args.show):
         print(f"  {rec['rank']:>4} {rec['divergence']:.3f} task={rec['task_label']} "
               f"ref={rec['reference_label']}  {rec['text']}")
     return 0
 
 
 def run_mine_command(args: argparse.Namespace) -> int:
-    from synth.core import iter_jsonl
     from synthcheck._pipeline import mine
+    from synthcheck._summary import head
 
     cfg = load_args_config(args)
     report = mine(cfg, args.run)
@@ -93,8 +91,7 @@ def run_mine_command(args: argparse.Namespace) -> int:
     else:
         print(f"{report['ngrams']} n-grams from {report['hard']} hard sentences: "
               f"{args.run / 'ngrams.jsonl'} (sorted by {cfg.mining.statistic})")
-    records = list(iter_jsonl(args.run / "ngrams.jsonl"))
-    if not records:
+    if not head(args.run / "ngrams.jsonl", 1):
         m = cfg.mining
         print(f"no n-gram occurs in at least mining.min_support={m.min_support} hard sentences "
               f"(of {report.get('hard', 'the')} hard sentences); lower it, e.g. "
@@ -102,9 +99,7 @@ def run_mine_command(args: argparse.Namespace) -> int:
               f"(more sentences, or a larger ranking.top_k or ranking.top_fraction)")
         return 0
     print(f"  {'ngram':<28} {'hard':>5} {'corpus':>6} {'z':>6} {'q':>8} {'disagree':>8}")
-    for i, rec in enumerate(records):
-        if i >= args.show:
-            break
+    for rec in head(args.run / "ngrams.jsonl", args.show):
         print(f"  {rec['ngram']:<28} {rec['hard_count']:>5} {rec['corpus_count']:>6} "
               f"{rec['z']:>6.2f} {rec['q_value']:>8.2g} {rec.get('disagreement_rate', 0):>8.2f}")
     return 0

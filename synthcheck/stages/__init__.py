@@ -12,14 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from synthcheck.stages import evaluate, focus, generate, mine, rank, report, score, verify
-from synthcheck.stages._base import (
-    LazyScorers,
-    Stage,
-    StageContext,
-    StageRun,
-    TaskModelSections,
-    scorer_sections,
-)
+from synthcheck.stages._base import Stage, StageContext, StageRun
+from synthcheck.stages._models import LazyScorers, TaskModelSections, scorer_sections
 
 if TYPE_CHECKING:
     from synthcheck._config import RunConfig

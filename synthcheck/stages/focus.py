@@ -20,14 +20,8 @@ from discovery import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig
 from synth import GeneratorConfig, SeedCorpusConfig
 from synth.core import config_hash
 from synthcheck._config import RunConfig
-from synthcheck.stages._base import (
-    Hashes,
-    Stage,
-    StageContext,
-    StageRun,
-    TaskModelSections,
-    scorer_sections,
-)
+from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
+from synthcheck.stages._models import TaskModelSections, scorer_sections
 from synthcheck.stages.generate import check_corpus
 
 OFF = "off (focus.enabled: false)"
