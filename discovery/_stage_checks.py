@@ -37,7 +37,8 @@ def check_stage2(labels: LabelSpace, *, task_models: Sequence[TaskModelConfig],
     Raises:
         ConfigError / DataError / ModelNotAvailable: the first problem found.
     """
-    from discovery._model_checks import check_llm_spec, check_task_model
+    from discovery._kinds import check_task_model
+    from discovery._model_checks import check_llm_spec
     from discovery._reference import FewShotReference
 
     if not task_models:

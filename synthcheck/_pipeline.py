@@ -25,6 +25,7 @@ from synthcheck.stages import (
     StageRun,
     evaluate,
     generate,
+    hash_of,
     scorer_sections,
     stage_named,
     verify,
@@ -43,19 +44,6 @@ class DiscoverResult:
     stages: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
-
-
-def hash_of(cfg: RunConfig, run_dir: Path | None) -> Callable[[str], str | None]:
-    """``name -> hash`` of stage ``name`` under ``cfg`` on ``run_dir`` (its upstream stages'
-    hashes first, each from its declaration; computed anew at each call, since a hash that
-    covers the corpus changes once the corpus is written)."""
-    def of(name: str) -> str | None:
-        stage = stage_named(name)
-        s = stage.sections(cfg)
-        if stage.off(s) is not None:
-            return None
-        return stage.stage_hash(s, {u: of(u) for u in stage.upstream}, run_dir)
-    return of
 
 
 def stage_context(cfg: RunConfig, run_dir: str | Path, **kw: Any) -> StageContext:
