@@ -1,6 +1,6 @@
-"""What happens to a draft template: try it against a run's task models (loaded as
-`discover` loads them), turn accepted drafts into a suite, and append them to a suite file
-(its text kept, the new tests added at the end).
+"""What happens to a draft template: try it against task models (a run's are loaded by
+``synthcheck.load_run_scorers``), turn accepted drafts into a suite, and append them to a
+suite file (its text kept, the new tests added at the end).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from formalize.review._propose import TemplateDraft
-from synth.core import LabelSpace, TemplateError, write_text_atomic
+from synth.core import TemplateError, write_text_atomic
 
 
 # -- trying and accepting drafts -------------------------------------------------------
@@ -23,58 +23,6 @@ def draft_suite(tests: Sequence[Mapping[str, Any]], labels: Sequence[str], *,
     if lexicons:
         data["lexicons"] = {k: list(v) for k, v in lexicons.items()}
     return Suite.from_dict(data, source=f"<{name}>")
-
-
-def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
-    """Load the task models a run's config names (``task_models``), by name, the way
-    ``discover`` loads them: each entry's settings (label map, batch size, ...) apply, and a
-    ``fewshot:`` task model uses the run config's ``reference`` prompt, shots, label words and
-    calibration.
-
-    Raises:
-        RunDirError: no manifest; ConfigError: the run config names no task models, two with
-            one name, or a ``task_models``, ``reference`` or ``evaluation`` entry that does not
-            validate.
-    """
-    from pydantic import ValidationError
-
-    from discovery import (
-        EvaluationConfig,
-        ReferenceConfig,
-        TaskModelConfig,
-        build_task_scorers,
-    )
-    from formalize._run_outputs import RunOutputs
-    from synth.core import ConfigError
-
-    run = RunOutputs(Path(run_dir))
-    where = str(run.path / "manifest.json")
-
-    def validate(model: Any, data: Any, field: str) -> Any:
-        try:
-            return model.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(x) for x in (field, *first["loc"]))
-            raise ConfigError(f"the run's config has an invalid {loc}: {first['msg']}",
-                              where=where, fix="fix the run config and rerun, or pass scorers "
-                                               "yourself") from None
-
-    entries = run.config.get("task_models") or []
-    if not isinstance(entries, list) or not entries:
-        raise ConfigError("the run's config names no task models", where=where,
-                          fix="pass scorers yourself, or add task_models to the run config")
-    task_models = [validate(TaskModelConfig, t, f"task_models[{i}]")
-                   for i, t in enumerate(entries)]
-    try:
-        return build_task_scorers(
-            task_models, LabelSpace.of(run.labels),
-            reference=validate(ReferenceConfig, run.section("reference"), "reference"),
-            evaluation=validate(EvaluationConfig, run.section("evaluation"), "evaluation"))
-    except ConfigError as exc:
-        if exc.where == "task_models":  # a check of the config as a whole (unique names)
-            raise ConfigError(exc.what, where=where, fix=exc.fix) from None
-        raise
 
 
 def run_draft(draft: TemplateDraft | str, scorers: Mapping[str, Any], labels: Sequence[str], *,

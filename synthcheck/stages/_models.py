@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -66,3 +67,41 @@ class LazyScorers(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self.names)
+
+
+def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
+    """Load the task models a run's config names (``task_models``), by name, the way
+    ``discover`` loads them: the run config recorded in its manifest, mapped onto the task
+    models' sections as the stages map it (each entry's label map, batch size, ...; a
+    ``fewshot:`` task model uses the config's ``reference`` prompt, shots, label words and
+    calibration).
+
+    Raises:
+        RunDirError: no manifest; ConfigError: the run config names no task models, two with
+            one name, or does not validate.
+    """
+    from pydantic import ValidationError
+
+    from formalize import RunOutputs
+    from synth.core import ConfigError, format_loc
+    from synthcheck._config import RunConfig
+
+    run = RunOutputs(Path(run_dir))
+    where = str(run.path / "manifest.json")
+    entries = run.config.get("task_models")
+    if not isinstance(entries, list) or not entries:
+        raise ConfigError("the run's config names no task models", where=where,
+                          fix="pass scorers yourself, or add task_models to the run config")
+    try:
+        cfg = RunConfig.model_validate(run.config)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"the run's config has an invalid {format_loc(first['loc'])}: "
+                          f"{first['msg']}", where=where,
+                          fix="fix the run config and rerun, or pass scorers yourself") from None
+    try:
+        return scorer_sections(cfg).build()
+    except ConfigError as exc:
+        if exc.where == "task_models":  # a check of the config as a whole (unique names)
+            raise ConfigError(exc.what, where=where, fix=exc.fix) from None
+        raise
