@@ -30,8 +30,26 @@ from discovery._evaluate import (
     recall_by_model,
     write_eval_json,
 )
+from discovery._focus_stage import (
+    FocusBase,
+    FocusModels,
+    focus_hash,
+    focus_run,
+    focus_stage_hash,
+    reference_calibrator,
+    run_focus_rounds,
+)
+from discovery._kinds import (
+    TASK_MODEL_KINDS,
+    TaskModelKind,
+    check_task_model,
+    is_few_shot,
+    load_task_scorer,
+    task_model_availability,
+    task_model_kind,
+)
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
-from discovery._model_checks import check_probability_rows, check_task_model
+from discovery._model_checks import check_probability_rows
 from discovery._precision import (
     UNTRUSTED_FIX,
     describe_rule,
@@ -40,37 +58,31 @@ from discovery._precision import (
     reference_distrust,
 )
 from discovery._protocols import TaskScorer
+from discovery._rank_mine import load_scores, mine_run, rank_run
 from discovery._ranking import METRICS, DivergenceRanker, HardSubset, divergence
 from discovery._reference import FewShotReference
+from discovery._score_job import score_run
 from discovery._scorers import (
     CallableScorer,
     HFClassifierScorer,
     LabelMapper,
     SklearnScorer,
-    load_task_scorer,
-    task_model_availability,
 )
-from discovery._stages import (
-    build_task_scorers,
-    check_stage2,
+from discovery._stage_checks import check_stage2
+from discovery._stage_hashes import (
     corpus_fingerprint,
     expected_score_hash,
-    load_scores,
-    mine_run,
     mine_stage_hash,
-    rank_run,
     rank_stage_hash,
-    ranked_task_model,
-    ranked_task_name,
     raw_reference_hash,
     raw_task_model_hash,
     reference_hash,
-    score_run,
     score_stage_hash,
     stage_record,
     task_model_hash,
     task_model_hashes,
 )
+from discovery._task_models import build_task_scorers, ranked_task_model, ranked_task_name
 
 __all__ = [
     "UNTRUSTED_FIX",
@@ -80,7 +92,9 @@ __all__ = [
     "DomainCheck",
     "EvaluationConfig",
     "FewShotReference",
+    "FocusBase",
     "FocusConfig",
+    "FocusModels",
     "HFClassifierScorer",
     "HardSubset",
     "HeldOutScores",
@@ -95,7 +109,9 @@ __all__ = [
     "Shot",
     "SklearnScorer",
     "TOKEN_PATTERN",
+    "TASK_MODEL_KINDS",
     "TaskModelConfig",
+    "TaskModelKind",
     "TaskScorer",
     "build_task_scorers",
     "check_probability_rows",
@@ -111,10 +127,13 @@ __all__ = [
     "ensure_demo_model",
     "evaluate",
     "evaluate_held_out",
+    "focus_hash",
+    "focus_run",
+    "focus_stage_hash",
     "format_reliability",
     "format_reports",
     "held_out_reliability",
-    "reference_distrust",
+    "is_few_shot",
     "load_evaluation_set",
     "load_scores",
     "load_task_scorer",
@@ -125,18 +144,22 @@ __all__ = [
     "ranked_task_model",
     "ranked_task_name",
     "read_corpus",
+    "reference_calibrator",
     "read_labeled_file",
     "raw_reference_hash",
     "raw_task_model_hash",
     "read_score_file",
     "recall_by_model",
+    "reference_distrust",
     "reference_hash",
     "rotten_tomatoes_split",
+    "run_focus_rounds",
     "score_run",
     "score_stage_hash",
     "shot_domain_check",
     "stage_record",
     "task_model_availability",
+    "task_model_kind",
     "task_model_hash",
     "task_model_hashes",
     "train_demo_model",

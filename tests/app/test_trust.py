@@ -249,7 +249,7 @@ def test_focus_findings_are_unconfirmed_when_the_reference_is_weaker(
             in page.sections["findings"]
         assert list(page.sections)[0] == "warnings"
     # `synthcheck focus` reads the same verdict from the run's eval.json.
-    from synthcheck._cmd_discovery import _stored_distrust
+    from synthcheck._cmd_stage2 import _stored_distrust
 
     assert _stored_distrust(run) == ([] if trusted else [
         "the reference is less accurate than the task model 'planted' on held-out data "

@@ -1,0 +1,65 @@
+"""Text blocks the CLI prints about a run's outputs (one writer per block)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from synth.core import RunDir
+
+
+def head(path: Path, n: int) -> list[dict[str, Any]]:
+    """The first ``n`` records of a JSON Lines output (the top of a ranked file: the hardest
+    sentences, the strongest n-grams); none when the file is missing."""
+    from itertools import islice
+
+    from synth.core import iter_jsonl
+
+    return list(islice(iter_jsonl(path), max(n, 0))) if path.is_file() else []
+
+
+def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10,
+                distrust: Sequence[str] = ()) -> list[str]:
+    """The summary's focus block: what the stage did and how long it took (as recorded in the
+    manifest when it ran), then one line per confirmed pattern (failure rate with its 95%
+    interval vs the base rate, q-value), else the best candidates.
+
+    With ``distrust`` (why the reference cannot be trusted, see
+    :func:`discovery.reference_distrust`) nothing is called confirmed: the candidates that
+    pass the test are listed as unconfirmed, after the reasons."""
+    from synth.core import iter_jsonl
+
+    if info is not None and info.get("disabled"):
+        return ["focus rounds: off (focus.enabled: false)"]
+    path = run_dir / "focus.jsonl"
+    entry = RunDir(run_dir).stage_status("focus") or {}
+    if not path.is_file() or entry.get("status") != "complete":
+        return []
+    rows = list(iter_jsonl(path))
+    confirmed = [r for r in rows if r.get("confirmed")]
+    sentences = sum(int(r.get("n", 0)) for r in rows)
+    base = rows[0].get("base_rate") if rows else None
+    took = f" in {entry['seconds']:.1f}s" if isinstance(entry.get("seconds"), float | int) \
+        else ""
+    head = (f"focus rounds: {len(rows)} candidates, {sentences} new sentences from "
+            f"{entry.get('prompts', '?')} prompts{took}; ")
+    if distrust:
+        head += (f"0 confirmed: {len(confirmed)} pattern(s) pass the test but stay "
+                 f"unconfirmed because {'; and '.join(distrust)}")
+    else:
+        head += f"{len(confirmed)} confirmed failure pattern(s)"
+    if base is not None:
+        head += f" (base failure rate {base:.2f})"
+    lines = [head + ":"]
+    shown = confirmed[:top] if confirmed else rows[:min(3, top)]
+    if not confirmed and rows:
+        lines.append("  none confirmed; the strongest candidates:")
+    mark = "  (unconfirmed)" if distrust else ""
+    for r in shown:
+        rate = r.get("rate")
+        rate_s = "n/a" if rate is None else (f"{rate:.2f} [{r['rate_lo']:.2f}, "
+                                             f"{r['rate_hi']:.2f}]")
+        lines.append(f"  {str(r['ngram'])[:27]:<28} fails {r['failures']}/{r['n']} = {rate_s}"
+                     f" vs {r['base_rate']:.2f}  q={r['q_value']:.2g}{mark}")
+    return lines
