@@ -76,7 +76,7 @@ def test_sentences_without_label_signal_are_kept_out_and_counted():
 
 
 def test_focus_failures_need_label_signal():
-    from discovery._focus import failures
+    from discovery._focus_rounds import failures
 
     task = np.array([[0.9, 0.1], [0.9, 0.1], [0.9, 0.1]])
     ref = np.array([[0.45, 0.55], [0.1, 0.9], [0.9, 0.1]])  # no signal, disagrees, agrees
