@@ -5,10 +5,13 @@ focus rounds that test them."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synthcheck._cli_common import add_config_args, load_args_config, warn_if_shots_off_domain
 from synthcheck._executors import EXECUTOR_FLAG, add_executor_arg
+
+if TYPE_CHECKING:
+    from synthcheck._config import RunConfig
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -52,7 +55,7 @@ UP_TO_DATE = {"score": "scores are up to date ({sentences} sentences)",
 """What each command prints when its stage is current (the report's fields filled in)."""
 
 
-def _run(args: argparse.Namespace, cfg: Any, name: str) -> dict[str, Any] | None:
+def _run(args: argparse.Namespace, cfg: RunConfig, name: str) -> dict[str, Any] | None:
     """Run the stage ``name`` of ``cfg`` on ``args.run`` (its declaration, as `discover`
     does); print that it is up to date and return None when it was current, else return
     its report."""
