@@ -43,6 +43,7 @@ from discovery._config import (
 )
 from discovery._data import read_corpus, read_score_file
 from discovery._mining import NgramMiner
+from discovery._model_files import model_files_digest
 from discovery._ranking import DivergenceRanker, HardSubset, divergence
 from discovery._stage_state import (
     check_upstream,
@@ -89,13 +90,18 @@ def task_model_hash(tm: TaskModelConfig, *, labels: LabelSpace, reference: Refer
                     evaluation: EvaluationConfig) -> str:
     """Hash of what changes one task model's scores: its spec, label map and the labels;
     for ``demo:`` models the evaluation split they are trained on, for ``fewshot:`` models
-    the reference prompt config they use."""
+    the reference prompt config they use; for models read from files (``sklearn:``, local
+    ``hf:`` folders, ``python:`` modules) a digest of the files' bytes
+    (:func:`~discovery._model_files.model_files_digest`)."""
     payload: dict[str, Any] = {"labels": labels.list, "task_model": output_dump(tm)}
     scheme = str(tm.spec).partition(":")[0]
     if scheme == "demo":
         payload["demo_split"] = [evaluation.split_seed, evaluation.holdout_fraction]
     elif scheme == "fewshot":
         payload["reference"] = reference_payload(reference)
+    files = model_files_digest(str(tm.spec))
+    if files is not None:  # a model file retrained in place is never "current"
+        payload["files"] = files
     return config_hash(payload)
 
 

@@ -369,3 +369,51 @@ def test_fewshot_task_model_with_batch_calibration_and_a_suite_is_refused_first(
     with pytest.raises(ConfigError, match=r"toy use the reference prompt with batch calibration"):
         discover(cfg, tmp_path / "r", progress=False, log=lambda s: None)
     assert not (tmp_path / "r").exists()  # refused before any stage ran
+
+
+# -- a task model file retrained in place (issue 19) ------------------------------------------
+def _dump_skops(path: Path, flip: bool) -> None:
+    import skops.io as sio
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    texts, labels = ["good great best", "bad worst"], ["positive", "negative"]
+    if flip:  # model B: the same features, every label the other way round
+        labels = labels[::-1]
+    sio.dump(make_pipeline(CountVectorizer(), LogisticRegression()).fit(texts, labels), path)
+
+
+def test_a_task_model_file_retrained_in_place_is_never_current(
+        cfg_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "mine" / "model.skops"
+    model.parent.mkdir()
+    _dump_skops(model, flip=False)
+    cfg = yaml.safe_load(cfg_path.read_text())
+    cfg["task_models"] = [{"name": "toy", "spec": f"sklearn:{model}"}]
+    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    run = tmp_path / "r"
+
+    def discover_cli() -> tuple[str, str]:
+        assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q"]) == 0
+        out = capsys.readouterr().out
+        acc = [line for line in out.splitlines() if line.startswith("  toy ")]
+        assert len(acc) == 1, out
+        return out, acc[0]
+
+    def stage_hashes() -> list[str]:  # `synthcheck config`'s evaluate and verify hashes
+        assert main(["config", "--config", str(cfg_path)]) == 0
+        return [line for line in capsys.readouterr().out.splitlines()
+                if " stage hash (stage_hashes." in line]
+
+    _, acc_a = discover_cli()
+    hashes_a = stage_hashes()
+    _dump_skops(model, flip=True)  # retrained in place: same path, new bytes
+    hashes_b = stage_hashes()
+    assert len(hashes_a) == 2 and all(a != b for a, b in zip(hashes_a, hashes_b, strict=True))
+    out, acc_b = discover_cli()
+    for stage in ("score", "focus", "evaluate", "verify"):
+        assert f"[{stage}] ran in " in out, out
+    assert (acc_a[:24], acc_b[:24]) == ("  toy          acc 0.583", "  toy          acc 0.417")
+    reports = json.loads((run / "eval.json").read_text())["reports"]
+    assert acc_b.startswith(f"  toy          acc {reports['toy']['accuracy']:.3f}")
