@@ -291,6 +291,8 @@ def _where(source: str, node: yaml.Node | None, loc: Sequence[int | str],
     field = format_loc(loc)
     override = _override_for(loc, overrides)
     if override is not None:  # the value came from the command line, not the file
+        if len(override) > 100:  # a huge value is not repeated whole in the message
+            override = override[:100] + "..."
         return f"-P {override}, field '{field}'"
     line = node_line(node, loc) if node is not None else None
     return f"{source}, field '{field}'" + (f", line {line}" if line else "")
