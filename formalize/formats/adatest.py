@@ -10,7 +10,14 @@ from typing import Any
 
 from formalize._expand import Case
 from formalize._suite import Suite
-from formalize.formats._base import Exported, Format, csv_text, gold_tests, read_csv
+from formalize.formats._base import (
+    Exported,
+    Format,
+    check_imported_labels,
+    csv_text,
+    gold_tests,
+    read_csv,
+)
 from synth.core import write_text_atomic
 
 ADATEST_COLUMNS = ["topic", "input", "output", "label", "labeler", "description"]
@@ -92,7 +99,8 @@ def import_adatest(path: str | Path, *, name: str = "adatest",
         warnings.warn(f"{path}: {left_out:,} rows left out (a 'fail' row names a wrong output, "
                       f"which gives no gold label with {len(all_labels)} labels; other marks "
                       f"have none)", stacklevel=2)
-    return {"name": name, "labels": all_labels, "tests": out}
+    return check_imported_labels({"name": name, "labels": all_labels, "tests": out}, path,
+                                 "AdaTest")
 
 
 class AdaTest(Format):

@@ -8,7 +8,7 @@ from typing import Any
 
 from formalize._suite import Suite
 from formalize._template import Slot, Text, parse_template, to_template_text
-from formalize.formats._base import Exported, Format, csv_text, read_csv
+from formalize.formats._base import Exported, Format, check_imported_labels, csv_text, read_csv
 from formalize.types import CompiledTest
 from synth.core import DataError, write_text_atomic
 
@@ -103,7 +103,7 @@ def import_capability_csv(path: str | Path, *, name: str = "imported",
         data["meta"] = {"capability_csv": {"slots": spelling}}
     if lexicon_files:
         data["lexicon_files"] = list(lexicon_files)
-    return data
+    return check_imported_labels(data, path, "capability")
 
 
 class CapabilityCsv(Format):

@@ -15,8 +15,15 @@ from formalize._expand import Case, CompiledTemplate
 from formalize._lexicons import LexiconSet
 from formalize._suite import Suite
 from formalize._template import Slot, Text, parse_template
-from formalize.formats._base import Exported, Format, csv_text, gold_tests, read_csv
-from synth.core import DataError, TemplateError, write_text_atomic
+from formalize.formats._base import (
+    Exported,
+    Format,
+    check_imported_labels,
+    csv_text,
+    gold_tests,
+    read_csv,
+)
+from synth.core import DataError, TemplateError, read_text, write_text_atomic
 
 HATECHECK_COLUMNS = ["functionality", "case_id", "test_case", "label_gold", "target_ident",
                      "direction", "focus_words", "focus_lemma", "ref_case_id", "ref_templ_id",
@@ -202,7 +209,7 @@ def read_hatecheck_placeholders(path: str | Path) -> dict[str, list[str]]:
 def _raw_table(path: Path) -> tuple[list[str], list[list[str]], str, bool]:
     """A CSV file's header, rows (as written), line ending and whether its last line ends
     with one (HateCheck's published ``template_placeholders.csv`` does not)."""
-    text = path.read_bytes().decode("utf-8")
+    text = read_text(path, kind="HateCheck CSV")
     newline = "\r\n" if "\r\n" in text else "\n"
     table = list(csv.reader(io.StringIO(text, newline="")))
     return (table[0] if table else []), table[1:], newline, text.endswith(("\n", "\r"))
@@ -289,9 +296,10 @@ def import_hatecheck(cases_csv: str | Path, placeholders_csv: str | Path | None 
         ph_header, ph_rows, ph_newline, ph_final = _raw_table(Path(placeholders_csv))
         meta["placeholders"] = {"columns": ph_header, "rows": ph_rows,
                                 **_file_meta(ph_newline, ph_final)}
-    return {"name": name, "labels": all_labels, "builtin_lexicons": False,
-            "lexicons": {k: v for k, v in lexicons.items() if v}, "tests": tests,
-            "meta": {"hatecheck": meta}}
+    return check_imported_labels(
+        {"name": name, "labels": all_labels, "builtin_lexicons": False,
+         "lexicons": {k: v for k, v in lexicons.items() if v}, "tests": tests,
+         "meta": {"hatecheck": meta}}, cases_csv, "HateCheck cases")
 
 
 class HateCheck(Format):

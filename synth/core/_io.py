@@ -81,7 +81,8 @@ def user_writes(path: str | os.PathLike[str]) -> Iterator[None]:
 
 def decode_text(data: bytes, path: str | os.PathLike[str], encoding: str = "utf-8",
                 *, kind: str = "file", field: str | None = None) -> str:
-    """Decode ``data`` read from ``path``; a byte sequence that is not ``encoding`` raises a
+    """Decode ``data`` read from ``path`` (a UTF-8 byte order mark is dropped); a byte
+    sequence that is not ``encoding`` raises a
     DataError naming the file, the byte offset and the encoding (and ``field``, the config
     field that sets the encoding, when there is one).
 
@@ -89,7 +90,7 @@ def decode_text(data: bytes, path: str | os.PathLike[str], encoding: str = "utf-
         DataError: the bytes are not valid ``encoding``, or the encoding is unknown.
     """
     try:
-        return data.decode(encoding)
+        text = data.decode(encoding)
     except LookupError:
         raise DataError(f"unknown encoding {encoding!r}", where=field or str(path),
                         fix="use a Python codec name such as utf-8, latin-1 or cp1252") from None
@@ -98,6 +99,15 @@ def decode_text(data: bytes, path: str | os.PathLike[str], encoding: str = "utf-
                + "; a binary file is not a valid input")
         raise DataError(f"{kind} is not valid {encoding} text (byte 0x{data[exc.start]:02x} at "
                         f"byte offset {exc.start})", where=str(path), fix=fix) from None
+    if text.startswith("\ufeff") and _is_utf8(encoding):
+        text = text[1:]  # a UTF-8 BOM (Excel writes one) is never part of a column name
+    return text
+
+
+def _is_utf8(encoding: str) -> bool:
+    import codecs
+
+    return codecs.lookup(encoding).name == "utf-8"
 
 
 def check_encoding(encoding: str) -> str:
