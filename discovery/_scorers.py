@@ -80,9 +80,21 @@ class LabelMapper:
             if bad:
                 raise ConfigError(f"label_map targets {bad} are not task labels "
                                   f"{self.task_labels}", where=where, fix="map onto task labels")
+            shown = "label_map {" + ", ".join(f"{k}: {v}" for k, v in label_map.items()) + "}"
+            unknown = [k for k in label_map if k not in self.model_labels]
+            if unknown:
+                raise ConfigError(
+                    f"{shown} names {unknown}, which the model does not have (its labels: "
+                    f"{self.model_labels})", where=where,
+                    fix=f"map the model's own labels, e.g. {fix.partition('e.g. ')[2]}")
             mapping = {m: label_map.get(m) for m in self.model_labels}
             unmapped = [m for m, t in mapping.items() if t is None]
             missing = [t for t in self.task_labels if t not in mapping.values()]
+            if missing and not unmapped:
+                raise ConfigError(
+                    f"{shown} maps no model label to {missing} (every task label needs one)",
+                    where=where, fix=f"map each task label from one of the model's labels, "
+                                     f"e.g. {fix.partition('e.g. ')[2]}")
             if unmapped or missing:
                 raise ConfigError(
                     f"task model labels {self.model_labels} do not match the task's labels "
