@@ -66,8 +66,16 @@ def run(args: argparse.Namespace) -> int:
         for test in data["tests"]:
             if test.get("templates"):
                 test["sample"] = args.sample
-    # Check the result before writing, so a bad import never replaces a good file.
-    suite = Suite.from_dict(data, source=str(out), base_dir=out.parent)
+    # Check the result before writing, so a bad import never replaces a good file. The
+    # --lexicon-file paths were named by the user here, so they may lie outside the suite's
+    # folder; later commands read them only with --allow-outside-files (say so).
+    outside = [p for p in lexicon_files if p.startswith("../")]
+    suite = Suite.from_dict(data, source=str(out), base_dir=out.parent,
+                            allow_outside_files=bool(outside))
+    if outside:
+        print(f"warning: {out} reads {', '.join(outside)} outside its folder: validate, "
+              f"verify and export will need --allow-outside-files (or copy the file next "
+              f"to the suite and pass that copy to --lexicon-file)", file=sys.stderr)
     write_text_atomic(out, dump_suite_yaml(data))
     total = sum(suite.counts().values())
     print(f"wrote {out}: {len(suite.tests)} tests, {total:,} cases")
