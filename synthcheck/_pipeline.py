@@ -365,7 +365,11 @@ def _discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None, progress: b
     def timed(stage: str, fn: Callable[[], tuple[bool, Any]]) -> Any:
         log(f"[{stage}] ...")
         t0 = time.perf_counter()
-        ran, value = fn()
+        if stage == "generate":  # shards are claimed one by one: processes share the work
+            ran, value = fn()
+        else:  # a second `discover` waits for this stage, then finds it current
+            with run.stage_lock(stage, on_wait=lambda msg: log(f"[{stage}] {msg}")):
+                ran, value = fn()
         result.seconds[stage] = round(time.perf_counter() - t0, 2)
         result.stages[stage] = "ran" if ran else "skipped (current)"
         log(f"[{stage}] {result.stages[stage]} in {result.seconds[stage]:.1f}s")

@@ -417,3 +417,30 @@ def test_a_task_model_file_retrained_in_place_is_never_current(
     assert (acc_a[:24], acc_b[:24]) == ("  toy          acc 0.583", "  toy          acc 0.417")
     reports = json.loads((run / "eval.json").read_text())["reports"]
     assert acc_b.startswith(f"  toy          acc {reports['toy']['accuracy']:.3f}")
+
+
+def test_two_discovers_on_one_directory_do_each_stage_once(cfg_path: Path,
+                                                           tmp_path: Path) -> None:
+    """Issue 19: the second `discover` waits for the first's stage, then finds it current
+    (both used to redo score, focus, evaluate and verify)."""
+    script = textwrap.dedent(f"""
+        import json, sys
+        sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent / 'synth')!r}]
+        from fakes import FakeBackend
+        import synth._generate as gen
+        gen._build_backend = lambda cfg: FakeBackend()
+        from synthcheck import load_run_config
+        from synthcheck._pipeline import discover
+        r = discover(load_run_config({str(cfg_path)!r}), {str(tmp_path / 'r')!r},
+                     progress=False, log=lambda s: print(s, file=sys.stderr))
+        print(json.dumps(r.stages))
+    """)
+    env = {**os.environ, "TOY_DELAY": "0.3"}  # each task-model call is slow: the runs overlap
+    procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in results]
+    stages = [json.loads(out.splitlines()[-1]) for out, _ in results]
+    for name in ("score", "rank", "mine", "focus", "evaluate", "verify"):
+        assert sorted(s[name] for s in stages) == ["ran", "skipped (current)"], (name, stages)
+    assert any("waiting for another process's" in err for _, err in results)
