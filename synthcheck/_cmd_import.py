@@ -104,8 +104,8 @@ def _over_limit_warning(suite: Any, out: Path, total: int, limit: int,
     counts = suite.counts()
     biggest = max(counts, key=lambda k: counts[k])
     head = (f"warning: {out} would expand to {total:,} cases, over the case limit of "
-            f"{limit:,} (largest: test {biggest!r} with {counts[biggest]:,}), so validate "
-            f"and export refuse it as written (verify samples each test over "
+            f"{limit:,} (largest: test {biggest!r} with {counts[biggest]:,}), so export "
+            f"refuses it as written (validate and verify sample each test over "
             f"verify.max_cases_per_test)")
     lo, hi = 0, max(counts.values())
     while lo < hi:  # the largest N with counts(N) under the limit (0: none)
