@@ -226,3 +226,13 @@ def test_a_bom_and_a_wrong_encoding_are_named(tmp_path, capsys):
     assert err == (f"error: CSV has no column 'text' (its columns: {columns}) ({data}): the file "
                    f"is utf-8, with a column 'text': set evaluation.encoding (--encoding) to "
                    f"utf-8, or leave it unset\n")
+
+
+def test_a_size_larger_than_the_file_is_said(tmp_path, capsys):
+    """Issue 19: `evaluate --size 1000` on a 2-row file silently used 2."""
+    data = tmp_path / "gold.csv"
+    data.write_text("text,label\nA good film.,positive\nA dull film.,negative\n")
+    cfg = write_config(tmp_path / "c.yaml")
+    assert evaluate("-c", cfg, "--data", data, "--size", "1000") == 0
+    assert ("evaluation set: 2 examples (all of them; evaluation.size asks for 1,000): "
+            "negative 1, positive 1\n") in capsys.readouterr().out
