@@ -34,6 +34,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="capability-csv: a YAML file of lexicons (NAME: [values]) for slots "
                         "the built-in lexicons lack; repeat for several (later files win). The "
                         "suite refers to it by a path relative to the suite file")
+    p.add_argument("--encoding", default="utf-8",
+                   help="text encoding of the CSV files (default: utf-8; a UTF-8 byte order "
+                        "mark is skipped)")
     p.add_argument("--sample", type=positive_int, default=None, metavar="N",
                    help="write 'sample: N' on every imported test with templates (N seeded "
                         "fills per test instead of the full product)")
@@ -59,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         data = fmt().import_(args.inp, name=name, labels=labels,
-                             placeholders=args.placeholders, lexicon_files=lexicon_files)
+                             placeholders=args.placeholders, lexicon_files=lexicon_files,
+                             encoding=check_encoding_flag(args.encoding))
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
     if args.sample is not None:
@@ -83,6 +87,18 @@ def run(args: argparse.Namespace) -> int:
     if total > limit:
         print(_over_limit_warning(suite, out, total, limit, args.sample), file=sys.stderr)
     return 0
+
+
+def check_encoding_flag(encoding: str) -> str:
+    """``--encoding`` if Python knows it, else a ConfigError naming the flag."""
+    from synth.core import ConfigError, check_encoding
+
+    try:
+        return check_encoding(encoding)
+    except ValueError as exc:
+        raise ConfigError(str(exc), where="--encoding",
+                          fix="use a Python codec name such as utf-8, latin-1 or cp1252"
+                          ) from None
 
 
 def _relative_to_suite(path: str, out: Path) -> str:

@@ -64,7 +64,7 @@ class Format:
 
     def import_(self, path: str | Path, *, name: str, labels: Sequence[str] | None = None,
                 placeholders: str | Path | None = None,
-                lexicon_files: Sequence[str] = ()) -> dict[str, Any]:
+                lexicon_files: Sequence[str] = (), encoding: str = "utf-8") -> dict[str, Any]:
         """Read ``path`` into suite data (what a suite YAML holds).
 
         Raises:
@@ -83,7 +83,8 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]], *,
     return buf.getvalue()
 
 
-def read_csv(path: str | Path, required: Sequence[str], what: str) -> list[dict[str, str]]:
+def read_csv(path: str | Path, required: Sequence[str], what: str,
+             encoding: str = "utf-8") -> list[dict[str, str]]:
     """Read a CSV file's rows, refusing a file that lacks a ``required`` column.
 
     Raises:
@@ -93,7 +94,7 @@ def read_csv(path: str | Path, required: Sequence[str], what: str) -> list[dict[
     if not path.is_file():
         raise DataError(f"{what} file not found", where=str(path), fix="check the path")
     # read_text: undecodable bytes name the file and byte offset; a UTF-8 BOM is dropped.
-    text = read_text(path, kind=f"{what} CSV")
+    text = read_text(path, encoding, kind=f"{what} CSV", field="--encoding")
     reader = csv.DictReader(io.StringIO(text, newline=""))
     fields = reader.fieldnames or []
     missing = [c for c in required if c not in fields]

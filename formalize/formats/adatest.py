@@ -49,7 +49,8 @@ def export_adatest(suite: Suite, path: str | Path, *, sample: int | None = None,
 
 
 def import_adatest(path: str | Path, *, name: str = "adatest",
-                   labels: Sequence[str] | None = None) -> dict[str, Any]:
+                   labels: Sequence[str] | None = None, encoding: str = "utf-8"
+                   ) -> dict[str, Any]:
     """Read an AdaTest test tree CSV into suite data: one MFT test per topic (its capability
     the topic's first part, its name the rest; a ``topic_marker`` row's description becomes
     the test's), one case per row with an ``input``.
@@ -61,7 +62,7 @@ def import_adatest(path: str | Path, *, name: str = "adatest",
     Raises:
         DataError: the file is missing or lacks a column.
     """
-    rows = read_csv(path, ["topic", "input", "output", "label"], "AdaTest")
+    rows = read_csv(path, ["topic", "input", "output", "label"], "AdaTest", encoding)
     described: dict[str, str] = {}
     tests: dict[str, list[dict[str, str]]] = {}
     outputs: set[str] = set()
@@ -117,6 +118,6 @@ class AdaTest(Format):
 
     def import_(self, path: str | Path, *, name: str, labels: Sequence[str] | None = None,
                 placeholders: str | Path | None = None,
-                lexicon_files: Sequence[str] = ()) -> dict[str, Any]:
+                lexicon_files: Sequence[str] = (), encoding: str = "utf-8") -> dict[str, Any]:
         """Read the tree (see :func:`import_adatest`)."""
-        return import_adatest(path, name=name, labels=labels)
+        return import_adatest(path, name=name, labels=labels, encoding=encoding)

@@ -30,7 +30,20 @@ def test_non_utf8_files_name_the_byte_offset(tmp_path, capsys, fmt, kind, header
     assert code == 2 and not out.exists()
     assert capsys.readouterr().err == (
         f"error: {kind} is not valid utf-8 text (byte 0xe9 at byte offset {len(header) + 3}) "
-        f"({path}): convert it to utf-8; a binary file is not a valid input\n")
+        f"({path}): convert it to utf-8, or set --encoding to its encoding; a binary file is "
+        f"not a valid input\n")
+    # --encoding reads it (the import then fails or succeeds on its content, not its bytes).
+    code, _, _ = run_import(tmp_path, fmt, "in.csv", data, "--encoding", "latin-1")
+    assert "not valid utf-8" not in capsys.readouterr().err
+
+
+def test_an_unknown_encoding_names_the_flag(tmp_path, capsys):
+    code, _, out = run_import(tmp_path, "adatest", "in.csv", ADATEST.encode(),
+                              "--encoding", "klingon")
+    assert code == 2 and not out.exists()
+    assert capsys.readouterr().err == (
+        "error: unknown encoding 'klingon' (use e.g. utf-8, latin-1, cp1252) (--encoding): use "
+        "a Python codec name such as utf-8, latin-1 or cp1252\n")
 
 
 def test_a_bom_never_breaks_a_column_name(tmp_path, capsys):
