@@ -81,7 +81,7 @@ from _planted import (  # noqa: E402
     write_model_module,
 )
 
-WEAK_REFERENCE = "packaged:smollm2-135m-instruct"
+WEAK_REFERENCE = "packaged:smollm2-135m-instruct"  # the plain few-shot reference (4 shots)
 SMALL_BASE = ["generator.n=32", "generator.shard_size=16", "evaluation.size=40"]
 SMALL_ROW = ["focus.budget=2", "focus.candidates=2"]
 # Parts switched off for the ablation rows: the first override whose field exists is used.
@@ -93,7 +93,7 @@ SWITCHES: dict[str, list[str]] = {
     "occlusion": ["occlusion.enabled=false", "slices.occlusion.enabled=false"],
     "focus": ["focus.enabled=false"],
 }
-NOT_COPIED = {"verify", "report.html", "summary.md", "focus", "findings.jsonl"}
+COPIED = ("corpus", "scores", "manifest.json")  # what a configuration reuses of the base run
 
 
 @dataclass
@@ -125,10 +125,14 @@ def rows_for(cfg: Any, *, small: bool, budgets: Sequence[float]) -> list[Row]:
            for b in budgets]
     if small:  # one ablation row: the switch path runs too
         return [*out, Row("no focus", ["focus.enabled=false"])]
-    if cfg.reference.model != WEAK_REFERENCE:
-        out.append(Row("reference: plain SmolLM2", [f"reference.model={WEAK_REFERENCE}"]))
-    else:
-        out.append(Row("reference: plain SmolLM2", [], "n/a (already the default)"))
+    from discovery import ReferenceConfig
+    from synth.core import output_dump
+
+    plain = ReferenceConfig(model=WEAK_REFERENCE, calibration="contextual")
+    same = output_dump(cfg.reference) == output_dump(plain)
+    out.append(Row("reference: plain SmolLM2",
+                   [f"reference={{model: {WEAK_REFERENCE}, calibration: contextual}}"],
+                   "n/a (already the default)" if same else None))
     other = "abs_top" if cfg.ranking.metric != "abs_top" else "p_wrong"
     out.append(Row(f"ranking: {other} (default {cfg.ranking.metric})",
                    [f"ranking.metric={other}"]))
@@ -139,14 +143,19 @@ def rows_for(cfg: Any, *, small: bool, budgets: Sequence[float]) -> list[Row]:
 
 
 def copy_base(base: Path, dest: Path) -> None:
-    """Copy the base run into ``dest`` (once): corpus, scores and their caches, the
-    manifest; not its verify, report or focus outputs."""
+    """Copy the base run into ``dest`` (once): its corpus, its scores with their caches
+    (the reference's raw scores, on the corpus and held out) and its manifest; none of its
+    later outputs, so every finding read is this configuration's own."""
     if dest.is_dir():
         return
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    shutil.copytree(base, tmp, ignore=lambda d, names: [
-        n for n in names if Path(d) == base and n in NOT_COPIED])
+    tmp.mkdir(parents=True)
+    for name in COPIED:
+        if (base / name).is_dir():
+            shutil.copytree(base / name, tmp / name)
+        elif (base / name).is_file():
+            shutil.copy2(base / name, tmp / name)
     tmp.rename(dest)
 
 
