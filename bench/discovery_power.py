@@ -253,7 +253,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="focus budgets, as multiples of the config's focus.budget "
                          "(default: 1 2; --small: 1)")
     ap.add_argument("--rows", nargs="*", default=None,
-                    help="run only the configurations whose names start with these")
+                    help="run only the configurations whose names start with these, in "
+                         "this order")
     ap.add_argument("--seed", type=int, default=0, help="seeds the choice of planted words")
     ap.add_argument("--work", default=None, help="scratch run directories "
                     "(default: /tmp/discovery_power, --small: /tmp/discovery_power_small)")
@@ -293,8 +294,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     sys.path.insert(0, str(work / "models"))
     budgets = args.budgets or ([1.0] if args.small else [1.0, 2.0])
     rows = rows_for(cfg, small=args.small, budgets=budgets)
-    if args.rows:
-        rows = [r for r in rows if any(r.name.startswith(p) for p in args.rows)]
+    if args.rows:  # in the order given (the most telling first, for a cut-short run)
+        picked = [r for p in args.rows for r in rows if r.name.startswith(p)]
+        rows = list({r.name: r for r in picked}.values())
     results: dict[str, Any] = {
         "corpus": len(texts), "base": str(base), "spec": spec,
         "slices": [{"name": s.name, "label": s.label(), "kind": s.kind,
@@ -316,6 +318,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print()
     print(table(results))
+    for r in results["rows"]:
+        if "top10" in r:
+            print(f"top 10 ({r['name']}): " + " / ".join(r["top10"]))
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return results
