@@ -69,6 +69,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -84,15 +86,15 @@ from _planted import (  # noqa: E402
 WEAK_REFERENCE = "packaged:smollm2-135m-instruct"  # the plain few-shot reference (4 shots)
 SMALL_BASE = ["generator.n=32", "generator.shard_size=16", "evaluation.size=40"]
 SMALL_ROW = ["focus.budget=2", "focus.candidates=2"]
-# Parts switched off for the ablation rows: the first override whose field exists is used.
-SWITCHES: dict[str, list[str]] = {
-    "semantic slices": ["semantic.enabled=false", "slices.semantic.enabled=false",
-                        "slices.semantic=false"],
-    "metadata slices": ["metadata.enabled=false", "slices.metadata.enabled=false",
-                        "slices.metadata=false"],
-    "occlusion": ["occlusion.enabled=false", "slices.occlusion.enabled=false"],
-    "focus": ["focus.enabled=false"],
+# Parts switched off for the ablation rows (a row whose field this version lacks is n/a).
+SWITCHES: dict[str, str] = {
+    "no semantic slices": "slices.semantic.enabled=false",
+    "no metadata slices": "slices.metadata.enabled=false",
+    "no occlusion": "slices.occlusion.enabled=false",
+    "keep no-signal sentences": "ranking.min_reference_margin=0",
+    "no focus": "focus.enabled=false",
 }
+STAGES_OFF = ("no semantic slices", "no metadata slices", "no occlusion", "no focus")
 COPIED = ("corpus", "scores", "manifest.json")  # what a configuration reuses of the base run
 
 
@@ -117,9 +119,17 @@ def field_exists(model: Any, dotted: str) -> bool:
     return True
 
 
+def switch_off(row: str) -> str | None:
+    """The override of the ablation ``row`` (a key of ``SWITCHES``), or None where this
+    version lacks its field."""
+    from synthcheck._config import RunConfig
+
+    override = SWITCHES[row]
+    return override if field_exists(RunConfig, override.partition("=")[0]) else None
+
+
 def rows_for(cfg: Any, *, small: bool, budgets: Sequence[float]) -> list[Row]:
     """The configurations to run: the defaults at each focus budget, then the ablations."""
-    from synthcheck._config import RunConfig
 
     out = [Row(f"default {b:g}x budget", [f"focus.budget={max(1, round(cfg.focus.budget * b))}"])
            for b in budgets]
@@ -136,9 +146,17 @@ def rows_for(cfg: Any, *, small: bool, budgets: Sequence[float]) -> list[Row]:
     other = "abs_top" if cfg.ranking.metric != "abs_top" else "p_wrong"
     out.append(Row(f"ranking: {other} (default {cfg.ranking.metric})",
                    [f"ranking.metric={other}"]))
-    for part, candidates in SWITCHES.items():
-        usable = [o for o in candidates if field_exists(RunConfig, o.partition("=")[0])]
-        out.append(Row(f"no {part}", usable[:1], None if usable else "n/a (field missing)"))
+    for part in SWITCHES:
+        usable = switch_off(part)
+        if usable is None:
+            out.append(Row(part, [], "n/a (field missing)"))
+            continue
+        key, _, value = usable.partition("=")
+        current: Any = cfg
+        for name in key.split("."):
+            current = getattr(current, name)
+        off = current == yaml.safe_load(value)
+        out.append(Row(part, [usable], "n/a (off by default)" if off else None))
     return out
 
 
@@ -196,20 +214,26 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return list(iter_jsonl(path)) if path.is_file() else []
 
 
-def ensure_base(run: Path, config: str, overrides: list[str]) -> None:
-    """Make the base run (the config's own task model, no focus rounds, no suite) unless
-    ``run`` has a corpus: the corpus, the reference's scores and its held-out scores, which
-    every configuration's copy reuses."""
+def prepare_base(src: Path, base: Path, config: str, overrides: list[str]) -> None:
+    """Make ``base``, the run every configuration copies: ``src``'s corpus, scores and
+    manifest (generated first, without focus rounds, when ``src`` has no corpus), brought
+    current for ``config`` with the finding stages and focus off (so the reference's corpus
+    and held-out scores under the current defaults are computed once, here)."""
     from synth import has_corpus
-
-    if has_corpus(run):
-        return
     from synthcheck._config import load_run_config
     from synthcheck._pipeline import discover
 
-    cfg = load_run_config(config, [*overrides, "suite=null", "focus.enabled=false"])
-    print(f"base run: generating {cfg.generator.n} prompts into {run}", flush=True)
-    discover(cfg, run, progress=False, log=lambda _: None)
+    if src.resolve() != base.resolve():
+        if has_corpus(src):
+            copy_base(src, base)
+        else:
+            print(f"base run: no corpus in {src}: generating one into {base}", flush=True)
+    off = [o for o in map(switch_off, STAGES_OFF) if o]
+    cfg = load_run_config(config, [*overrides, "suite=null", *off])
+    start = time.perf_counter()
+    discover(cfg, base, progress=False, log=lambda _: None)
+    print(f"base run {base}: current for {config} in {time.perf_counter() - start:.0f}s",
+          flush=True)
 
 
 def table(results: dict[str, Any]) -> str:
@@ -272,8 +296,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.fresh:
         shutil.rmtree(work / "rows", ignore_errors=True)
     base_overrides = SMALL_BASE if args.small else []
-    base = Path(args.run) if args.run else (work / "base" if args.small else ROOT / "runs/demo")
-    ensure_base(base, args.config, base_overrides)
+    src = Path(args.run) if args.run else (work / "base" if args.small else ROOT / "runs/demo")
+    base = work / "base"
+    prepare_base(src, base, args.config, base_overrides)
     ids, texts = read_corpus(base)
     id_text = dict(zip(ids, texts, strict=True))
     row_overrides = [*base_overrides, *(SMALL_ROW if args.small else [])]
@@ -298,7 +323,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         picked = [r for p in args.rows for r in rows if r.name.startswith(p)]
         rows = list({r.name: r for r in picked}.values())
     results: dict[str, Any] = {
-        "corpus": len(texts), "base": str(base), "spec": spec,
+        "corpus": len(texts), "base": str(src), "spec": spec,
         "slices": [{"name": s.name, "label": s.label(), "kind": s.kind,
                     "terms": list(s.terms), "corpus_members": counts[s.name]} for s in slices],
         "rows": []}
