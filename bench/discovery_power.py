@@ -38,11 +38,12 @@ errors both count) with its Wilson interval, where the findings were read from
 seconds the pipeline took.
 
 Configurations: the defaults at 1x and 2x the focus budget (``focus.budget``: sentences
-generated per candidate; the corpus is the same), then one row per part switched off by
-config overrides: the reference (the plain SmolLM2 few-shot reference when the default is
-stronger), the ranking metric (the other one), semantic slices, metadata slices, occlusion,
-focus rounds. A row whose config field does not exist in this version prints
-``n/a (field missing)``.
+generated per candidate; the corpus is the same), then one row per part switched off by a
+config override: the reference (the plain 4-shot SmolLM2 reference, when the default is
+another), the ranking metric (the other one of abs_top / p_wrong), semantic slices,
+metadata slices, occlusion, the no-signal drop (``ranking.min_reference_margin: 0``), focus
+rounds. A row whose config field does not exist in this version prints ``n/a (field
+missing)``; one the default already has off, ``n/a (off by default)``.
 
 Each configuration runs in its own copy of the base run directory, so the corpus and the
 reference's cached scores are reused and only what the planted model changes is recomputed.

@@ -165,6 +165,15 @@ def test_rows_and_table() -> None:
         ("default 1x budget", ["focus.budget=48"], None),
         ("default 2x budget", ["focus.budget=96"], None),
         ("no focus", ["focus.enabled=false"], None)]
+    cfg = RunConfig.model_validate({"ranking": {"metric": "p_wrong"},
+                                    "reference": {"model": "packaged:gemma3-270m"},
+                                    "focus": {"enabled": False}})
+    rows = {r.name: r for r in rows_for(cfg, small=False, budgets=[1.0])}
+    assert (rows["reference: plain SmolLM2"].overrides, rows["reference: plain SmolLM2"].missing
+            ) == (["reference={model: packaged:smollm2-135m-instruct, calibration: contextual}"],
+                  None)
+    assert rows["ranking: abs_top (default p_wrong)"].overrides == ["ranking.metric=abs_top"]
+    assert rows["no focus"].missing == "n/a (off by default)"
     results = {
         "slices": [{"name": "w", "label": 'word frequent "film"'}],
         "rows": [
