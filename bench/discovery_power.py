@@ -311,7 +311,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"corpus: {len(texts)} sentences ({base})")
     print("planted slices (sentences in the corpus):")
     for s in slices:
-        print(f"  {s.name:<16}{s.label():<60}{counts[s.name]}")
+        print(f"  {s.name:<16}{counts[s.name]:>5}  {s.label()}")
     labels = cfg.task.label_space.list
     digest = hashlib.sha256(json.dumps([s.label() for s in slices]).encode()).hexdigest()
     module = f"planted_{digest[:12]}"  # one module per planted set

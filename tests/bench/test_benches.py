@@ -32,7 +32,7 @@ SMALL: dict[str, list[str]] = {
     "discovery_power.py": [
         r"^corpus: \d+ sentences \(",
         r"^planted slices \(sentences in the corpus\):$",
-        r"^  long +long \(>= 30 words\) +\d+$",
+        r"^  long +\d+  long \(>= 30 words\)$",
         r"^\| config \| .*\| found \| hard planted \| held-out precision \| findings \| "
         r"seconds \|$",
         rf"^\| default 1x budget \| .*\| \d/\d \| {NUM} \(\d+/\d+\) \| .* \| focus\.jsonl "
