@@ -136,7 +136,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
                 continue
             log(f"[{stage.name}] ...")
             t0 = time.perf_counter()
-            if stage.name == "generate":  # shards are claimed one by one: shared work
+            if stage.shares_work:  # e.g. generation: shards are claimed one by one
                 done = stage.run(s, ctx)
             else:  # a second `discover` waits for this stage, then finds it current
                 with run.stage_lock(stage.name, on_wait=lambda m, st=stage.name:
