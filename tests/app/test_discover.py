@@ -435,7 +435,8 @@ def test_two_discovers_on_one_directory_do_each_stage_once(cfg_path: Path,
         sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent / 'synth')!r}]
         from fakes import FakeBackend
         import synth._generate as gen
-        gen._build_backend = lambda cfg: FakeBackend()
+        import synth
+        gen.generator_backend = synth.generator_backend = lambda g: FakeBackend()
         from synthcheck import load_run_config
         from synthcheck._pipeline import discover
         r = discover(load_run_config({str(cfg_path)!r}), {str(tmp_path / 'r')!r},
