@@ -101,6 +101,12 @@ def test_rerun_skips_current_stages(cfg_path: Path, tmp_path: Path,
     assert first.stages == dict.fromkeys(STAGES, "ran")
     assert first.info["report"] == run / "report.html"
     assert (run / "summary.md").is_file()
+    from synthcheck.stages import STAGES as DECLARED
+
+    # Each declaration names the files its stage wrote.
+    missing = [str(p) for st in DECLARED for p in st.outputs(st.sections(cfg), run)
+               if not p.is_file()]
+    assert missing == []
     before = snapshot(run)
     again = discover(cfg, run, progress=False, log=lambda s: None)
     assert again.stages == dict.fromkeys(STAGES, "skipped (current)")
