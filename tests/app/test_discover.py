@@ -287,6 +287,29 @@ def test_cli_prints_the_summary(cfg_path: Path, tmp_path: Path,
     assert summary2 == summary
 
 
+def test_cli_exits_1_on_the_suites_gates_as_verify_does(
+        cfg_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A test failing at 100% with max_fail_rate 0.3 in the suite: discover exits 1 like
+    # verify, names the test, and does so again when every stage is skipped as current.
+    suite = {**SUITE, "tests": [*SUITE["tests"], {
+        "name": "negated praise", "capability": "Negation", "type": "mft",
+        "template": "This {NOUN} is not good.", "label": "negative", "max_fail_rate": 0.3}]}
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    run = tmp_path / "r"
+    for _ in range(2):
+        assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q"]) == 1
+        out, err = capsys.readouterr()
+        assert "== synthcheck discover: mini" in out
+        assert err.splitlines()[-2:] == [
+            "gate exceeded: negated praise [toy] fail rate 1.000 > 0.3",
+            "1 gate(s) exceeded: exit status 1 (as 'synthcheck verify')"]
+    assert main(["verify", "--config", str(cfg_path), "--run", str(run), "-q"]) == 1
+    # The flag gates the tests without their own max_fail_rate (none fails at 100% here).
+    code = main(["discover", "--config", str(cfg_path), "--run", str(run), "-q",
+                 "--max-fail-rate", "1"])
+    assert code == 1 and "gate exceeded: negated praise [toy]" in capsys.readouterr().err
+
+
 def test_cli_run_dir_of_another_config_is_refused(cfg_path: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     run = tmp_path / "r"
