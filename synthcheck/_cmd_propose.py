@@ -14,7 +14,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                                    "tagged sentences (lexicon words become placeholders) and "
                                    "print them ranked by how many sentences each covers. With "
                                    "--append-to SUITE --accept K, append draft K to SUITE.")
-    p.add_argument("--run", required=True, type=Path, metavar="DIR", help="run directory")
+    p.add_argument("--run", required=True, type=Path, metavar="DIR",
+                   help="run directory (required)")
     p.add_argument("--tag", default="task-model error",
                    help="use sentences with this tag (default: 'task-model error')")
     p.add_argument("--hypothesis", default=None,
@@ -29,7 +30,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--label", default=None,
                    help="gold label of the appended test (default: the reference's label "
                         "of most covered sentences)")
-    p.add_argument("--name", default=None, help="name of the appended test")
+    p.add_argument("--test-name", "--name", dest="name", default=None, metavar="TEST",
+                   help="name of the appended TEST in the suite (not the suite's name)")
     p.add_argument("--capability", default="Discovered", help="capability of the appended test")
     p.set_defaults(func=run)
 

@@ -44,7 +44,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                         "the task models, the suite and the held-out data when not given")
     p.add_argument("-P", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override one field of --config, e.g. -P evaluation.size=200")
-    p.add_argument("--run", required=True, help="run directory; writes verify/<suite>/")
+    p.add_argument("--run", required=True, metavar="DIR",
+                   help="run directory; writes verify/<suite>/ (required)")
     # Each of these overrides the config's verify: section (default: that section's value).
     p.add_argument("--sample", type=positive_int, default=None,
                    help="fills drawn per templated test (default: verify.sample, else all)")

@@ -75,8 +75,18 @@ def test_html_and_markdown_escape_run_text(full_run: Path, tmp_path: Path) -> No
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in html
     assert len(re.findall(r"<script", html)) == 1  # the page's own, inline
     assert "<script" not in md and "<b>" not in md
-    assert "&lt;script>alert(1)&lt;/script> &amp; &lt;b>bold&lt;/b>" in md
+    assert "&lt;script>alert(1)&lt;/script> & &lt;b>bold&lt;/b>" in md
     assert "### &lt;script>x()&lt;/script>" in md
+
+
+def test_markdown_text_escapes_only_what_could_be_html() -> None:
+    # summary.md is read as plain text too: "q < 0.05" and "0.754 < 0.772" stay as written,
+    # a tag or an entity does not survive.
+    from synthcheck.report._render import md_text
+
+    assert md_text("q < 0.05; 0.754 < 0.772 & x <= y") == "q < 0.05; 0.754 < 0.772 & x <= y"
+    assert md_text("<b>x</b> <!-- c --> &amp; &#60; a|b") == \
+        "&lt;b>x&lt;/b> &lt;!-- c --> &amp;amp; &amp;#60; a\\|b"
 
 
 def test_zero_bars_are_visible_and_the_legend_covers_no_bar() -> None:
