@@ -30,6 +30,7 @@ COMMAND_MODULES = [
     "synthcheck._cmd_import",
     "synthcheck._cmd_report",
     "synthcheck._cmd_propose",
+    "synthcheck._cmd_annotate",
 ]
 
 

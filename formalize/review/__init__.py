@@ -1,6 +1,11 @@
 """Review and propose (stage 3): tag a run's hard sentences in an append-only decision log,
 then draft templates from the tagged sentences and append accepted drafts to a suite."""
 
+from formalize.review._annotate import (
+    annotation_items,
+    export_annotations,
+    import_annotations,
+)
 from formalize.review._log import DECISIONS, TAGS, ReviewLog, ReviewLogWarning
 from formalize.review._propose import (
     TemplateDraft,
@@ -24,9 +29,12 @@ __all__ = [
     "ReviewSession",
     "ReviewWidget",
     "TemplateDraft",
+    "annotation_items",
     "append_tests",
     "draft_suite",
+    "export_annotations",
     "format_drafts",
+    "import_annotations",
     "load_run_scorers",
     "propose_templates",
     "run_draft",
