@@ -326,6 +326,9 @@ def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
                           fix="pass scorers yourself, or add task_models to the run config")
     task_models = [validate(TaskModelConfig, t, f"task_models[{i}]")
                    for i, t in enumerate(entries)]
+    bases = model_path_bases(run.path)
+    task_models = [t.model_copy(update={"spec": resolve_model_path(t.spec, bases)})
+                   for t in task_models]
     try:
         return build_task_scorers(
             task_models, LabelSpace.of(run.labels),
@@ -335,6 +338,31 @@ def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
         if exc.where == "task_models":  # a check of the config as a whole (unique names)
             raise ConfigError(exc.what, where=where, fix=exc.fix) from None
         raise
+
+
+def model_path_bases(run_dir: Path) -> list[Path]:
+    """Where a run config's relative model paths may be relative to, in order: the working
+    directory, its parent (a notebook's kernel starts in ``notebooks/``, the run was made
+    from the repository root) and the folders above the run directory (``runs/NAME`` made
+    from ``ROOT`` is ``ROOT/runs/NAME``)."""
+    cwd = Path.cwd()
+    return list(dict.fromkeys([cwd, cwd.parent, *Path(run_dir).resolve().parents]))
+
+
+def resolve_model_path(spec: str, bases: Sequence[Path]) -> str:
+    """``spec`` with a relative ``sklearn:``/``hf:`` path made absolute against the first of
+    ``bases`` where it exists (unchanged when it is absolute, found nowhere or not a path:
+    the loader's own error then names it)."""
+    scheme, sep, rest = spec.partition(":")
+    if scheme not in ("sklearn", "hf") or not sep or not rest:
+        return spec
+    path = Path(rest).expanduser()
+    if path.is_absolute():
+        return spec
+    for base in bases:
+        if (base / path).exists():
+            return f"{scheme}:{base / path}"
+    return spec
 
 
 def run_draft(draft: TemplateDraft | str, scorers: Mapping[str, Any], labels: Sequence[str], *,
