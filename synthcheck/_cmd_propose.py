@@ -24,7 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--max-slots", type=positive_int, default=3,
                    help="placeholders per draft (default 3)")
     p.add_argument("--append-to", type=Path, default=None, metavar="SUITE",
-                   help="suite YAML to append the accepted draft to (created if missing)")
+                   help="suite YAML to append the accepted draft to (created if missing); "
+                        "when it exists, drafts use its own lexicons (its domain)")
     p.add_argument("--accept", type=int, default=None, metavar="K",
                    help="number of the draft to append (as listed, from 1)")
     p.add_argument("--label", default=None,
@@ -46,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
     )
     from synth.core import ConfigError, DataError
 
-    if (args.append_to is None) != (args.accept is None):
-        raise ConfigError("--append-to and --accept go together", where="--append-to/--accept",
+    if args.accept is not None and args.append_to is None:
+        raise ConfigError("--accept needs --append-to", where="--append-to/--accept",
                           fix="give both (e.g. --append-to suite.yaml --accept 1), or neither")
     run_data = RunOutputs(args.run)  # RunDirError without a manifest
     sentences = tagged_sentences(args.run, tag=args.tag, hypothesis=args.hypothesis)
@@ -56,11 +57,26 @@ def run(args: argparse.Namespace) -> int:
                         + (f" with hypothesis {args.hypothesis!r}" if args.hypothesis else ""),
                         where=str(args.run / "review" / "decisions.jsonl"),
                         fix="tag sentences in notebooks/review.ipynb (or ReviewLog.tag) first")
-    drafts = propose_templates(sentences, max_drafts=args.top, max_slots=args.max_slots)
+    lexicons = None
+    if args.append_to is not None and args.append_to.is_file():
+        from formalize import load_suite
+        from formalize.review._propose import suite_lexicons
+
+        # Drafts in the domain of the suite they go to: its own lexicons (AIRLINE, THING),
+        # not the built-in movie ones.
+        lexicons = suite_lexicons(load_suite(args.append_to))
+        print(f"lexicons of {args.append_to}: {', '.join(lexicons)}")
+    every = propose_templates(sentences, lexicons, max_drafts=10**6, max_slots=args.max_slots)
+    drafts = every[:args.top]
     print(f"{len(sentences)} sentence(s) tagged {args.tag!r}; {len(drafts)} draft(s), "
           f"most coverage first:")
     print(format_drafts(drafts) if drafts else
           "  (no lexicon word found in the tagged sentences: no drafts)")
+    from formalize.review._propose import uncovered
+
+    for sid in uncovered(sentences, every):
+        print(f"  no draft from {sid}: none of its words is in a lexicon where every value "
+              "fits" + (f" (lexicons: {', '.join(lexicons)})" if lexicons else ""))
     if args.accept is None:
         return 0
     if not 1 <= args.accept <= len(drafts):

@@ -273,6 +273,27 @@ def format_drafts(drafts: Sequence[TemplateDraft]) -> str:
     return "\n".join(lines)
 
 
+def suite_lexicons(suite: Any) -> dict[str, tuple[str, ...]]:
+    """The lexicons a suite defines itself (``lexicons:`` and ``lexicon_files``), the
+    domain ``propose`` drafts in when it appends to that suite; a suite that defines none
+    gives every lexicon it can use (the built-in ones)."""
+    own = set(suite.spec.lexicons)
+    for rel in suite.spec.lexicon_files:
+        from formalize._lexicons import read_lexicon_yaml
+
+        own.update(read_lexicon_yaml(suite.base_dir / rel, {}))
+    names = [n for n in suite.lexicons.names() if n in own] or suite.lexicons.names()
+    return {n: suite.lexicons.values(n) for n in names}
+
+
+def uncovered(sentences: Sequence[str | Mapping[str, Any]], drafts: Sequence[TemplateDraft]
+              ) -> list[str]:
+    """The ids (or texts) of tagged sentences no draft covers: none of their words is in a
+    lexicon, or none fits where it stands."""
+    seen = {i for d in drafts for i in d.ids}
+    return [str(sid) for sid, _, _ in _as_items(sentences) if sid not in seen]
+
+
 # -- trying and accepting drafts -------------------------------------------------------
 def draft_suite(tests: Sequence[Mapping[str, Any]], labels: Sequence[str], *,
                 name: str = "draft", lexicons: Mapping[str, Sequence[str]] | None = None) -> Any:
