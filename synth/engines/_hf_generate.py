@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from synth.engines._hf_cache import cache_kwargs
 from synth.engines._sampling import SamplingConfig
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -134,7 +135,7 @@ class GenerationLoop:
         import torch
 
         out = self.model(input_ids=batch.tokens, attention_mask=batch.mask,
-                         position_ids=batch.positions, past_key_values=batch.cache,
+                         position_ids=batch.positions, **cache_kwargs(self.model, batch.cache),
                          use_cache=True)
         self.forward_calls += 1
         batch.cache = out.past_key_values

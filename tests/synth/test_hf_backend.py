@@ -134,3 +134,30 @@ def test_auto_dtype_resolves_before_the_hash(monkeypatch: pytest.MonkeyPatch, na
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert stats["dtype"] == manifest["stages"]["generate"]["dtype"] == want
     assert stats["config_hash"] == pinned[want]
+
+
+def test_the_projects_own_llm_calls_raise_no_future_warning(tiny_backend: HFBackend) -> None:
+    # transformers 5.2x warns on every forward that passes `past_key_values` (renamed
+    # `cache`): generation and prefix-cached label scoring pass the declared name. Warnings
+    # are errors here, raised at the call that would warn, not filtered away.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        tiny_backend.generate(PROMPTS[:2], SamplingConfig(max_new_tokens=4,
+                                                          stop_at_sentence_end=False), [1, 2])
+        tiny_backend.label_logprobs("Review: ", ["great film", "dull"],
+                                    {"negative": " bad", "positive": " good"})
+
+
+def test_cache_is_passed_under_the_name_forward_declares() -> None:
+    from synth.engines._hf_cache import cache_kwargs
+
+    class New:
+        def forward(self, input_ids=None, cache=None): ...  # noqa: ANN001, ANN202
+
+    class Old:
+        def forward(self, input_ids=None, past_key_values=None): ...  # noqa: ANN001, ANN202
+
+    assert cache_kwargs(New(), "kv") == {"cache": "kv"}
+    assert cache_kwargs(Old(), "kv") == {"past_key_values": "kv"}
