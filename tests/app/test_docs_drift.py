@@ -75,3 +75,18 @@ def test_executed_notebooks_are_ignored() -> None:
                          capture_output=True, text=True)
     assert out.stdout.split() == ["notebooks/review-executed.ipynb",
                                   "notebooks/formalize-executed.ipynb"]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_demo_installs_no_browser_and_hides_the_editable_box() -> None:
+    # `make -n -B`: the commands each target would run, none executed.
+    def commands(target: str) -> str:
+        return subprocess.run(["make", "-n", "-B", target], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout
+
+    demo, test = commands("demo"), commands("test")
+    assert "chromium" not in demo and "apt-get" not in demo and "selenium" not in demo
+    assert "apt-get install -y -qq chromium chromium-driver" in test
+    assert 'pip install -qq -e ".[dev,browser]"' in test
+    editable = [x for x in demo.splitlines() if "pip install" in x and " -e " in x]
+    assert editable and all(" -qq " in x for x in editable)
