@@ -364,11 +364,19 @@ def _discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None, progress: b
 
     def timed(stage: str, fn: Callable[[], tuple[bool, Any]]) -> Any:
         log(f"[{stage}] ...")
+        from synthcheck._estimate import estimate_line, record_rate
+
+        model, work = _stage_work(cfg, run, stage, n)
+        line = estimate_line(stage, model, work)
+        if line:
+            log(line)
         t0 = time.perf_counter()
         ran, value = fn()
         result.seconds[stage] = round(time.perf_counter() - t0, 2)
         result.stages[stage] = "ran" if ran else "skipped (current)"
         log(f"[{stage}] {result.stages[stage]} in {result.seconds[stage]:.1f}s")
+        if ran:
+            record_rate(stage, model, work, result.seconds[stage])
         return value
 
     def generate() -> tuple[bool, Any]:
@@ -413,6 +421,35 @@ def _discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None, progress: b
 
     result.info["report"] = timed("report", lambda: report_stage(run))
     return result
+
+
+def _stage_work(cfg: RunConfig, run: RunDir, stage: str, n: int | None) -> tuple[str, int]:
+    """The model doing a long stage's work and how much is left (0: nothing to estimate):
+    generate's prompts in unfinished shards, score's sentences unless the stage is complete,
+    focus's candidates x budget x rounds unless complete."""
+    status = (run.stage_status(stage) or {}).get("status") if run.path.is_dir() else None
+    if stage == "generate":
+        total = n if n is not None else cfg.generator.n
+        done = 0
+        for marker in (run.path / "corpus").glob("shard-*.done.json"):
+            try:
+                done += int(json.loads(marker.read_text(encoding="utf-8")).get("prompts", 0))
+            except (OSError, ValueError):
+                continue
+        return cfg.generator.model, max(0, total - done)
+    if status == "complete":
+        return "", 0
+    if stage == "score":
+        stats = run.path / "corpus" / "stats.json"
+        try:
+            kept = int(json.loads(stats.read_text(encoding="utf-8")).get("kept", 0))
+        except (OSError, ValueError):
+            kept = 0
+        return cfg.reference.model, kept
+    if stage == "focus" and cfg.focus.enabled:
+        f = cfg.focus
+        return cfg.generator.model, f.candidates * f.budget * f.rounds
+    return "", 0
 
 
 def report_stage_hash(run: RunDir) -> str:
