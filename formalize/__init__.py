@@ -58,6 +58,7 @@ from formalize.review import (
     load_run_scorers,
     propose_templates,
     run_draft,
+    suite_lexicons,
     tagged_sentences,
 )
 from formalize.types import TEST_TYPES, CompiledTest, TestSpecBase
@@ -79,6 +80,7 @@ __all__ = [
     "load_run_scorers",
     "propose_templates",
     "run_draft",
+    "suite_lexicons",
     "tagged_sentences",
     "BUILTIN_LEXICON_DIR",
     "PERTURBATIONS",

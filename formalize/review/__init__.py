@@ -15,6 +15,7 @@ from formalize.review._propose import (
     load_run_scorers,
     propose_templates,
     run_draft,
+    suite_lexicons,
 )
 from formalize.review._session import DEFAULT_RUN, RUN_ENV, ReviewSession, tagged_sentences
 from formalize.review._widget import ReviewWidget
@@ -38,5 +39,6 @@ __all__ = [
     "load_run_scorers",
     "propose_templates",
     "run_draft",
+    "suite_lexicons",
     "tagged_sentences",
 ]
