@@ -26,6 +26,10 @@ REFERENCE_RATES: dict[str, tuple[float, str]] = {
 }
 
 
+#: The least work whose rate is recorded.
+MIN_WORK = 100
+
+
 def _path() -> Path | None:
     try:
         from synth.core import cache_dir
@@ -73,8 +77,9 @@ def estimate_line(stage: str, model: str, work: int) -> str | None:
 
 
 def record_rate(stage: str, model: str, work: int, seconds: float) -> None:
-    """Remember ``work / seconds`` for the next estimate (not for steps under a second)."""
-    if work <= 0 or seconds < 1.0 or stage not in REFERENCE_RATES:
+    """Remember ``work / seconds`` for the next estimate: not for steps under a second, nor
+    for less than :data:`MIN_WORK` prompts or sentences (loading the model dominates those)."""
+    if work < MIN_WORK or seconds < 1.0 or stage not in REFERENCE_RATES:
         return
     path = _path()
     if path is None:

@@ -315,9 +315,12 @@ def test_long_stages_print_an_estimate_from_a_measured_rate(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # Before the first measurement: the reference machine's rates, said so; each stage that
     # ran records its rate, and the next run's estimate uses it.
+    import synthcheck._estimate as estimate
     from synthcheck._estimate import REFERENCE_RATES
 
     monkeypatch.setenv("SYNTHCHECK_CACHE", str(tmp_path / "cache"))
+    assert estimate.MIN_WORK == 100  # a 24-prompt run is too small to record: made small
+    monkeypatch.setattr(estimate, "MIN_WORK", 1)
     assert main(["discover", "--config", str(cfg_path), "--run", str(tmp_path / "a"),
                  "-q"]) == 0
     lines = [x for x in capsys.readouterr().out.splitlines() if "] estimate: " in x]
