@@ -23,6 +23,11 @@ from synthcheck.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guide.md"
 
+try:  # the notebook kernel fixture (tests/app/test_notebooks.py), for the tweet walk-through
+    from test_notebooks import kernel_env  # noqa: F401
+except pytest.skip.Exception:  # nbformat / nbclient / ipykernel missing
+    kernel_env = None
+
 
 def marked_block(name: str) -> str:
     """The fenced block right after ``<!-- walkthrough: NAME -->`` in the guide."""
@@ -144,7 +149,7 @@ def test_the_parser_refuses_lines_it_cannot_run():
 
 @pytest.mark.integration
 def test_the_tweet_walkthrough_runs_and_the_notebook_works_from_root_and_notebooks(
-        scratch, capsys, tmp_path_factory, monkeypatch):
+        scratch, capsys, kernel_env):
     # The second domain, as the guide writes it: own model, config, suite and lexicons,
     # discover (real SmolLM2, 16 prompts), a review, propose into the suite, verify.
     printed = []
@@ -171,20 +176,16 @@ def test_the_tweet_walkthrough_runs_and_the_notebook_works_from_root_and_noteboo
     assert summary["test_order"][-1] == "from review"
 
     # The formalize notebook on that run and suite, from the root and from notebooks/.
-    nbclient = pytest.importorskip("nbclient")
-    assert nbclient
     import test_notebooks as nbt
 
-    env = nbt.kernel_env.__wrapped__(tmp_path_factory.mktemp("kernel"), monkeypatch) \
-        if hasattr(nbt.kernel_env, "__wrapped__") else None
-    if env is None:
-        pytest.skip("the notebook kernel fixture is not callable here")
     (scratch / "notebooks").mkdir()
-    env = {**env, "SYNTHCHECK_RUN": "tweets/run", "SYNTHCHECK_SUITE": "tweets/complaints.yaml"}
+    env = {**kernel_env, "SYNTHCHECK_RUN": "tweets/run",
+           "SYNTHCHECK_SUITE": "tweets/complaints.yaml"}
     for cwd in (scratch, scratch / "notebooks"):
         nb = nbt.execute("formalize", env, cwd=cwd)
         assert nbt.text(nb, "setup").startswith(
             f"{scratch / 'tweets' / 'run'}: drafting from 'task-model error' decisions; "
-            f"accepted drafts go to ")
+            f"accepted drafts go to {scratch / 'tweets' / 'complaints.yaml'}"), \
+            nbt.text(nb, "setup")
         assert nbt.text(nb, "scorers") == "task models: mine\n"
         assert "suite draft:" in nbt.text(nb, "try")
