@@ -26,6 +26,7 @@ from synth._corpus import (
 )
 from synth._generate import (
     GenerationReport,
+    check_corpus_owner,
     generation_config_hash,
     generator_backend,
     has_corpus,
@@ -60,6 +61,7 @@ __all__ = [
     "SentenceFilter",
     "Stage1Config",
     "TaskConfig",
+    "check_corpus_owner",
     "clean_generation",
     "clean_text",
     "ensure_punkt",
