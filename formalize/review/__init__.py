@@ -6,15 +6,12 @@ from formalize.review._annotate import (
     export_annotations,
     import_annotations,
 )
+from formalize.review._drafts import append_tests, draft_suite, run_draft
 from formalize.review._log import DECISIONS, TAGS, ReviewLog, ReviewLogWarning
 from formalize.review._propose import (
     TemplateDraft,
-    append_tests,
-    draft_suite,
     format_drafts,
-    load_run_scorers,
     propose_templates,
-    run_draft,
     suite_lexicons,
 )
 from formalize.review._session import DEFAULT_RUN, RUN_ENV, ReviewSession, tagged_sentences
@@ -36,7 +33,6 @@ __all__ = [
     "export_annotations",
     "format_drafts",
     "import_annotations",
-    "load_run_scorers",
     "propose_templates",
     "run_draft",
     "suite_lexicons",
