@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
         # Drafts in the domain of the suite they go to: its own lexicons (AIRLINE, THING),
         # not the built-in movie ones.
         lexicons = suite_lexicons(load_suite(args.append_to))
-        print(f"lexicons of {args.append_to}: {', '.join(lexicons)}")
+        if lexicons is not None:
+            print(f"lexicons of {args.append_to}: {', '.join(lexicons)}")
     every = propose_templates(sentences, lexicons, max_drafts=10**6, max_slots=args.max_slots)
     drafts = every[:args.top]
     print(f"{len(sentences)} sentence(s) tagged {args.tag!r}; {len(drafts)} draft(s), "
