@@ -287,3 +287,16 @@ def test_cli_propose_drafts_in_the_domain_of_the_suite_it_appends_to(
                  "--test-name", "lost thing, sarcastic"]) == 0
     assert load_suite(suite).tests[1].spec.templates == [
         "{AIRLINE} lost my {THING} again, thanks a lot"]
+
+def test_appending_to_a_malformed_suite_is_one_line(tmp_path):
+    """Issue 19: PyYAML's multi-line problem text was printed as it was."""
+    from synth.core import ConfigError
+
+    suite = tmp_path / "s.yaml"
+    suite.write_text("name: s\nlabels: [a\ntests: {\n")
+    with pytest.raises(ConfigError) as info:
+        append_tests(suite, [{"name": "t", "type": "mft", "template": "x", "label": "a"}])
+    assert info.value.format() == (
+        f"malformed YAML: expected ',' or ']', but got ':' ({suite}, line 3): fix the "
+        f"YAML syntax")
+    assert suite.read_text() == "name: s\nlabels: [a\ntests: {\n"
