@@ -289,8 +289,9 @@ class FocusConfig(BaseModel):
     """Candidates must occur in at least this many hard sentences."""
     budget: int = Field(48, ge=1)
     """Generation prompts per candidate per round (kept sentences are fewer: those that
-    pass the segment filter and still contain the candidate). The default keeps the stage
-    to about a minute of a 2-core CPU on the demo (10 x 48 prompts)."""
+    pass the segment filter and still contain the candidate). The default (10 x 48
+    prompts) took 45 s on the demo on an otherwise idle 2-core machine and about 6 min on
+    one shared with other jobs; `discover` prints its estimate before the stage starts."""
     rounds: int = Field(1, ge=1)
     """Rounds; after the first, only candidates not yet confirmed whose failure rate is
     above the base rate get more sentences (adaptive)."""

@@ -10,6 +10,7 @@ changed; the generation stage itself resumes shard by shard. The single-stage co
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -116,6 +117,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
     Raises:
         RunDirError: ``run_dir`` holds a corpus generated with another config.
     """
+    from synthcheck._estimate import estimate_line, record_rate
     from synthcheck._executors import make_executor
 
     check_before_work(cfg, allow_outside_files=allow_outside_files)  # before any worker starts
@@ -135,6 +137,11 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
                 result.stages[stage.name] = off
                 continue
             log(f"[{stage.name}] ...")
+            # An estimate before a long stage: its work x a rate measured here.
+            model, work = _stage_work(cfg, RunDir(run_dir), stage.name, n)
+            line = estimate_line(stage.name, model, work)
+            if line:
+                log(line)
             t0 = time.perf_counter()
             if stage.shares_work:  # e.g. generation: shards are claimed one by one
                 done = stage.run(s, ctx)
@@ -146,8 +153,41 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
             result.stages[stage.name] = "ran" if done.ran else "skipped (current)"
             log(f"[{stage.name}] {result.stages[stage.name]} in "
                 f"{result.seconds[stage.name]:.1f}s")
+            if done.ran:
+                record_rate(stage.name, model, work, result.seconds[stage.name])
             result.info.update(done.info)
     return result
+
+
+def _stage_work(cfg: RunConfig, run: RunDir, stage: str, n: int | None) -> tuple[str, int]:
+    """The model doing a long stage's work and how much is left (0: nothing to estimate):
+    generate's prompts in unfinished shards, score's sentences unless the stage is complete,
+    focus's candidates x budget x rounds unless complete."""
+    status = (run.stage_status(stage) or {}).get("status") if run.path.is_dir() else None
+    if stage == "generate":
+        total = n if n is not None else cfg.generator.n
+        done = 0
+        for marker in (run.path / "corpus").glob("shard-*.done.json"):
+            try:
+                done += int(json.loads(marker.read_text(encoding="utf-8")).get("prompts", 0))
+            except (OSError, ValueError):
+                continue
+        return cfg.generator.model, max(0, total - done)
+    if status == "complete":
+        return "", 0
+    if stage == "score":
+        stats = run.path / "corpus" / "stats.json"
+        try:
+            kept = int(json.loads(stats.read_text(encoding="utf-8")).get("kept", 0))
+        except (OSError, ValueError):
+            kept = 0
+        return cfg.reference.model, kept
+    if stage == "focus" and cfg.focus.enabled:
+        f = cfg.focus
+        return cfg.generator.model, f.candidates * f.budget * f.rounds
+    return "", 0
+
+
 
 
 # --- one stage at a time (the `score`, `rank`, `mine`, `evaluate` and `verify` commands)
