@@ -4,10 +4,14 @@ from discovery._calibration import Calibrator
 from discovery._config import (
     EvaluationConfig,
     FocusConfig,
+    MetadataSlicesConfig,
     MiningConfig,
+    OcclusionConfig,
     RankingConfig,
     ReferenceConfig,
+    SemanticSlicesConfig,
     Shot,
+    SlicesConfig,
     TaskModelConfig,
 )
 from discovery._data import (
@@ -30,6 +34,8 @@ from discovery._evaluate import (
     recall_by_model,
     write_eval_json,
 )
+from discovery._embed import SentenceEmbedder, encoder_folder
+from discovery._findings import build_findings, group_name
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._model_checks import check_probability_rows, check_task_model
 from discovery._precision import describe_rule, format_reliability, held_out_reliability
@@ -44,6 +50,20 @@ from discovery._scorers import (
     load_task_scorer,
     task_model_availability,
 )
+from discovery._occlusion import OcclusionScorer
+from discovery._slice_stages import (
+    OUTPUTS as SLICE_OUTPUTS,
+)
+from discovery._slice_stages import (
+    corpus_failures,
+    findings_run,
+    findings_stage_hash,
+    metadata_run,
+    occlusion_run,
+    semantic_run,
+    slice_stage_hash,
+)
+from discovery._slices import METADATA, MetadataSlicer, SemanticSlicer, slice_table
 from discovery._stages import (
     build_task_scorers,
     check_stage2,
@@ -67,6 +87,27 @@ from discovery._stages import (
 )
 
 __all__ = [
+    "MetadataSlicesConfig",
+    "OcclusionConfig",
+    "SemanticSlicesConfig",
+    "SlicesConfig",
+    "SentenceEmbedder",
+    "encoder_folder",
+    "build_findings",
+    "group_name",
+    "OcclusionScorer",
+    "SLICE_OUTPUTS",
+    "corpus_failures",
+    "findings_run",
+    "findings_stage_hash",
+    "metadata_run",
+    "occlusion_run",
+    "semantic_run",
+    "slice_stage_hash",
+    "METADATA",
+    "MetadataSlicer",
+    "SemanticSlicer",
+    "slice_table",
     "Calibrator",
     "CallableScorer",
     "DivergenceRanker",

@@ -130,6 +130,10 @@ class OcclusionScorer:
                 s = int(sent[j])
                 ref_shift[j] = float(ref[s, top[s]] - row[top[s]])
         k_all, n_all = int(fail.sum()), n
+        # The spread of the checked excesses (reference noise included), never below the
+        # corpus-wide spread of task shifts.
+        if ref_shift:
+            sd = max(sd, float(np.std([shift[j] - ref_shift[j] for j in ref_shift])))
         rows = []
         for _, w, js, sents in chosen:
             checked = [j for j in js if j in ref_shift]
@@ -155,7 +159,7 @@ class OcclusionScorer:
         q = benjamini_hochberg(np.array([r["p_value"] for r in rows]))
         for r, qv in zip(rows, q, strict=True):
             r["q_value"] = float(qv)
-            r["significant"] = bool(qv < self.alpha)
+            r["significant"] = bool(qv < self.alpha and r["failures"] > 0)
         rows.sort(key=lambda r: (-r["z"], r["word"]))
         self.words_ = rows
         return self

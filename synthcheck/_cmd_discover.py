@@ -107,6 +107,9 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
     from synthcheck._focus import focus_lines
 
     lines += focus_lines(run_dir, info.get("focus"))
+    from synthcheck._slices import findings_lines
+
+    lines += findings_lines(run_dir)
     verify = info.get("verify")
     if verify is not None:
         if not hasattr(verify, "format_table"):  # skipped as current: its summary.json

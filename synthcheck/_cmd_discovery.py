@@ -1,5 +1,5 @@
-"""`synthcheck score`, `rank`, `mine` and `focus`: stage 2, the hard subset, its n-grams and
-the focus rounds that test them."""
+"""`synthcheck score`, `rank`, `mine`, `focus` and `slices`: stage 2, the hard subset, its
+n-grams, the focus rounds that test them, and the slices and findings beyond n-grams."""
 
 from __future__ import annotations
 
@@ -42,6 +42,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                     "stage off in `discover`).")
     add_config_args(f)
     f.set_defaults(func=run_focus)
+
+    s = sub.add_parser(
+        "slices", help="semantic slices, metadata slices, word occlusion; write findings.jsonl",
+        description="On a scored run: group the corpus by sentence embeddings "
+                    "(RUN/slices.jsonl), test surface properties such as length, '?', digits "
+                    "and negation (RUN/metadata.jsonl), delete each word and rescore "
+                    "(RUN/words.jsonl), then rank every finding of the run (n-grams, focus "
+                    "rounds, slices, words) into RUN/findings.jsonl. Each stage is skipped "
+                    "when current; stages turned off with slices.<stage>.enabled: false are "
+                    "skipped here too.")
+    add_config_args(s)
+    s.add_argument("--show", type=int, default=10, help="print this many findings")
+    s.set_defaults(func=run_slices)
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -122,4 +135,22 @@ def run_focus(args: argparse.Namespace) -> int:
               f"{report['prompts']} prompts in {report['seconds']:.1f} s: "
               f"{args.run / 'focus.jsonl'}")
     print("\n".join(focus_lines(args.run, report)))
+    return 0
+
+
+def run_slices(args: argparse.Namespace) -> int:
+    from synthcheck import _slices
+
+    cfg = load_args_config(args)
+    for name in _slices.SLICE_STAGES:
+        fn = getattr(_slices, name)
+        report = fn(cfg, args.run, progress=not args.quiet) if name == "semantic" \
+            else fn(cfg, args.run)
+        state = ("off" if report.get("disabled") else "up to date" if report["skipped"]
+                 else f"{report['rows']} rows in {report['seconds']:.1f} s")
+        print(f"{name}: {state}")
+    report = _slices.findings(cfg, args.run)
+    state = "up to date" if report["skipped"] else f"{report['rows']} rows"
+    print(f"findings: {state}: {args.run / 'findings.jsonl'}")
+    print("\n".join(_slices.findings_lines(args.run, top=args.show)))
     return 0

@@ -124,7 +124,30 @@ def focus(cfg: RunConfig, run_dir: str | Path, *, progress: bool = True,
                      generator=cfg.generator, seed_docs=seed_texts(cfg),
                      models=focus_models(cfg, run.path, task_scorers),
                      config_dump=cfg.model_dump(mode="json"), mine_hash=mine_hash,
-                     progress=progress)
+                     progress=progress, pool=candidate_pool(cfg, run.path))
+
+
+def candidate_pool(cfg: RunConfig, run_dir: Path) -> dict[str, str]:
+    """Focus candidates from the slice stages that are complete on ``run_dir`` (candidate ->
+    kind): the significant occlusion words (highest z first) and the significant semantic
+    slices' term groups, ``2 * focus.candidates`` of each at most."""
+    from discovery import group_name
+    from synth.core import iter_jsonl
+
+    run = RunDir(run_dir)
+    pool: dict[str, str] = {}
+    for stage, file, kind in [("occlusion", "words.jsonl", "word"),
+                              ("semantic", "slices.jsonl", "semantic")]:
+        entry = run.stage_status(stage) or {}
+        path = run_dir / file
+        if entry.get("status") != "complete" or not path.is_file():
+            continue
+        rows = [r for r in iter_jsonl(path) if r.get("significant")]
+        names = [r["word"] if kind == "word" else group_name(r["terms"])
+                 for r in rows if kind == "word" or r.get("terms")]
+        for name in names[:2 * cfg.focus.candidates]:
+            pool.setdefault(name, kind)
+    return pool
 
 
 def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10) -> list[str]:
@@ -149,7 +172,7 @@ def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10)
             f"{entry.get('prompts', '?')} prompts{took}; {len(confirmed)} confirmed failure "
             f"pattern(s)")
     if base is not None:
-        head += f" (base failure rate {base:.2f})"
+        head += f" (failure: {focus_rule_text(cfg_focus(run_dir))}; base rate {base:.2f})"
     lines = [head + ":"]
     shown = confirmed[:top] if confirmed else rows[:min(3, top)]
     if not confirmed and rows:
@@ -158,6 +181,25 @@ def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10)
         rate = r.get("rate")
         rate_s = "n/a" if rate is None else (f"{rate:.2f} [{r['rate_lo']:.2f}, "
                                              f"{r['rate_hi']:.2f}]")
-        lines.append(f"  {str(r['ngram'])[:27]:<28} fails {r['failures']}/{r['n']} = {rate_s}"
+        lines.append(f"  {str(r['ngram'])[:27]:<28} [{r.get('source', 'ngram')}] fails {r['failures']}/{r['n']} = {rate_s}"
                      f" vs {r['base_rate']:.2f}  q={r['q_value']:.2g}")
     return lines
+
+
+def cfg_focus(run_dir: Path) -> dict[str, Any]:
+    """The focus section recorded in ``focus.jsonl.meta.json`` (empty when missing)."""
+    import json
+
+    try:
+        meta = json.loads((run_dir / "focus.jsonl.meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return meta.get("focus") or {}
+
+
+def focus_rule_text(focus: Mapping[str, Any]) -> str:
+    """The focus failure rule in words."""
+    rule = focus.get("failure", "disagreement")
+    if rule == "confident":
+        return f"reference's p(task model wrong) >= {focus.get('confidence', 0.6):g}"
+    return "top labels differ" if rule == "disagreement" else "hard-subset rule"

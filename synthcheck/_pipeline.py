@@ -1,5 +1,5 @@
-"""The end-to-end pipeline: generate -> score -> rank -> mine -> focus -> evaluate -> verify ->
-report.
+"""The end-to-end pipeline: generate -> score -> rank -> mine -> semantic -> metadata ->
+occlusion -> focus -> findings -> evaluate -> verify -> report.
 
 Every stage records a hash of what changes its outputs (its config section plus its
 upstream stage's hash) in the run manifest, and is skipped when its outputs are complete
@@ -28,7 +28,8 @@ from synthcheck._config import RunConfig
 if TYPE_CHECKING:
     from formalize import Suite, VerifyConfig
 
-STAGES = ("generate", "score", "rank", "mine", "focus", "evaluate", "verify", "report")
+STAGES = ("generate", "score", "rank", "mine", "semantic", "metadata", "occlusion", "focus",
+          "findings", "evaluate", "verify", "report")
 
 
 @dataclass
@@ -390,6 +391,16 @@ def _discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None, progress: b
     timed("score", stage(score, progress=progress, executor=executor))
     result.info["rank"] = timed("rank", stage(rank))
     result.info["mine"] = timed("mine", stage(mine))
+    from synthcheck import _slices
+
+    for name, fn, kw in [("semantic", _slices.semantic, {"progress": progress}),
+                         ("metadata", _slices.metadata, {}),
+                         ("occlusion", _slices.occlusion, {"task_scorers": scorers})]:
+        if getattr(cfg.slices, name).enabled:
+            result.info[name] = timed(name, stage(fn, **kw))
+        else:  # forgotten in the manifest, so findings and the report ignore an old file
+            result.info[name] = fn(cfg, run.path)
+            result.stages[name] = f"off (slices.{name}.enabled: false)"
     from synthcheck._focus import focus
 
     if cfg.focus.enabled:
@@ -398,6 +409,7 @@ def _discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None, progress: b
     else:  # forgotten in the manifest, so the report ignores an old focus.jsonl
         result.info["focus"] = focus(cfg, run.path)
         result.stages["focus"] = "off (focus.enabled: false)"
+    result.info["findings"] = timed("findings", stage(_slices.findings))
     evaluation = timed("evaluate", lambda: evaluate_stage(cfg, run, lazy, progress))
     reports = result.info["evaluate"] = evaluation["reports"]
     result.info["evaluation"] = evaluation  # with the hard subset's precision
