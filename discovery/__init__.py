@@ -23,6 +23,7 @@ from discovery._data import (
 )
 from discovery._demo import check_split, ensure_demo_model, train_demo_model
 from discovery._domain import DomainCheck, shot_domain_check
+from discovery._embed import SentenceEmbedder, encoder_folder
 from discovery._evaluate import (
     HeldOutScores,
     classification_report,
@@ -34,10 +35,10 @@ from discovery._evaluate import (
     recall_by_model,
     write_eval_json,
 )
-from discovery._embed import SentenceEmbedder, encoder_folder
 from discovery._findings import build_findings, group_name
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._model_checks import check_probability_rows, check_task_model
+from discovery._occlusion import OcclusionScorer
 from discovery._precision import describe_rule, format_reliability, held_out_reliability
 from discovery._protocols import TaskScorer
 from discovery._ranking import METRICS, DivergenceRanker, HardSubset, divergence
@@ -50,7 +51,6 @@ from discovery._scorers import (
     load_task_scorer,
     task_model_availability,
 )
-from discovery._occlusion import OcclusionScorer
 from discovery._slice_stages import (
     OUTPUTS as SLICE_OUTPUTS,
 )

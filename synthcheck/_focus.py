@@ -181,7 +181,8 @@ def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10)
         rate = r.get("rate")
         rate_s = "n/a" if rate is None else (f"{rate:.2f} [{r['rate_lo']:.2f}, "
                                              f"{r['rate_hi']:.2f}]")
-        lines.append(f"  {str(r['ngram'])[:27]:<28} [{r.get('source', 'ngram')}] fails {r['failures']}/{r['n']} = {rate_s}"
+        lines.append(f"  {str(r['ngram'])[:27]:<28} [{r.get('source', 'ngram')}] fails "
+                     f"{r['failures']}/{r['n']} = {rate_s}"
                      f" vs {r['base_rate']:.2f}  q={r['q_value']:.2g}")
     return lines
 

@@ -15,7 +15,6 @@ from synth.core import iter_jsonl
 from synthcheck.report._blocks import Heading, Para, ReportSection, Table
 from synthcheck.report._data import RunData
 
-
 KIND_WORDS = {"focus": "focus rounds (new sentences)", "semantic": "semantic slice",
               "metadata": "metadata slice", "word": "word (occlusion)", "ngram": "n-gram"}
 

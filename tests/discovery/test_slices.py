@@ -110,7 +110,8 @@ def test_minilm_groups_rare_food_words_that_each_fail_once() -> None:
 def test_embedding_batches_do_not_change_the_order() -> None:
     from discovery._embed import SentenceEmbedder
 
-    texts = ["short one.", "a much longer sentence about the weather in the hills.", "mid size text"]
+    texts = ["short one.", "a much longer sentence about the weather in the hills.",
+             "mid size text"]
     a = SentenceEmbedder(batch_size=1).embed(texts)
     b = SentenceEmbedder(batch_size=3).embed(texts)
     assert np.allclose(a, b, atol=1e-5)
