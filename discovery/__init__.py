@@ -36,6 +36,16 @@ from discovery._evaluate import (
     write_eval_json,
 )
 from discovery._findings import build_findings, group_name
+from discovery._focus_stage import (
+    FocusBase,
+    FocusModels,
+    focus_hash,
+    focus_run,
+    focus_stage_hash,
+    focus_upstream,
+    reference_calibrator,
+    ucb_candidates,
+)
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._model_checks import check_probability_rows, check_task_model
 from discovery._occlusion import OcclusionScorer
@@ -58,6 +68,7 @@ from discovery._slice_stages import (
     corpus_failures,
     findings_run,
     findings_stage_hash,
+    focus_rule_text,
     metadata_run,
     occlusion_run,
     semantic_run,
@@ -100,6 +111,9 @@ __all__ = [
     "corpus_failures",
     "findings_run",
     "findings_stage_hash",
+    "focus_rule_text",
+    "focus_upstream",
+    "ucb_candidates",
     "metadata_run",
     "occlusion_run",
     "semantic_run",
@@ -114,7 +128,9 @@ __all__ = [
     "DomainCheck",
     "EvaluationConfig",
     "FewShotReference",
+    "FocusBase",
     "FocusConfig",
+    "FocusModels",
     "HFClassifierScorer",
     "HardSubset",
     "HeldOutScores",
@@ -145,6 +161,9 @@ __all__ = [
     "ensure_demo_model",
     "evaluate",
     "evaluate_held_out",
+    "focus_hash",
+    "focus_run",
+    "focus_stage_hash",
     "format_reliability",
     "format_reports",
     "held_out_reliability",
@@ -158,6 +177,7 @@ __all__ = [
     "ranked_task_model",
     "ranked_task_name",
     "read_corpus",
+    "reference_calibrator",
     "read_labeled_file",
     "raw_reference_hash",
     "raw_task_model_hash",

@@ -93,15 +93,23 @@ class FocusModels:
 
 def focus_stage_hash(cfg: FocusConfig, labels: LabelSpace, generator: Any, docs: Sequence[str],
                      base: FocusBase, models: FocusModels) -> str:
+    """:func:`focus_hash` of a loaded stage: ``base``'s upstream and rule, ``models``' key."""
+    return focus_hash(cfg, labels, generator, docs, upstream=base.upstream,
+                      models_key=models.key, metric=base.metric,
+                      require_disagreement=base.require_disagreement)
+
+
+def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: Any, docs: Sequence[str], *,
+               upstream: str, models_key: str, metric: str, require_disagreement: bool) -> str:
     """Hash of what changes ``focus.jsonl``: the focus and generator configs, the labels,
-    the seed documents, the upstream stage and the models."""
+    the seed documents, the upstream stage's hash, the models' key and the failure rule."""
     h = hashlib.sha256()
     for d in docs:
         h.update(d.encode("utf-8") + b"\n")
     return config_hash({"focus": output_dump(cfg), "generator": output_dump(generator),
                         "labels": list(labels), "seed_docs": h.hexdigest()[:16],
-                        "upstream": base.upstream, "models": models.key,
-                        "rule": [base.metric, base.require_disagreement]})
+                        "upstream": upstream, "models": models_key,
+                        "rule": [metric, require_disagreement]})
 
 
 def _part_path(run: RunDir, shash: str, round_: int, candidate: str) -> Path:
@@ -310,13 +318,15 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
               task_models: Sequence[TaskModelConfig], generator: Any,
               seed_docs: Sequence[str], models: FocusModels,
               config_dump: Mapping[str, Any] | None = None, mine_hash: str | None = None,
-              progress: bool = True, pool: Mapping[str, str] | None = None) -> dict[str, Any]:
+              progress: bool = True, pool: Mapping[str, str] | None = None,
+              slices_upstream: Mapping[str, str | None] | None = None) -> dict[str, Any]:
     """The focus stage on a run directory with a current mining stage: with ``focus.select:
     mined`` the candidates are the ``focus.candidates`` n-grams most enriched in the hard
     subset (down to ``focus.min_support``) plus ``focus.ngrams``; with ``ucb`` (the
     default) they are chosen by :func:`ucb_candidates` from those n-grams and ``pool``
     (e.g. occlusion words and semantic slices' term groups: candidate -> kind, part of the
-    stage hash); see :func:`run_focus`.
+    stage hash through ``slices_upstream``, the hashes of the stages it came from: see
+    :func:`focus_upstream`); see :func:`run_focus`.
 
     Args:
         models: the generator backend and the two scorers; ``models.key`` must cover both
@@ -339,8 +349,7 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
     hard = [index[str(r["id"])] for r in iter_jsonl(run.path / "hard.jsonl")
             if str(r["id"]) in index]
     extra = dict(pool or {})
-    if focus.select == "ucb" and extra:
-        upstream = config_hash({"mine": upstream, "pool": extra})
+    upstream = focus_upstream(focus, upstream, slices_upstream or {})
     base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=hard,
                      metric=ranking.metric, require_disagreement=ranking.require_disagreement,
                      upstream=upstream)
@@ -351,6 +360,16 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
                      base=base, models=models, mining=mining, progress=progress,
                      config_dump=dict(config_dump) if config_dump is not None else None,
                      candidates=candidates, sources=sources)
+
+
+def focus_upstream(focus: FocusConfig, mine_hash: str,
+                   slices_upstream: Mapping[str, str | None]) -> str:
+    """The upstream hash focus rounds record: the mine stage's, plus (with ``select: ucb``)
+    the hashes of the stages whose rows join the candidate pool (``semantic``,
+    ``occlusion``; None where off)."""
+    if focus.select != "ucb" or not any(slices_upstream.values()):
+        return mine_hash
+    return config_hash({"mine": mine_hash, **dict(slices_upstream)})
 
 
 def ucb_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,

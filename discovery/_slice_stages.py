@@ -223,52 +223,61 @@ def occlusion_run(run_dir: str | Path, *, labels: Any, slices: SlicesConfig,
                    base_rate=float(fail.mean()))
 
 
-def _rows_if_current(run: RunDir, stage: str, file: str) -> tuple[list[dict[str, Any]],
-                                                                     str | None]:
-    entry = run.stage_status(stage) or {}
+def _rows_if_current(run: RunDir, stage: str, file: str, expected: str | None
+                     ) -> list[dict[str, Any]]:
+    """``file``'s rows when ``stage`` is complete with hash ``expected`` and its output
+    intact; else none (a stage that is off, or not run with this config)."""
     path = run.path / file
-    if entry.get("status") != "complete" or not path.is_file() \
+    if expected is None or not run.is_current(stage, expected) or not path.is_file() \
             or outputs_problem(run, stage, [path]) is not None:
-        return [], None
-    return list(iter_jsonl(path)), run.stage_hash(stage)
+        return []
+    return list(iter_jsonl(path))
 
 
 def findings_run(run_dir: str | Path, *, labels: Any, slices: SlicesConfig,
                  ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
-                 focus_rule: str = "", score_hash: str | None = None,
+                 upstream: Mapping[str, str | None], focus_rule: str = "",
+                 score_hash: str | None = None,
                  config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Unify every complete discovery stage's rows (``ngrams.jsonl``, ``slices.jsonl``,
-    ``metadata.jsonl``, ``words.jsonl``, ``focus.jsonl``) into the ranked
-    ``findings.jsonl`` (see :func:`discovery.build_findings`); a stage that did not run
-    (or was turned off) adds nothing."""
+    """Unify the rows of the discovery stages that are current under ``upstream`` (stage
+    name -> the hash the caller's config gives it, None when off: ``mine``
+    (``ngrams.jsonl``), ``semantic`` (``slices.jsonl``), ``metadata``, ``occlusion``
+    (``words.jsonl``), ``focus``) into the ranked ``findings.jsonl`` (see
+    :func:`discovery.build_findings`); a stage that is off or not current adds nothing."""
     from discovery._findings import build_findings
 
     run = RunDir(run_dir)
-    upstream, name, ids, texts, task, ref = _load(run, labels, ranking, task_models,
-                                                  score_hash)
-    got = {stage: _rows_if_current(run, stage, file) for stage, file in [
-        ("mine", "ngrams.jsonl"), ("semantic", "slices.jsonl"),
-        ("metadata", "metadata.jsonl"), ("occlusion", "words.jsonl"),
-        ("focus", "focus.jsonl")]}
-    shash = findings_stage_hash(slices, {"score": upstream, "task_model": name,
+    score, name, ids, texts, task, ref = _load(run, labels, ranking, task_models, score_hash)
+    files = {"mine": "ngrams.jsonl", "semantic": "slices.jsonl",
+             "metadata": "metadata.jsonl", "occlusion": "words.jsonl", "focus": "focus.jsonl"}
+    got = {stage: _rows_if_current(run, stage, file, upstream.get(stage))
+           for stage, file in files.items()}
+    shash = findings_stage_hash(slices, {"score": score, "task_model": name,
                                          "focus_rule": focus_rule,
-                                         **{k: v[1] for k, v in got.items()}})
+                                         **{k: upstream.get(k) for k in files}})
     if _current(run, "findings", shash):
         return {"skipped": True, "stage_hash": shash}
     started = time.perf_counter()
     fail, p_wrong = corpus_failures(task, ref, slices)
 
     def significant(stage: str) -> list[dict[str, Any]]:
-        return [r for r in got[stage][0] if r.get("significant")]
+        return [r for r in got[stage] if r.get("significant")]
 
     rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=p_wrong,
-                          rule=_rule_text(slices), ngrams=got["mine"][0],
+                          rule=_rule_text(slices), ngrams=got["mine"],
                           semantic=significant("semantic"), metadata=significant("metadata"),
-                          words=significant("occlusion"), focus=got["focus"][0],
+                          words=significant("occlusion"), focus=got["focus"],
                           focus_rule=focus_rule, max_per_kind=slices.max_findings)
     return _finish(run, "findings", shash, rows, config_dump, started,
                    confirmed=sum(r["confirmed"] for r in rows), base_rate=float(fail.mean()),
                    rule=_rule_text(slices))
+
+
+def focus_rule_text(focus: Any) -> str:
+    """The focus failure rule of a ``FocusConfig`` in words."""
+    if focus.failure == "confident":
+        return f"reference's p(task model wrong) >= {focus.confidence:g}"
+    return "top labels differ" if focus.failure == "disagreement" else "hard-subset rule"
 
 
 def _rule_text(slices: SlicesConfig) -> str:

@@ -123,10 +123,10 @@ def run_mine(args: argparse.Namespace) -> int:
 
 
 def run_focus(args: argparse.Namespace) -> int:
-    from synthcheck._focus import focus, focus_lines
+    from synthcheck._pipeline import focus
+    from synthcheck._summary import focus_lines
 
     cfg = load_args_config(args)
-    cfg = cfg.model_copy(update={"focus": cfg.focus.model_copy(update={"enabled": True})})
     report = focus(cfg, args.run, progress=not args.quiet)
     if report["skipped"]:
         print("focus rounds are up to date")
@@ -139,18 +139,21 @@ def run_focus(args: argparse.Namespace) -> int:
 
 
 def run_slices(args: argparse.Namespace) -> int:
-    from synthcheck import _slices
+    from synthcheck._pipeline import run_stage
+    from synthcheck._summary import findings_lines
+    from synthcheck.stages import stage_named
 
     cfg = load_args_config(args)
-    for name in _slices.SLICE_STAGES:
-        fn = getattr(_slices, name)
-        report = fn(cfg, args.run, progress=not args.quiet) if name == "semantic" \
-            else fn(cfg, args.run)
-        state = ("off" if report.get("disabled") else "up to date" if report["skipped"]
-                 else f"{report['rows']} rows in {report['seconds']:.1f} s")
-        print(f"{name}: {state}")
-    report = _slices.findings(cfg, args.run)
+    for name in ("semantic", "metadata", "occlusion"):
+        stage = stage_named(name)
+        if stage.off(stage.sections(cfg)) is not None:
+            print(f"{name}: off")
+            continue
+        report = run_stage(cfg, name, args.run, progress=not args.quiet).info[name]
+        print(f"{name}: " + ("up to date" if report["skipped"]
+                             else f"{report['rows']} rows in {report['seconds']:.1f} s"))
+    report = run_stage(cfg, "findings", args.run).info["findings"]
     state = "up to date" if report["skipped"] else f"{report['rows']} rows"
     print(f"findings: {state}: {args.run / 'findings.jsonl'}")
-    print("\n".join(_slices.findings_lines(args.run, top=args.show)))
+    print("\n".join(findings_lines(args.run, top=args.show)))
     return 0
