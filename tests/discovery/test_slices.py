@@ -188,3 +188,57 @@ def test_occlusion_surfaces_a_trigger_seen_twice_and_not_a_sentiment_word() -> N
     assert o.reference_calls_ == 3
     words = [r["word"] for r in o.words_]
     assert "good" not in words[:1]
+
+
+def test_confident_failure_rule_is_stricter_than_disagreement() -> None:
+    from discovery._focus import failures
+
+    task = np.array([[0.9, 0.1], [0.9, 0.1], [0.2, 0.8]])
+    ref = np.array([[0.45, 0.55], [0.3, 0.7], [0.9, 0.1]])
+    assert failures(task, ref, "disagreement").tolist() == [True, True, True]
+    assert failures(task, ref, "confident", confidence=0.6).tolist() == [False, True, True]
+    assert failures(task, ref, "confident", confidence=0.8).tolist() == [False, False, True]
+
+
+def test_ucb_tests_a_rare_candidate_with_strong_evidence_first() -> None:
+    from discovery import FocusBase, FocusConfig, MiningConfig, ucb_candidates
+
+    # "zorb" in 2 sentences, both failing; "movie" in 12, 5 failing (a higher count, a
+    # lower upper bound: 2/2 -> 1.0, 5/12 -> 0.68).
+    texts = ["the zorb was here.", "a zorb again."] + [
+        f"the movie number {i}." for i in range(12)] + [f"plain line {i}." for i in range(6)]
+    fail = [True, True] + [i < 5 for i in range(12)] + [False] * 6
+    task = np.array([[0.9, 0.1]] * len(texts))
+    ref = np.array([[0.1, 0.9] if f else [0.9, 0.1] for f in fail])
+    base = FocusBase(texts=texts, task=task, reference=ref,
+                     hard_indices=[i for i, f in enumerate(fail) if f])
+    cfg = FocusConfig(candidates=1, failure="disagreement", min_support=3)  # "zorb" unmined
+    chosen, sources = ucb_candidates(base, cfg, MiningConfig(), {"zorb": "word"})
+    assert (chosen, sources) == (["zorb"], {"zorb": "word"})
+    chosen, _ = ucb_candidates(base, cfg, MiningConfig(), {})
+    assert chosen == ["the movie number"]  # without the pool, only mined n-grams compete
+
+
+def test_findings_rank_dedupe_and_schema() -> None:
+    from discovery import build_findings
+
+    texts = ["pizza night.", "more pizza.", "a dull film.", "plain.", "plain again."]
+    ids = [f"c{i}" for i in range(5)]
+    fail = np.array([True, True, False, False, False])
+    pw = np.array([0.7, 0.9, 0.1, 0.2, 0.1])
+    words = [{"word": "pizza", "n": 2, "failures": 2, "base_rate": 0.0, "task_shift": 0.5,
+              "reference_shift": 0.0, "z": 4.0, "q_value": 0.01,
+              "example_ids": ["c1", "c0"]},
+             {"word": "dull", "n": 1, "failures": 0, "base_rate": 0.5, "task_shift": 0.3,
+              "reference_shift": 0.2, "z": 1.0, "q_value": 0.04, "example_ids": []}]
+    focus = [{"ngram": "dull", "n": 10, "failures": 9, "base_rate": 0.4, "q_value": 0.001,
+              "confirmed": True, "source": "word", "examples": [{"text": "so dull."}]}]
+    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r", words=words,
+                          focus=focus, focus_rule="fr")
+    assert [(r["id"], r["rank"], r["kind"], r["name"]) for r in rows] == [
+        ("f0001", 1, "focus", "dull"), ("f0002", 2, "word", "pizza")]
+    assert rows[0]["confirmed"] and rows[0]["corpus_n"] == 1 and rows[0]["source"] == "word"
+    assert rows[1]["example_ids"] == ["c1", "c0"]
+    assert rows[1]["score"] == pytest.approx(rows[1]["low"] - 0.0)
+    assert rows[0]["reason"] == ("focus rounds: 9 of 10 new sentences fail (fr) vs the "
+                                 "corpus's 0.40, q=0.001")
