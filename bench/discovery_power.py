@@ -60,7 +60,7 @@ def pick_planted(texts: list[str], per_band: int, seed: int) -> dict[str, list[s
 def planted_probs(base: np.ndarray, texts: list[str], planted: list[str]) -> np.ndarray:
     """Flip the task model's probabilities (reverse the label order) where a planted phrase
     occurs: its top label becomes the least likely one."""
-    from discovery._focus import contains_ngram
+    from discovery._focus_rounds import contains_ngram
 
     out = np.array(base, dtype=np.float64)
     for i, t in enumerate(texts):
@@ -71,7 +71,7 @@ def planted_probs(base: np.ndarray, texts: list[str], planted: list[str]) -> np.
 
 def surfaced(findings: list[str], planted: list[str], top: int = 10) -> dict[str, int | None]:
     """Rank (1-based) of the first top-``top`` finding that equals or contains each phrase."""
-    from discovery._focus import contains_ngram
+    from discovery._focus_rounds import contains_ngram
 
     ranks: dict[str, int | None] = {}
     for p in planted:
@@ -95,13 +95,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
 
+    from discovery import FocusBase, FocusModels, load_task_scorer, run_focus_rounds
     from discovery._calibration import Calibrator
     from discovery._data import read_corpus, read_score_file
-    from discovery._focus_stage import FocusBase, FocusModels, run_focus
     from discovery._mining import NgramMiner
     from discovery._ranking import DivergenceRanker
     from discovery._reference import FewShotReference
-    from discovery._scorers import load_task_scorer
     from synth import generator_backend, load_seed_corpus
     from synth.core import LabelSpace
     from synthcheck._config import load_run_config
@@ -179,7 +178,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             **({"failure": args.failure} if args.failure else {})})
         work = Path(args.work) / f"x{mult:g}"
         start = time.perf_counter()
-        out = run_focus(work, fcfg, labels, generator=gen, seed_docs=docs, base=base,
+        out = run_focus_rounds(work, fcfg, labels, generator=gen, seed_docs=docs, base=base,
                         models=models, progress=False, mining=m)
         seconds = time.perf_counter() - start
         rows = [json.loads(line) for line in (work / "focus.jsonl").read_text().splitlines()]
@@ -258,7 +257,7 @@ class _MemoBackend:
 
 
 def _has(text: str, phrase: str) -> bool:
-    from discovery._focus import contains_ngram
+    from discovery._focus_rounds import contains_ngram
 
     return contains_ngram(text, phrase)
 

@@ -84,9 +84,10 @@ def main() -> None:
             # Actors start and load the generator before the clock for generation starts.
             from functools import partial
 
-            from synth._generate import _worker_backend, generation_config_hash
+            from synth import generation_config_hash, generator_backend
 
-            ray_ex.start(f"generate:{generation_config_hash(cfg)}", partial(_worker_backend, cfg))
+            ray_ex.start(f"generate:{generation_config_hash(cfg)}",
+                         partial(generator_backend, cfg.generator))
             actors_load = time.perf_counter() - t1
             remote = _run(cfg, ray_dir, ray_ex, args.n)
         remote["total"] = time.perf_counter() - t0

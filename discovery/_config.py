@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -319,6 +319,21 @@ class FocusConfig(BaseModel):
 
 STAGE2_FIELDS = ("reference", "task_models", "ranking", "mining", "focus", "slices",
                  "evaluation")
+
+
+def reference_payload(reference: ReferenceConfig) -> dict[str, Any]:
+    """The reference config as the hashes see it: without its runtime fields, and with
+    ``align_prefix`` resolved for its backend (``auto`` never reaches a hash) and left out
+    when it is 0, so configs from before the option keep their hashes."""
+    from synth.core import output_dump
+    from synth.engines import ALIGN_SCHEME
+
+    payload: dict[str, Any] = output_dump(reference)
+    del payload["align_prefix"]
+    if reference.prefix_alignment:
+        payload["align_prefix"] = {"multiple": reference.prefix_alignment,
+                                   "scheme": ALIGN_SCHEME}
+    return payload
 
 
 class SemanticSlicesConfig(BaseModel):

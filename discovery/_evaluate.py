@@ -12,6 +12,7 @@ import numpy as np
 
 from discovery._config import EvaluationConfig, ReferenceConfig, TaskModelConfig
 from discovery._data import PACKAGED_SPLITS, LabeledSet, packaged_split, read_labeled_file
+from discovery._kinds import is_few_shot
 from synth.core import ConfigError, LabelSpace, derive_seed
 
 if TYPE_CHECKING:
@@ -151,7 +152,7 @@ def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
             ``reference_scorer`` is given.
     """
     from discovery._config import ReferenceConfig as _Ref
-    from discovery._stages import build_task_scorers
+    from discovery._task_models import build_task_scorers
 
     labeled = load_evaluation_set(labels, evaluation, data, corpus=corpus)
     if progress:
@@ -192,7 +193,7 @@ def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
         if progress:
             print(f"evaluating {name} on {len(labeled)} examples ...", flush=True)
         tm = by_name.get(name)
-        few = name == "reference" or (tm is not None and str(tm.spec).startswith("fewshot:"))
+        few = name == "reference" or (tm is not None and is_few_shot(tm.spec))
         if raw_dir is not None and few:
             rows = _predict_from_raw(name, get, tm, labels, ref_cfg, evaluation,
                                      labeled.texts, Path(raw_dir), progress)
@@ -213,7 +214,7 @@ def _predict_from_raw(name: str, get: Any, tm: TaskModelConfig | None, labels: L
     """A few-shot scorer's calibrated probabilities from its held-out raw log-probs, stored
     in the run directory (scored only where missing), calibrated as
     :meth:`~discovery.FewShotReference.predict_proba_set` does."""
-    from discovery._stages import heldout_raw_scores
+    from discovery._chunks import heldout_raw_scores
 
     probs = heldout_raw_scores(run, name, lambda t: get(name).raw_logprobs(t), tm,
                                labels=labels, reference=reference, evaluation=evaluation,

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from discovery._focus import candidate_terms, ngram_pattern
+from discovery._focus_rounds import candidate_terms, ngram_pattern
 from discovery._stats import wilson_interval
 
 KINDS = ("focus", "semantic", "word", "ngram", "metadata")

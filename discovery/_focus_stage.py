@@ -1,6 +1,6 @@
 """The focus stage on a run directory: generate, score and test each candidate, resumably.
 
-:func:`run_focus` runs ``focus.rounds`` rounds. A round's candidates are generated together:
+:func:`run_focus_rounds` runs ``focus.rounds`` rounds. A round's candidates are generated together:
 their queries go to the backend in groups of at least two generator batches (one
 ``generate`` call per group, so the backend's batches are full whatever the per-candidate
 budget), the kept sentences of a group are scored in one call per model, and each
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from discovery._config import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig
-from discovery._focus import (
+from discovery._focus_rounds import (
     confirm_candidates,
     failures,
     focus_queries,
@@ -124,7 +124,7 @@ def _groups(names: Sequence[str], budget: int, target: int) -> list[list[str]]:
     return [list(names[i:i + per]) for i in range(0, len(names), per)]
 
 
-def run_focus(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, *, generator: Any,
+def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, *, generator: Any,
               seed_docs: Sequence[str], base: FocusBase, models: FocusModels,
               candidates: Sequence[str] | None = None, config_dump: dict[str, Any] | None = None,
               progress: bool = True, mining: MiningConfig | None = None,
@@ -326,7 +326,7 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
     default) they are chosen by :func:`ucb_candidates` from those n-grams and ``pool``
     (e.g. occlusion words and semantic slices' term groups: candidate -> kind, part of the
     stage hash through ``slices_upstream``, the hashes of the stages it came from: see
-    :func:`focus_upstream`); see :func:`run_focus`.
+    :func:`focus_upstream`); see :func:`run_focus_rounds`.
 
     Args:
         models: the generator backend and the two scorers; ``models.key`` must cover both
@@ -338,7 +338,8 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
         DataError: the scores, hard subset or n-grams are missing or were changed.
         RunDirError: they were made with another config than ``mine_hash``'s.
     """
-    from discovery._stages import load_scores, ranked_task_name
+    from discovery._rank_mine import load_scores
+    from discovery._task_models import ranked_task_name
 
     run = RunDir(run_dir)
     upstream = check_upstream(run, "mine", mine_hash, what="n-grams", command="mine")
@@ -356,7 +357,7 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
     candidates, sources = None, None
     if focus.select == "ucb":
         candidates, sources = ucb_candidates(base, focus, mining, extra)
-    return run_focus(run.path, focus, labels, generator=generator, seed_docs=seed_docs,
+    return run_focus_rounds(run.path, focus, labels, generator=generator, seed_docs=seed_docs,
                      base=base, models=models, mining=mining, progress=progress,
                      config_dump=dict(config_dump) if config_dump is not None else None,
                      candidates=candidates, sources=sources)
@@ -379,7 +380,7 @@ def ucb_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
     (``2 * cfg.candidates`` of them, as :func:`select_candidates` mines them) and ``pool``
     (candidate -> the kind that proposed it), then ``cfg.ngrams``; ties keep pool order
     (n-grams first). Returns (candidates, candidate -> source)."""
-    from discovery._focus import contains_ngram
+    from discovery._focus_rounds import contains_ngram
     from discovery._stats import wilson_interval
 
     mined = select_candidates(base.texts, base.hard_indices, n=2 * cfg.candidates,

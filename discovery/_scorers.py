@@ -1,15 +1,5 @@
-"""Task-model adapters behind the TaskScorer protocol, and ``load_task_scorer``.
-
-| spec | adapter |
-| --- | --- |
-| ``hf:<id or path>`` | :class:`HFClassifierScorer` (transformers sequence classifier) |
-| ``sklearn:<file.skops>`` | :class:`SklearnScorer` (a pipeline with ``predict_proba``) |
-| ``python:<module>:<name>`` | :class:`CallableScorer` (function, or object with predict_proba) |
-| ``fewshot:<LLM spec>`` | :class:`~discovery.FewShotReference` with the reference prompt config |
-| ``demo:sentiment`` | the demo TF-IDF + logistic regression model (see :mod:`discovery._demo`) |
-| ``demo:sentiment3`` | its 3-class version, trained on the packaged tweets |
-| ``hatesonar:default`` | :class:`~discovery._hatesonar.HateSonarScorer` (hatesonar's ONNX model) |
-"""
+"""Task-model adapters behind the TaskScorer protocol, their loaders (one per kind of
+:data:`~discovery._kinds.TASK_MODEL_KINDS`) and ``load_task_scorer``."""
 
 from __future__ import annotations
 
@@ -20,17 +10,7 @@ from typing import Any
 import numpy as np
 
 from discovery._model_checks import SKOPS_FIX, check_probability_rows, check_skops_file
-from synth.core import ConfigError, DataError, ModelNotAvailable, Registry, length_sorted_batches
-
-SCHEMES: Registry[Callable[..., Any]] = Registry("task-model scheme", {
-    "hf": "discovery._scorers:_load_hf",
-    "sklearn": "discovery._scorers:_load_sklearn",
-    "python": "discovery._scorers:_load_python",
-    "fewshot": "discovery._scorers:_load_fewshot",
-    "demo": "discovery._scorers:_load_demo",
-    "hatesonar": "discovery._hatesonar:_load_hatesonar",
-})
-
+from synth.core import ConfigError, DataError, ModelNotAvailable, length_sorted_batches
 
 #: How sentence pairs reach adapters that take one string (scikit-learn pipelines,
 #: hatesonar): ``first + PAIR_SEPARATOR + second``. HF sequence classifiers take pairs
@@ -431,13 +411,9 @@ def _load_demo(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str]
     return SklearnScorer.from_file(path, labels, label_map=label_map, name=name)
 
 
-def task_model_availability() -> list[dict[str, Any]]:
-    """Rows for ``synthcheck models`` about the schemes that live here, not in ``synth``.
-
-    One row per ``demo:`` task (is its model for the default evaluation split cached, or
-    will it be trained on first use?) and one for ``fewshot:<LLM spec>``; each row has
-    ``spec``, ``available`` and ``detail`` like :func:`synth.model_availability`.
-    """
+def demo_availability() -> list[dict[str, Any]]:
+    """One row per ``demo:`` task: is its model for the default evaluation split cached, or
+    will it be trained on first use (and what is missing to do so)."""
     import importlib.util
 
     from discovery._demo import DEMO_TASKS, demo_model_path
@@ -462,50 +438,4 @@ def task_model_availability() -> list[dict[str, Any]]:
                                 for m in lacking)
             detail += f"; install: pip install {packages}"
         rows.append({"spec": f"demo:{task}", "available": not lacking, "detail": detail})
-    rows.append({"spec": "fewshot:<LLM spec>", "available": True,
-                 "detail": "an LLM as a few-shot classifier with the reference prompt (shots, "
-                           "label words, calibration), e.g. "
-                           "fewshot:packaged:smollm2-135m-instruct (task models)"})
     return rows
-
-
-def load_task_scorer(
-    spec: str,
-    labels: Sequence[str],
-    *,
-    label_map: Mapping[str, str] | None = None,
-    name: str | None = None,
-    batch_size: int = 64,
-    max_length: int = 256,
-    device: str = "auto",
-    trusted_types: Sequence[str] = (),
-    reference: Any = None,
-    evaluation: Any = None,
-) -> Any:
-    """Load the task model that ``spec`` names as a TaskScorer over ``labels``.
-
-    Args:
-        spec: ``hf:…``, ``sklearn:…``, ``python:module:name``, ``fewshot:<LLM spec>`` or
-            ``demo:sentiment``.
-        labels: the task's label names (every output dict uses these).
-        label_map: model label -> task label, when the model's names differ.
-        name: the scorer's name in files and reports (default: the scheme).
-        batch_size, max_length, device: adapter settings (do not change outputs).
-        trusted_types: extra types a ``.skops`` file may contain.
-        reference: the ReferenceConfig whose prompt a ``fewshot:`` task model uses.
-        evaluation: the EvaluationConfig whose Rotten Tomatoes split ``demo:sentiment`` is
-            trained on (its train side; default: ``EvaluationConfig()``'s split).
-
-    Raises:
-        ConfigError: malformed spec, unknown scheme (with "did you mean"), or labels that do
-            not match the task's.
-        ModelNotAvailable / DataError: the model cannot be loaded.
-    """
-    scheme, sep, rest = spec.partition(":")
-    if not sep or not rest:
-        raise ConfigError(f"bad task model spec {spec!r}",
-                          fix="write SCHEME:TARGET, e.g. sklearn:model.skops or demo:sentiment")
-    loader = SCHEMES.get(scheme)
-    return loader(rest, labels, label_map=label_map, name=name or scheme,
-                  batch_size=batch_size, max_length=max_length, device=device,
-                  trusted_types=trusted_types, reference=reference, evaluation=evaluation)

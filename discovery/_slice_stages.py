@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from discovery._config import RankingConfig, SlicesConfig, TaskModelConfig
-from discovery._focus import failures
+from discovery._focus_rounds import failures
 from discovery._stage_state import check_upstream, output_digests, outputs_problem
 from synth.core import (
     RunDir,

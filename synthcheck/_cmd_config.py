@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from synthcheck._cli_common import DEFAULT_CONFIG
 from synthcheck._config import RunConfig
@@ -47,10 +46,9 @@ def hash_lines(cfg: RunConfig, run_dir: str | None = None) -> list[str]:
     each stage hash; those that depend on a run directory's contents (the corpus, the
     review decisions) are computed on ``run_dir`` when given."""
     from synth.core import SynthcheckError
-    from synthcheck._pipeline import hash_of
-    from synthcheck.stages import STAGES
+    from synthcheck.stages import STAGES, hash_of
 
-    of = hash_of(cfg, Path(run_dir) if run_dir is not None else None)
+    of = hash_of(cfg, run_dir)
     lines = []
     for stage in STAGES:
         off = stage.off(stage.sections(cfg))

@@ -25,6 +25,7 @@ from synthcheck.stages import (
     StageRun,
     evaluate,
     generate,
+    hash_of,
     scorer_sections,
     stage_named,
     verify,
@@ -43,19 +44,6 @@ class DiscoverResult:
     stages: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
-
-
-def hash_of(cfg: RunConfig, run_dir: Path | None) -> Callable[[str], str | None]:
-    """``name -> hash`` of stage ``name`` under ``cfg`` on ``run_dir`` (its upstream stages'
-    hashes first, each from its declaration; computed anew at each call, since a hash that
-    covers the corpus changes once the corpus is written)."""
-    def of(name: str) -> str | None:
-        stage = stage_named(name)
-        s = stage.sections(cfg)
-        if stage.off(s) is not None:
-            return None
-        return stage.stage_hash(s, {u: of(u) for u in stage.upstream}, run_dir)
-    return of
 
 
 def stage_context(cfg: RunConfig, run_dir: str | Path, **kw: Any) -> StageContext:
@@ -82,7 +70,7 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
     Raises:
         ConfigError / DataError / ModelNotAvailable / TemplateError: the first problem.
     """
-    from discovery import check_stage2
+    from discovery import check_stage2, is_few_shot
 
     ev = evaluate.sections(cfg)
     m = ev.models
@@ -96,7 +84,7 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
 
     task_source = "the run config's task.labels"
     check_suite_labels(vs.suite, m.labels.list, task_source=task_source)
-    fewshot = [t.name for t in m.task_models if t.spec.startswith("fewshot:")]
+    fewshot = [t.name for t in m.task_models if is_few_shot(t.spec)]
     if fewshot and m.reference.calibration == "batch":
         raise ConfigError(
             f"task model(s) {', '.join(fewshot)} use the reference prompt with batch "

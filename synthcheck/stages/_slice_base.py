@@ -8,7 +8,8 @@ from typing import Any
 
 from discovery import RankingConfig, SlicesConfig
 from synthcheck._config import RunConfig
-from synthcheck.stages._base import StageContext, TaskModelSections, scorer_sections
+from synthcheck.stages._base import StageContext
+from synthcheck.stages._models import TaskModelSections, scorer_sections
 
 
 @dataclass(frozen=True)

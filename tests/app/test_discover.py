@@ -73,9 +73,7 @@ def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def _fake_generator(monkeypatch: pytest.MonkeyPatch) -> None:
-    import synth._generate as gen
-
-    monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
+    runbuilder.fake_generator(monkeypatch, lambda generator: FakeBackend())
     monkeypatch.syspath_prepend(str(HERE))
 
 
@@ -173,7 +171,8 @@ def test_kill_during_scoring_then_rerun(cfg_path: Path, tmp_path: Path) -> None:
         sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent / 'synth')!r}]
         from fakes import FakeBackend
         import synth._generate as gen
-        gen._build_backend = lambda cfg: FakeBackend()
+        import synth
+        gen.generator_backend = synth.generator_backend = lambda g: FakeBackend()
         from synthcheck import load_run_config
         from synthcheck._pipeline import discover
         discover(load_run_config({str(cfg_path)!r}), {str(tmp_path / 'killed')!r},

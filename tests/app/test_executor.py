@@ -95,14 +95,14 @@ def test_generate_and_score_with_ray_are_byte_identical(
         ray_cluster: Any, cfg_path: Path, local_run: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     # The workers hold the models, not this process: it never loads one.
+    import discovery._chunks
     import discovery._reference
-    import discovery._stages
     import synth._generate
 
     def no_local_model(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the driver loaded a model")
-    monkeypatch.setattr(synth._generate, "_build_backend", no_local_model)
-    monkeypatch.setattr(discovery._stages, "build_task_scorers", no_local_model)
+    monkeypatch.setattr(synth._generate, "generator_backend", no_local_model)
+    monkeypatch.setattr(discovery._chunks, "build_task_scorers", no_local_model)
     monkeypatch.setattr(discovery._reference.FewShotReference, "from_config", no_local_model)
 
     run = tmp_path / "r"

@@ -191,7 +191,7 @@ def test_occlusion_surfaces_a_trigger_seen_twice_and_not_a_sentiment_word() -> N
 
 
 def test_confident_failure_rule_is_stricter_than_disagreement() -> None:
-    from discovery._focus import failures
+    from discovery._focus_rounds import failures
 
     task = np.array([[0.9, 0.1], [0.9, 0.1], [0.2, 0.8]])
     ref = np.array([[0.45, 0.55], [0.3, 0.7], [0.9, 0.1]])

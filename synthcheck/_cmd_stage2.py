@@ -1,5 +1,6 @@
-"""`synthcheck score`, `rank`, `mine`, `focus` and `slices`: stage 2, the hard subset, its
-n-grams, the focus rounds that test them, and the slices and findings beyond n-grams."""
+"""`synthcheck score`, `rank`, `mine`, `focus` and `slices`: the stage-2 commands, one stage
+declaration each (``synthcheck.stages``): the scores, the hard subset, its n-grams, the
+focus rounds that test them, and the slices and findings beyond n-grams."""
 
 from __future__ import annotations
 
@@ -15,20 +16,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                                    "RUN/scores/reference.jsonl (resumable in chunks).")
     add_config_args(p)
     add_executor_arg(p)
-    p.set_defaults(func=run_score)
+    p.set_defaults(func=run_score_command)
 
     r = sub.add_parser("rank", help="rank sentences by divergence; write the hard subset",
                        description="Write RUN/hard.jsonl: the most divergent sentences.")
     add_config_args(r)
     r.add_argument("--top-k", type=int, help="hard subset size (overrides ranking.top_k)")
     r.add_argument("--show", type=int, default=10, help="print this many hard sentences")
-    r.set_defaults(func=run_rank)
+    r.set_defaults(func=run_rank_command)
 
     m = sub.add_parser("mine", help="mine n-grams over-represented in the hard subset",
                        description="Write RUN/ngrams.jsonl and RUN/ngrams.csv.")
     add_config_args(m)
     m.add_argument("--show", type=int, default=15, help="print this many n-grams")
-    m.set_defaults(func=run_mine)
+    m.set_defaults(func=run_mine_command)
 
     f = sub.add_parser(
         "focus", help="test the top mined n-grams on new sentences (adaptive focus rounds)",
@@ -41,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                     "current. Runs even when focus.enabled is false (that only turns the "
                     "stage off in `discover`).")
     add_config_args(f)
-    f.set_defaults(func=run_focus)
+    f.set_defaults(func=run_focus_command)
 
     s = sub.add_parser(
         "slices", help="semantic slices, metadata slices, word occlusion; write findings.jsonl",
@@ -57,7 +58,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     s.set_defaults(func=run_slices)
 
 
-def run_score(args: argparse.Namespace) -> int:
+def run_score_command(args: argparse.Namespace) -> int:
     from synthcheck._pipeline import score
 
     cfg = load_args_config(args, EXECUTOR_FLAG)
@@ -72,9 +73,9 @@ def run_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_rank(args: argparse.Namespace) -> int:
-    from synth.core import iter_jsonl
+def run_rank_command(args: argparse.Namespace) -> int:
     from synthcheck._pipeline import rank
+    from synthcheck._summary import head
 
     cfg = load_args_config(args, {"top_k": "ranking.top_k"})
     report = rank(cfg, args.run)
@@ -86,17 +87,15 @@ def run_rank(args: argparse.Namespace) -> int:
         if report["hard"] == 0:
             print("note: the hard subset is empty (ranking.require_disagreement keeps only "
                   "sentences whose top labels differ); there is nothing to mine")
-    for i, rec in enumerate(iter_jsonl(args.run / "hard.jsonl")):
-        if i >= args.show:
-            break
+    for rec in head(args.run / "hard.jsonl", args.show):
         print(f"  {rec['rank']:>4} {rec['divergence']:.3f} task={rec['task_label']} "
               f"ref={rec['reference_label']}  {rec['text']}")
     return 0
 
 
-def run_mine(args: argparse.Namespace) -> int:
-    from synth.core import iter_jsonl
+def run_mine_command(args: argparse.Namespace) -> int:
     from synthcheck._pipeline import mine
+    from synthcheck._summary import head
 
     cfg = load_args_config(args)
     report = mine(cfg, args.run)
@@ -105,8 +104,7 @@ def run_mine(args: argparse.Namespace) -> int:
     else:
         print(f"{report['ngrams']} n-grams from {report['hard']} hard sentences: "
               f"{args.run / 'ngrams.jsonl'} (sorted by {cfg.mining.statistic})")
-    records = list(iter_jsonl(args.run / "ngrams.jsonl"))
-    if not records:
+    if not head(args.run / "ngrams.jsonl", 1):
         m = cfg.mining
         print(f"no n-gram occurs in at least mining.min_support={m.min_support} hard sentences "
               f"(of {report.get('hard', 'the')} hard sentences); lower it, e.g. "
@@ -114,15 +112,13 @@ def run_mine(args: argparse.Namespace) -> int:
               f"(more sentences, or a larger ranking.top_k or ranking.top_fraction)")
         return 0
     print(f"  {'ngram':<28} {'hard':>5} {'corpus':>6} {'z':>6} {'q':>8} {'disagree':>8}")
-    for i, rec in enumerate(records):
-        if i >= args.show:
-            break
+    for rec in head(args.run / "ngrams.jsonl", args.show):
         print(f"  {rec['ngram']:<28} {rec['hard_count']:>5} {rec['corpus_count']:>6} "
               f"{rec['z']:>6.2f} {rec['q_value']:>8.2g} {rec.get('disagreement_rate', 0):>8.2f}")
     return 0
 
 
-def run_focus(args: argparse.Namespace) -> int:
+def run_focus_command(args: argparse.Namespace) -> int:
     from synthcheck._pipeline import focus
     from synthcheck._summary import focus_lines
 

@@ -145,13 +145,6 @@ def keep_sentences(candidate: str, queries: Sequence[FocusQuery], raw: Sequence[
     return out
 
 
-def generate_sentences(candidate: str, queries: Sequence[FocusQuery], backend: Any,
-                       generator: Any, seen: set[str]) -> list[dict[str, Any]]:
-    """:func:`generate_raw` then :func:`keep_sentences` for one candidate."""
-    return keep_sentences(candidate, queries, generate_raw(queries, backend, generator),
-                          generator, seen)
-
-
 def failures(task: np.ndarray, reference: np.ndarray, rule: str, *, metric: str = "abs_top",
              threshold: float | None = None, require_disagreement: bool = False,
              confidence: float = 0.6) -> np.ndarray:
