@@ -83,11 +83,26 @@ def _rate(r: dict[str, Any]) -> str:
 
 
 def findings(run: RunData, *, top: int = 10, examples: int = 3) -> ReportSection:
+    """The findings block: every kind ranked (``findings.jsonl``, when the run has one),
+    then the focus rounds' confirmed patterns (or the top mined n-grams)."""
+    focus = _focus_findings(run, top=top, examples=examples)
+    every = unified(run)
+    if every.skipped:
+        return focus
+    every.key = "findings"
+    title = "Focus rounds: confirmed failure patterns" if focus.title.startswith(
+        "Findings: confirmed") else focus.title.replace("Findings: ", "")
+    every.blocks.append(Heading(title[0].upper() + title[1:]))
+    every.blocks += focus.blocks if not focus.skipped else [Para(focus.skipped, note=True)]
+    return every
+
+
+def _focus_findings(run: RunData, *, top: int = 10, examples: int = 3) -> ReportSection:
     """Confirmed failure patterns (``focus.jsonl``), else the top mined n-grams."""
     rows = focus_rows(run)
     if rows is None:
         return _fallback(run, top)
-    sec = ReportSection("findings", "Focus rounds: confirmed failure patterns")
+    sec = ReportSection("findings", "Findings: confirmed failure patterns")
     if not rows:
         sec.skipped = "focus.jsonl is empty: mining found no candidate to test"
         return sec

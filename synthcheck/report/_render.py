@@ -19,7 +19,6 @@ from synthcheck.report import _sections
 from synthcheck.report._blocks import ReportSection
 from synthcheck.report._data import RunData
 from synthcheck.report._findings import findings as focus_findings
-from synthcheck.report._findings import unified as unified_findings
 from synthcheck.report._suite_sections import suite_sections
 
 # Bump when the report's content or layout changes: `discover` then rewrites a current report.
@@ -95,8 +94,7 @@ def build_report(run_dir: str | Path, *, top_ngrams: int = 20, top_fills: int = 
     """
     run = RunData(Path(run_dir))
     verify = run.verify_outputs()
-    findings = [_sections.overview(run), unified_findings(run), focus_findings(run),
-                _sections.trust(run)]
+    findings = [_sections.overview(run), focus_findings(run), _sections.trust(run)]
     for v in verify:
         findings += suite_sections(v, top_fills)
     if not verify:

@@ -172,10 +172,14 @@ def test_focus_off_skips_the_stage_and_the_report_falls_back(
     # The report's focus block comes right after the overview and all findings.
     report = build_report(run)
     ids = [s.key for s in report.sections]
-    assert ids[:3] == ["overview", "all-findings", "findings"]
-    findings = report.sections[2]
-    assert findings.title == "Focus rounds: confirmed failure patterns"
-    table = next(b for b in findings.blocks if b.kind == "table")
+    assert ids[:2] == ["overview", "findings"]
+    findings = report.sections[1]
+    assert findings.title == "Findings: every kind, ranked"  # findings.jsonl, then focus
+    heads = [b.text for b in findings.blocks if b.kind == "heading"]
+    assert "Focus rounds: confirmed failure patterns" in heads
+    at = next(i for i, b in enumerate(findings.blocks)
+              if b.kind == "heading" and b.text.startswith("Focus rounds"))
+    table = next(b for b in findings.blocks[at:] if b.kind == "table")
     assert [c.text for c in table.rows[0][:2]] == ["1", focus_rows[0]["ngram"]]
     assert table.header[5] == "failure rate [95% CI]"
     first = focus_rows[0]
@@ -194,10 +198,11 @@ def test_focus_off_skips_the_stage_and_the_report_falls_back(
     manifest = json.loads((run / "manifest.json").read_text())
     assert "focus" not in manifest["stages"]
     report = build_report(run)
-    findings = report.sections[2]
-    assert findings.title == "Findings: top mined n-grams (not confirmed)"
+    findings = report.sections[1]
+    at = next(i for i, b in enumerate(findings.blocks)
+              if b.kind == "heading" and b.text == "Top mined n-grams (not confirmed)")
     ngrams = [json.loads(line) for line in (run / "ngrams.jsonl").read_text().splitlines()]
-    table = next(b for b in findings.blocks if b.kind == "table")
+    table = next(b for b in findings.blocks[at:] if b.kind == "table")
     assert [row[0].text for row in table.rows] == [g["ngram"] for g in ngrams[:10]]
 
     # `synthcheck focus` runs it by hand (whatever focus.enabled says), then it is current.

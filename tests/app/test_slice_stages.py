@@ -129,6 +129,7 @@ def test_summary_and_report_show_the_findings(cfg_path: Path, tmp_path: Path, ca
     assert f"  f0001 {first['kind']:<8} {first['name'][:34]:<35} " in out
     summary = (run / "summary.md").read_text()
     assert "## Findings: every kind, ranked" in summary
+    assert "### Focus rounds: confirmed failure patterns" in summary
     assert "| f0001 | " in summary
 
 
