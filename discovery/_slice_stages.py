@@ -73,7 +73,8 @@ def findings_stage_hash(slices: SlicesConfig, upstream: Mapping[str, str | None]
 def _load(run: RunDir, labels: Any, ranking: RankingConfig,
           task_models: Sequence[TaskModelConfig], score_hash: str | None
           ) -> tuple[str, str, list[str], list[str], np.ndarray, np.ndarray]:
-    from discovery._stages import load_scores, ranked_task_name
+    from discovery._rank_mine import load_scores
+    from discovery._task_models import ranked_task_name
 
     upstream = check_upstream(run, "score", score_hash, what="scores", command="score")
     name = ranked_task_name(ranking, task_models)
