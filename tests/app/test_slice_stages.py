@@ -66,9 +66,7 @@ def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def _fake_generator(monkeypatch: pytest.MonkeyPatch) -> None:
-    import synth._generate as gen
-
-    monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
+    runbuilder.fake_generator(monkeypatch, lambda generator: FakeBackend())
     monkeypatch.syspath_prepend(str(HERE))
 
 
@@ -166,7 +164,8 @@ KILL = """
     sys.path[:0] = [{here!r}, {synth!r}]
     from fakes import FakeBackend
     import synth._generate as gen
-    gen._build_backend = lambda cfg: FakeBackend()
+    import synth
+    gen.generator_backend = synth.generator_backend = lambda g: FakeBackend()
     import discovery._slice_stages as ss
     import discovery._embed as emb
     ss.CHUNK = 8
