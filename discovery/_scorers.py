@@ -60,9 +60,21 @@ class LabelMapper:
             if bad:
                 raise ConfigError(f"label_map targets {bad} are not task labels "
                                   f"{self.task_labels}", where=where, fix="map onto task labels")
+            shown = "label_map {" + ", ".join(f"{k}: {v}" for k, v in label_map.items()) + "}"
+            unknown = [k for k in label_map if k not in self.model_labels]
+            if unknown:
+                raise ConfigError(
+                    f"{shown} names {unknown}, which the model does not have (its labels: "
+                    f"{self.model_labels})", where=where,
+                    fix=f"map the model's own labels, e.g. {fix.partition('e.g. ')[2]}")
             mapping = {m: label_map.get(m) for m in self.model_labels}
             unmapped = [m for m, t in mapping.items() if t is None]
             missing = [t for t in self.task_labels if t not in mapping.values()]
+            if missing and not unmapped:
+                raise ConfigError(
+                    f"{shown} maps no model label to {missing} (every task label needs one)",
+                    where=where, fix=f"map each task label from one of the model's labels, "
+                                     f"e.g. {fix.partition('e.g. ')[2]}")
             if unmapped or missing:
                 raise ConfigError(
                     f"task model labels {self.model_labels} do not match the task's labels "
@@ -288,17 +300,32 @@ class CallableScorer:
                 out[i, j] = float(v)
         return out
 
+    def _call(self, chunk: list[str]) -> Any:
+        """The user's callable on ``chunk``; an exception it raises is a user error (exit 2,
+        one line naming the model), not a traceback of synthcheck."""
+        try:
+            return self.fn(chunk)
+        except Exception as exc:  # noqa: BLE001 - any error of the user's own code
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            named = "" if self.name == self.where else f" {self.name!r}"
+            raise DataError(
+                f"the task model{named} raised {type(exc).__name__}"
+                + (f": {first}" if first else "") + f" on a batch of {len(chunk)} texts",
+                where=self.where,
+                fix="fix the model's code (call it on a list of texts in Python to see the "
+                    "traceback)") from exc
+
     def predict_proba(self, texts: Sequence[str]) -> list[dict[str, float]]:
         """``{label: probability}`` per text, in input order.
 
         Raises:
-            DataError: a result that is not one dict (or array row) per text, with the
-                model's labels as keys and valid probabilities.
+            DataError: the callable raised, or a result that is not one dict (or array
+                row) per text, with the model's labels as keys and valid probabilities.
         """
         out: list[dict[str, float]] = []
         for s in range(0, len(texts), self.batch_size):
             chunk = list(texts[s:s + self.batch_size])
-            result = self.fn(chunk)
+            result = self._call(chunk)
             probs = self._rows(result, len(chunk))
             if not len(chunk):
                 continue

@@ -120,6 +120,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
 
     check_before_work(cfg, allow_outside_files=allow_outside_files)  # before any worker starts
     result = DiscoverResult(Path(run_dir))
+    run = RunDir(run_dir)
     with make_executor(cfg.executor) as executor:
         # One context for every stage: the task models are loaded once, on first use, and
         # shared by focus, evaluate and verify; `results` is what earlier stages reported.
@@ -135,7 +136,12 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
                 continue
             log(f"[{stage.name}] ...")
             t0 = time.perf_counter()
-            done = stage.run(s, ctx)
+            if stage.name == "generate":  # shards are claimed one by one: shared work
+                done = stage.run(s, ctx)
+            else:  # a second `discover` waits for this stage, then finds it current
+                with run.stage_lock(stage.name, on_wait=lambda m, st=stage.name:
+                                    log(f"[{st}] {m}")):
+                    done = stage.run(s, ctx)
             result.seconds[stage.name] = round(time.perf_counter() - t0, 2)
             result.stages[stage.name] = "ran" if done.ran else "skipped (current)"
             log(f"[{stage.name}] {result.stages[stage.name]} in "

@@ -224,3 +224,17 @@ def test_tokens_that_are_not_words_are_dropped_and_the_sentence_words_kept() -> 
     # Words with apostrophes, hyphens, initials and numbers are words.
     kept = "I don't think the U.S. cut of this well-made 1980s movie (1995) is 9/10."
     assert draft_text(kept) == kept
+
+
+def test_appending_to_a_malformed_suite_is_one_line(tmp_path):
+    """Issue 19: PyYAML's multi-line problem text was printed as it was."""
+    from synth.core import ConfigError
+
+    suite = tmp_path / "s.yaml"
+    suite.write_text("name: s\nlabels: [a\ntests: {\n")
+    with pytest.raises(ConfigError) as info:
+        append_tests(suite, [{"name": "t", "type": "mft", "template": "x", "label": "a"}])
+    assert info.value.format() == (
+        f"malformed YAML: expected ',' or ']', but got ':' ({suite}, line 3): fix the "
+        f"YAML syntax")
+    assert suite.read_text() == "name: s\nlabels: [a\ntests: {\n"
