@@ -233,3 +233,14 @@ def test_sigkill_mid_stage_then_rerun_is_byte_identical(cfg_path: Path, tmp_path
     assert outputs(killed) == outputs(tmp_path / "full")
     if stage == "semantic":  # the chunk embedded before the kill was reused
         assert {n: (parts / n).stat().st_mtime_ns for n in kept} == kept
+
+
+def test_discover_refuses_a_missing_encoder_before_generating(cfg_path: Path, tmp_path: Path,
+                                                              capsys) -> None:
+    run = tmp_path / "r"
+    assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q",
+                 "-P", "slices.semantic.encoder=hf:/nonexistent/encoder"]) == 2
+    assert capsys.readouterr().err == (
+        "error: encoder folder /nonexistent/encoder does not exist (hf:/nonexistent/encoder): "
+        "give a local transformers model folder\n")
+    assert not run.exists()
