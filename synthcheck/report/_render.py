@@ -22,7 +22,7 @@ from synthcheck.report._findings import findings as focus_findings
 from synthcheck.report._suite_sections import suite_sections
 
 # Bump when the report's content or layout changes: `discover` then rewrites a current report.
-REPORT_FORMAT = 4
+REPORT_FORMAT = 5
 
 
 def md_text(value: Any) -> str:
