@@ -77,13 +77,16 @@ def load_evaluation_set(labels: LabelSpace, evaluation: EvaluationConfig,
     return labeled.stratified_sample(ev.size, derive_seed(ev.split_seed, SAMPLE_SEED_KEY))
 
 
-def describe_sample(labeled: LabeledSet, labels: Sequence[str]) -> str:
+def describe_sample(labeled: LabeledSet, labels: Sequence[str], size: int | None = None) -> str:
     """``100 examples (a stratified sample of 400): negative 50, positive 50``: what
-    `evaluate` prints before it scores."""
+    `evaluate` prints before it scores; with the ``size`` asked for, a set smaller than it
+    says so (``6 examples (all of them; evaluation.size asks for 1,000): ...``)."""
     counts = labeled.counts()
     per = ", ".join(f"{lab} {counts.get(lab, 0)}" for lab in labels)
     of = (f" (a stratified sample of {labeled.sampled_from})"
           if labeled.sampled_from is not None else "")
+    if size is not None and len(labeled) < size and labeled.sampled_from is None:
+        of = f" (all of them; evaluation.size asks for {size:,})"
     return f"{len(labeled)} examples{of}: {per}"
 
 
@@ -156,7 +159,8 @@ def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
 
     labeled = load_evaluation_set(labels, evaluation, data, corpus=corpus)
     if progress:
-        print(f"evaluation set: {describe_sample(labeled, labels.list)}", flush=True)
+        asked = evaluation.size if "size" in evaluation.model_fields_set else None
+        print(f"evaluation set: {describe_sample(labeled, labels.list, asked)}", flush=True)
     names = labels.list
     ref_cfg = reference or _Ref()
     by_name = {t.name: t for t in task_models}

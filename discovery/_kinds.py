@@ -22,16 +22,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from synth.core import ConfigError, ModelNotAvailable, Registry, did_you_mean
+
+if TYPE_CHECKING:
+    from discovery._config import EvaluationConfig, ReferenceConfig
 
 
 def _no_rows() -> list[dict[str, Any]]:
     return []
 
 
-def _no_extra(reference: Any, evaluation: Any) -> dict[str, Any]:
+def _no_extra(reference: ReferenceConfig, evaluation: EvaluationConfig) -> dict[str, Any]:
     return {}
 
 
@@ -58,7 +61,7 @@ class TaskModelKind:
     check: Callable[..., None]
     availability: Callable[[], list[dict[str, Any]]] = _no_rows
     few_shot: bool = False
-    hash_extra: Callable[[Any, Any], dict[str, Any]] = _no_extra
+    hash_extra: Callable[[ReferenceConfig, EvaluationConfig], dict[str, Any]] = _no_extra
 
 
 TASK_MODEL_KINDS: Registry[TaskModelKind] = Registry("task-model scheme", {
@@ -101,7 +104,8 @@ def is_few_shot(spec: str) -> bool:
 
 def check_task_model(spec: str, labels: Sequence[str], *, where: str,
                      label_map: Mapping[str, str] | None = None,
-                     trusted_types: Sequence[str] = (), reference: Any = None) -> None:
+                     trusted_types: Sequence[str] = (),
+                     reference: ReferenceConfig | None = None) -> None:
     """Check a task-model spec before any expensive work, loading nothing heavy: the scheme,
     then its kind's check (for ``hf:`` the folder and its ``config.json`` labels against the
     task's; for ``sklearn:`` the file (loaded: it is small) and its classes; for ``python:``
@@ -137,8 +141,8 @@ def load_task_scorer(
     max_length: int = 256,
     device: str = "auto",
     trusted_types: Sequence[str] = (),
-    reference: Any = None,
-    evaluation: Any = None,
+    reference: ReferenceConfig | None = None,
+    evaluation: EvaluationConfig | None = None,
 ) -> Any:
     """Load the task model that ``spec`` names as a TaskScorer over ``labels``.
 
@@ -238,7 +242,8 @@ def _check_demo(rest: str, labels: Sequence[str], *, where: str,
     LabelMapper(list(PACKAGED_SPLITS[DEMO_DATA[rest]]), labels, label_map, where)
 
 
-def _check_fewshot(rest: str, labels: Sequence[str], *, where: str, reference: Any = None,
+def _check_fewshot(rest: str, labels: Sequence[str], *, where: str,
+                   reference: ReferenceConfig | None = None,
                    **_: Any) -> None:
     from discovery._config import ReferenceConfig
     from discovery._model_checks import check_llm_spec
@@ -268,13 +273,14 @@ def _fewshot_rows() -> list[dict[str, Any]]:
                        "fewshot:packaged:smollm2-135m-instruct (task models)"}]
 
 
-def _fewshot_extra(reference: Any, evaluation: Any) -> dict[str, Any]:
+def _fewshot_extra(reference: ReferenceConfig, evaluation: EvaluationConfig
+                   ) -> dict[str, Any]:
     from discovery._config import reference_payload
 
     return {"reference": reference_payload(reference)}
 
 
-def _demo_extra(reference: Any, evaluation: Any) -> dict[str, Any]:
+def _demo_extra(reference: ReferenceConfig, evaluation: EvaluationConfig) -> dict[str, Any]:
     return {"demo_split": [evaluation.split_seed, evaluation.holdout_fraction]}
 
 

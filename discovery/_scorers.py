@@ -60,9 +60,21 @@ class LabelMapper:
             if bad:
                 raise ConfigError(f"label_map targets {bad} are not task labels "
                                   f"{self.task_labels}", where=where, fix="map onto task labels")
+            shown = "label_map {" + ", ".join(f"{k}: {v}" for k, v in label_map.items()) + "}"
+            unknown = [k for k in label_map if k not in self.model_labels]
+            if unknown:
+                raise ConfigError(
+                    f"{shown} names {unknown}, which the model does not have (its labels: "
+                    f"{self.model_labels})", where=where,
+                    fix=f"map the model's own labels, e.g. {fix.partition('e.g. ')[2]}")
             mapping = {m: label_map.get(m) for m in self.model_labels}
             unmapped = [m for m, t in mapping.items() if t is None]
             missing = [t for t in self.task_labels if t not in mapping.values()]
+            if missing and not unmapped:
+                raise ConfigError(
+                    f"{shown} maps no model label to {missing} (every task label needs one)",
+                    where=where, fix=f"map each task label from one of the model's labels, "
+                                     f"e.g. {fix.partition('e.g. ')[2]}")
             if unmapped or missing:
                 raise ConfigError(
                     f"task model labels {self.model_labels} do not match the task's labels "
@@ -146,7 +158,13 @@ class HFClassifierScorer:
 
 
 # Types a .skops task model may hold beyond skops' own defaults; nothing executable.
-TRUSTED_SKOPS_TYPES: list[str] = []
+TRUSTED_SKOPS_TYPES: list[str] = [
+    # CalibratedClassifierCV keeps its fitted calibrators in these private scikit-learn
+    # classes (arrays and estimators only, no code); skops does not trust them by default,
+    # and a user cannot list them on `verify --model` without knowing skops' internals.
+    "sklearn.calibration._CalibratedClassifier",
+    "sklearn.calibration._SigmoidCalibration",
+]
 
 
 class SklearnScorer:
@@ -155,9 +173,20 @@ class SklearnScorer:
     def __init__(self, estimator: Any, labels: Sequence[str], *,
                  label_map: Mapping[str, str] | None = None, name: str = "sklearn",
                  batch_size: int = 4096, where: str = "sklearn") -> None:
+        #: How the probabilities are made: ``predict_proba``, or for a model with only
+        #: ``decision_function`` (LinearSVC, RidgeClassifier...) the logistic sigmoid
+        #: (binary) or softmax (multi-class) of its decision scores: a monotone map, so the
+        #: top label is the model's own, but not calibrated probabilities.
+        self.probability = "predict_proba"
         if not hasattr(estimator, "predict_proba"):
-            raise ConfigError("the scikit-learn model has no predict_proba", where=where,
-                              fix="use a classifier with probabilities (e.g. LogisticRegression)")
+            if not hasattr(estimator, "decision_function"):
+                raise ConfigError(
+                    "the scikit-learn model has neither predict_proba nor decision_function",
+                    where=where, fix="use a classifier with probabilities (e.g. "
+                                     "LogisticRegression, or CalibratedClassifierCV around it)")
+            binary = len(estimator.classes_) == 2
+            self.probability = ("sigmoid of decision_function (uncalibrated)" if binary
+                                else "softmax of decision_function (uncalibrated)")
         self.estimator = estimator
         self.labels = list(labels)
         self.name = name
@@ -165,6 +194,21 @@ class SklearnScorer:
         self.where = where
         self.mapper = LabelMapper([str(c) for c in estimator.classes_], self.labels,
                                   label_map, where)
+
+    @property
+    def uncalibrated(self) -> bool:
+        """Whether the probabilities are a squashing of decision scores, not calibrated."""
+        return self.probability != "predict_proba"
+
+    def _proba(self, texts: list[str]) -> np.ndarray:
+        if not self.uncalibrated:
+            return np.asarray(self.estimator.predict_proba(texts))
+        scores = np.asarray(self.estimator.decision_function(texts), dtype=np.float64)
+        if scores.ndim == 1:  # binary: the score of classes_[1]
+            p1 = 1.0 / (1.0 + np.exp(-scores))
+            return np.column_stack([1.0 - p1, p1])
+        z = np.exp(scores - scores.max(axis=1, keepdims=True))
+        return z / z.sum(axis=1, keepdims=True)
 
     @classmethod
     def from_file(cls, path: str | Path, labels: Sequence[str], *,
@@ -191,7 +235,8 @@ class SklearnScorer:
             raise DataError(
                 f"refusing to load untrusted types {refused}", where=where,
                 fix="if you trust this file, list these types under the task model's "
-                    "trusted_types")
+                    "trusted_types (on the command line: verify --trusted-types "
+                    + ",".join(refused) + ")")
         try:
             estimator = sio.load(path, trusted=[t for t in untrusted if t in allowed])
         except Exception as exc:  # noqa: BLE001 - a damaged archive fails in many ways
@@ -204,7 +249,7 @@ class SklearnScorer:
         if not texts:
             return []
         texts = join_pairs(texts)  # a pipeline takes strings: pairs joined
-        parts = [np.asarray(self.estimator.predict_proba(list(texts[s:s + self.batch_size])))
+        parts = [self._proba(list(texts[s:s + self.batch_size]))
                  for s in range(0, len(texts), self.batch_size)]
         probs = check_probability_rows(
             np.vstack(parts), self.mapper.model_labels, self.where,
@@ -288,17 +333,32 @@ class CallableScorer:
                 out[i, j] = float(v)
         return out
 
+    def _call(self, chunk: list[str]) -> Any:
+        """The user's callable on ``chunk``; an exception it raises is a user error (exit 2,
+        one line naming the model), not a traceback of synthcheck."""
+        try:
+            return self.fn(chunk)
+        except Exception as exc:  # noqa: BLE001 - any error of the user's own code
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            named = "" if self.name == self.where else f" {self.name!r}"
+            raise DataError(
+                f"the task model{named} raised {type(exc).__name__}"
+                + (f": {first}" if first else "") + f" on a batch of {len(chunk)} texts",
+                where=self.where,
+                fix="fix the model's code (call it on a list of texts in Python to see the "
+                    "traceback)") from exc
+
     def predict_proba(self, texts: Sequence[str]) -> list[dict[str, float]]:
         """``{label: probability}`` per text, in input order.
 
         Raises:
-            DataError: a result that is not one dict (or array row) per text, with the
-                model's labels as keys and valid probabilities.
+            DataError: the callable raised, or a result that is not one dict (or array
+                row) per text, with the model's labels as keys and valid probabilities.
         """
         out: list[dict[str, float]] = []
         for s in range(0, len(texts), self.batch_size):
             chunk = list(texts[s:s + self.batch_size])
-            result = self.fn(chunk)
+            result = self._call(chunk)
             probs = self._rows(result, len(chunk))
             if not len(chunk):
                 continue

@@ -21,6 +21,7 @@ from discovery._config import (
 )
 from discovery._data import read_corpus
 from discovery._kinds import TASK_MODEL_KINDS, is_few_shot
+from discovery._model_files import model_files_digest
 from synth.core import (
     LabelSpace,
     RunDir,
@@ -41,11 +42,16 @@ def task_model_hash(tm: TaskModelConfig, *, labels: LabelSpace, reference: Refer
                     evaluation: EvaluationConfig) -> str:
     """Hash of what changes one task model's scores: its spec, label map and the labels;
     for ``demo:`` models the evaluation split they are trained on, for ``fewshot:`` models
-    the reference prompt config they use."""
+    the reference prompt config they use; for models read from files (``sklearn:``, local
+    ``hf:`` folders, ``python:`` modules) a digest of the files' bytes
+    (:func:`~discovery._model_files.model_files_digest`)."""
     payload: dict[str, Any] = {"labels": labels.list, "task_model": output_dump(tm)}
     scheme = str(tm.spec).partition(":")[0]
     if scheme in TASK_MODEL_KINDS:  # (an unknown scheme is refused before any hash is used)
         payload.update(TASK_MODEL_KINDS.get(scheme).hash_extra(reference, evaluation))
+    files = model_files_digest(str(tm.spec))
+    if files is not None:  # a model file retrained in place is never "current"
+        payload["files"] = files
     return config_hash(payload)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from synthcheck._cli_common import DEFAULT_CONFIG
 from synthcheck._config import RunConfig
@@ -34,6 +35,12 @@ def run(args: argparse.Namespace) -> int:
     from synthcheck._config import load_run_config
 
     cfg = load_run_config(args.config, args.overrides)
+    if args.run is not None and not Path(args.run).is_dir():
+        from synth.core import RunDirError
+
+        raise RunDirError("not a run directory", where=f"--run {args.run}",
+                          fix="give the directory a `synthcheck discover` or `generate` run "
+                              "wrote, or leave out --run")
     for line in hash_lines(cfg, args.run):
         print(f"# {line}")
     print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), end="")

@@ -1,14 +1,18 @@
-"""`synthcheck score`, `rank`, `mine` and `focus`: the stage-2 commands, one stage
-declaration each (``synthcheck.stages``): the scores, the hard subset, its n-grams and the
-focus rounds that test them."""
+"""`synthcheck score`, `rank`, `mine`, `focus` and `slices`: the stage-2 commands, one stage
+declaration each (``synthcheck.stages``): the scores, the hard subset, its n-grams, the
+focus rounds that test them, and the slices and findings beyond n-grams."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from synthcheck._cli_common import add_config_args, load_args_config, warn_if_shots_off_domain
 from synthcheck._executors import EXECUTOR_FLAG, add_executor_arg
+
+if TYPE_CHECKING:
+    from synthcheck._config import RunConfig
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,16 +49,44 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     add_config_args(f)
     f.set_defaults(func=run_focus_command)
 
+    s = sub.add_parser(
+        "slices", help="semantic slices, metadata slices, word occlusion; write findings.jsonl",
+        description="On a scored run: group the corpus by sentence embeddings "
+                    "(RUN/slices.jsonl), test surface properties such as length, '?', digits "
+                    "and negation (RUN/metadata.jsonl), delete each word and rescore "
+                    "(RUN/words.jsonl), then rank every finding of the run (n-grams, focus "
+                    "rounds, slices, words) into RUN/findings.jsonl. Each stage is skipped "
+                    "when current; stages turned off with slices.<stage>.enabled: false are "
+                    "skipped here too.")
+    add_config_args(s)
+    s.add_argument("--show", type=int, default=10, help="print this many findings")
+    s.set_defaults(func=run_slices)
+
+
+UP_TO_DATE = {"score": "scores are up to date ({sentences} sentences)",
+              "rank": "hard subset is up to date", "mine": "n-grams are up to date",
+              "focus": "focus rounds are up to date"}
+"""What each command prints when its stage is current (the report's fields filled in)."""
+
+
+def _run(args: argparse.Namespace, cfg: RunConfig, name: str) -> dict[str, Any] | None:
+    """Run the stage ``name`` of ``cfg`` on ``args.run`` (its declaration, as `discover`
+    does); print that it is up to date and return None when it was current, else return
+    its report."""
+    from synthcheck import _pipeline
+
+    report: dict[str, Any] = getattr(_pipeline, name)(cfg, args.run, **(
+        {"progress": not args.quiet} if name in ("score", "focus") else {}))
+    if report["skipped"]:
+        print(UP_TO_DATE[name].format(**report))
+        return None
+    return report
+
 
 def run_score_command(args: argparse.Namespace) -> int:
-    from synthcheck._pipeline import score
-
     cfg = load_args_config(args, EXECUTOR_FLAG)
     warn_if_shots_off_domain(cfg)
-    report = score(cfg, args.run, progress=not args.quiet)
-    if report["skipped"]:
-        print(f"scores are up to date ({report['sentences']} sentences)")
-    else:
+    if (report := _run(args, cfg, "score")) is not None:
         rate = report["sentences"] / max(report["seconds"], 1e-9)
         print(f"scored {report['sentences']} sentences in {report['seconds']:.1f} s "
               f"({rate:.1f} sentences/s): {args.run / 'scores'}")
@@ -62,14 +94,10 @@ def run_score_command(args: argparse.Namespace) -> int:
 
 
 def run_rank_command(args: argparse.Namespace) -> int:
-    from synthcheck._pipeline import rank
     from synthcheck._summary import head
 
     cfg = load_args_config(args, {"top_k": "ranking.top_k"})
-    report = rank(cfg, args.run)
-    if report["skipped"]:
-        print("hard subset is up to date")
-    else:
+    if (report := _run(args, cfg, "rank")) is not None:
         print(f"hard subset: {report['hard']} of {report['corpus']} sentences "
               f"({report['disagreements']} top-label disagreements in the corpus)")
         if report["hard"] == 0:
@@ -82,20 +110,16 @@ def run_rank_command(args: argparse.Namespace) -> int:
 
 
 def run_mine_command(args: argparse.Namespace) -> int:
-    from synthcheck._pipeline import mine
     from synthcheck._summary import head
 
     cfg = load_args_config(args)
-    report = mine(cfg, args.run)
-    if report["skipped"]:
-        print("n-grams are up to date")
-    else:
+    m = cfg.mining
+    if (report := _run(args, cfg, "mine")) is not None:
         print(f"{report['ngrams']} n-grams from {report['hard']} hard sentences: "
-              f"{args.run / 'ngrams.jsonl'} (sorted by {cfg.mining.statistic})")
+              f"{args.run / 'ngrams.jsonl'} (sorted by {m.statistic})")
     if not head(args.run / "ngrams.jsonl", 1):
-        m = cfg.mining
         print(f"no n-gram occurs in at least mining.min_support={m.min_support} hard sentences "
-              f"(of {report.get('hard', 'the')} hard sentences); lower it, e.g. "
+              f"(of {(report or {}).get('hard', 'the')} hard sentences); lower it, e.g. "
               f"-P mining.min_support={max(1, m.min_support - 1)}, or grow the hard subset "
               f"(more sentences, or a larger ranking.top_k or ranking.top_fraction)")
         return 0
@@ -107,18 +131,35 @@ def run_mine_command(args: argparse.Namespace) -> int:
 
 
 def run_focus_command(args: argparse.Namespace) -> int:
-    from synthcheck._pipeline import focus
     from synthcheck._summary import focus_lines
 
-    cfg = load_args_config(args)
-    report = focus(cfg, args.run, progress=not args.quiet)
-    if report["skipped"]:
-        print("focus rounds are up to date")
-    else:
+    report = _run(args, load_args_config(args), "focus")
+    if report is not None:
         print(f"{report['candidates']} candidates, {report['sentences']} new sentences from "
               f"{report['prompts']} prompts in {report['seconds']:.1f} s: "
               f"{args.run / 'focus.jsonl'}")
-    print("\n".join(focus_lines(args.run, report, distrust=_stored_distrust(args.run))))
+    print("\n".join(focus_lines(args.run, report or {}, distrust=_stored_distrust(args.run))))
+    return 0
+
+
+def run_slices(args: argparse.Namespace) -> int:
+    from synthcheck._pipeline import run_stage
+    from synthcheck._summary import findings_lines
+    from synthcheck.stages import stage_named
+
+    cfg = load_args_config(args)
+    for name in ("semantic", "metadata", "occlusion"):
+        stage = stage_named(name)
+        if stage.off(stage.sections(cfg)) is not None:
+            print(f"{name}: off")
+            continue
+        report = run_stage(cfg, name, args.run, progress=not args.quiet).info[name]
+        print(f"{name}: " + ("up to date" if report["skipped"]
+                             else f"{report['rows']} rows in {report['seconds']:.1f} s"))
+    report = run_stage(cfg, "findings", args.run).info["findings"]
+    state = "up to date" if report["skipped"] else f"{report['rows']} rows"
+    print(f"findings: {state}: {args.run / 'findings.jsonl'}")
+    print("\n".join(findings_lines(args.run, top=args.show)))
     return 0
 
 

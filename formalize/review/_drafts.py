@@ -57,12 +57,12 @@ def append_tests(suite_path: str | Path, tests: Sequence[Mapping[str, Any]], *,
     path = Path(suite_path)
     new = [dict(t) for t in tests]
     if path.is_file():
-        old_text = path.read_text(encoding="utf-8")
-        try:
-            data = yaml.safe_load(old_text)
-        except yaml.YAMLError as exc:
-            raise TemplateError(f"suite file is not valid YAML: {exc}", where=str(path),
-                                fix="fix the file before appending to it") from None
+        from synth.core import load_yaml, read_text
+
+        # load_yaml: one line naming the file and line (not PyYAML's multi-line text), and
+        # the size, alias and encoding checks of every other YAML the project reads.
+        data, _ = load_yaml(path)
+        old_text = read_text(path, kind="suite file")
         if not isinstance(data, dict) or not isinstance(data.get("tests", []), list):
             raise TemplateError("suite file has no 'tests' list", where=str(path),
                                 fix="append to a suite file (name:, labels:, tests:)")

@@ -16,6 +16,7 @@ from typing import Any
 
 from synth.core._batching import length_sorted_batches
 from synth.core._errors import ConfigError
+from synth.engines._hf_cache import cache_kwargs, output_cache
 from synth.engines._planner import (
     PrefixAlignment,
     build_rows,
@@ -39,7 +40,7 @@ def _prefix_state(model: Any, prefix_ids: list[int]) -> tuple[Any, Any]:
             use_cache=True,
             logits_to_keep=1,
         )
-    cache = out.past_key_values
+    cache = output_cache(out)
     layers = [(layer.keys, layer.values) for layer in cache.layers]
     last = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
     return layers, last
@@ -170,11 +171,13 @@ def hf_label_logprobs(
             decoder_in = dict(
                 input_ids=ids.to(device), attention_mask=mask.to(device),
                 position_ids=position_ids.to(device),
-                past_key_values=_batch_cache(model, layers, len(rows_b)) if layers else None,
                 use_cache=layers is not None)
+            cache = _batch_cache(model, layers, len(rows_b)) if layers else None
             if HEAD_AT_READS_ONLY:
                 with torch.inference_mode():
-                    hidden = model.get_decoder()(**decoder_in).last_hidden_state
+                    decoder = model.get_decoder()
+                    hidden = decoder(**decoder_in,
+                                     **cache_kwargs(decoder, cache)).last_hidden_state
                     at_b = [b for b, ps in enumerate(wanted) for _ in ps]
                     at_p = [p for ps in wanted for p in ps]
                     logp = _head_logprobs(model, hidden[at_b, at_p]).cpu()
@@ -185,7 +188,8 @@ def hf_label_logprobs(
                 positions = sorted({p for ps in wanted for p in ps})
                 keep = torch.tensor(positions, dtype=torch.long, device=device)
                 with torch.inference_mode():
-                    out = model(**decoder_in, logits_to_keep=keep)
+                    out = model(**decoder_in, **cache_kwargs(model, cache),
+                                logits_to_keep=keep)
                 logp = torch.log_softmax(out.logits.float(), dim=-1).cpu()
                 for b in range(len(rows_b)):
                     logp_rows[b] = {pos: logp[b, c] for c, pos in enumerate(positions)}

@@ -101,6 +101,12 @@ def test_rerun_skips_current_stages(cfg_path: Path, tmp_path: Path,
     assert first.stages == dict.fromkeys(STAGES, "ran")
     assert first.info["report"] == run / "report.html"
     assert (run / "summary.md").is_file()
+    from synthcheck.stages import STAGES as DECLARED
+
+    # Each declaration names the files its stage wrote.
+    missing = [str(p) for st in DECLARED for p in st.outputs(st.sections(cfg), run)
+               if not p.is_file()]
+    assert missing == []
     before = snapshot(run)
     again = discover(cfg, run, progress=False, log=lambda s: None)
     assert again.stages == dict.fromkeys(STAGES, "skipped (current)")
@@ -213,8 +219,8 @@ def test_cli_prints_the_summary(cfg_path: Path, tmp_path: Path,
     assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q"]) == 0
     out = capsys.readouterr().out
     log, summary = out.split("\n\n== synthcheck discover: ", 1)
-    assert [line.split("]")[0] + "]" for line in log.splitlines()] == \
-        [f"[{s}]" for s in STAGES for _ in range(2)]
+    assert [line.split("]")[0] + "]" for line in log.splitlines() if "] estimate: " not in line] \
+        == [f"[{s}]" for s in STAGES for _ in range(2)]
     assert "[report] ran in " in log
     lines = summary.splitlines()
     assert lines[0] == f"mini ({run}) =="
@@ -285,6 +291,67 @@ def test_cli_prints_the_summary(cfg_path: Path, tmp_path: Path,
     log2, summary2 = capsys.readouterr().out.split("\n\n== synthcheck discover: ", 1)
     assert all(f"[{s}] skipped (current)" in log2 for s in STAGES)
     assert summary2 == summary
+
+
+def test_cli_exits_1_on_the_suites_gates_as_verify_does(
+        cfg_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A test failing at 100% with max_fail_rate 0.3 in the suite: discover exits 1 like
+    # verify, names the test, and does so again when every stage is skipped as current.
+    suite = {**SUITE, "tests": [*SUITE["tests"], {
+        "name": "negated praise", "capability": "Negation", "type": "mft",
+        "template": "This {NOUN} is not good.", "label": "negative", "max_fail_rate": 0.3}]}
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    run = tmp_path / "r"
+    for _ in range(2):
+        assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q"]) == 1
+        out, err = capsys.readouterr()
+        assert "== synthcheck discover: mini" in out
+        assert err.splitlines()[-2:] == [
+            "gate exceeded: negated praise [toy] fail rate 1.000 > 0.3",
+            "1 gate(s) exceeded: exit status 1 (as 'synthcheck verify')"]
+    assert main(["verify", "--config", str(cfg_path), "--run", str(run), "-q"]) == 1
+    # The flag gates the tests without their own max_fail_rate (none fails at 100% here).
+    code = main(["discover", "--config", str(cfg_path), "--run", str(run), "-q",
+                 "--max-fail-rate", "1"])
+    assert code == 1 and "gate exceeded: negated praise [toy]" in capsys.readouterr().err
+
+
+def test_long_stages_print_an_estimate_from_a_measured_rate(
+        cfg_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before the first measurement: the reference machine's rates, said so; each stage that
+    # ran records its rate, and the next run's estimate uses it.
+    import synthcheck._estimate as estimate
+    from synthcheck._estimate import REFERENCE_RATES
+
+    monkeypatch.setenv("SYNTHCHECK_CACHE", str(tmp_path / "cache"))
+    assert estimate.MIN_WORK == 100  # a 24-prompt run is too small to record: made small
+    monkeypatch.setattr(estimate, "MIN_WORK", 1)
+    assert main(["discover", "--config", str(cfg_path), "--run", str(tmp_path / "a"),
+                 "-q"]) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if "] estimate: " in x]
+    rate = REFERENCE_RATES["generate"][0]
+    assert lines[0] == (
+        f"[generate] estimate: 24 prompts / {rate:.1f} prompt/s (the default run's rate on a "
+        "2-core reference machine; this machine's own is recorded after this run) = about "
+        "1 s; a machine shared with other jobs is slower")
+    assert [x.split("]")[0] for x in lines] == ["[generate", "[score", "[focus"]
+    rates = json.loads((tmp_path / "cache" / "rates.json").read_text())
+    measured = {k: v for k, v in rates.items() if v["seconds"] >= 1}
+    assert measured and all(v["rate"] == round(v["work"] / v["seconds"], 3)
+                            for v in measured.values())
+    assert main(["discover", "--config", str(cfg_path), "--run", str(tmp_path / "b"),
+                 "-q"]) == 0
+    again = [x for x in capsys.readouterr().out.splitlines() if "] estimate: " in x]
+    for key, rec in measured.items():
+        stage = key.split("|")[0]
+        line = next(x for x in again if x.startswith(f"[{stage}]"))
+        assert f"/ {rec['rate']:.1f} {rec['unit']}/s (measured on this machine " \
+               f"{rec['measured'][:10]})" in line, line
+    # A rerun in the same run directory has nothing left to do: no estimate.
+    assert main(["discover", "--config", str(cfg_path), "--run", str(tmp_path / "b"),
+                 "-q"]) == 0
+    assert "] estimate: " not in capsys.readouterr().out
 
 
 def test_cli_run_dir_of_another_config_is_refused(cfg_path: Path, tmp_path: Path,
@@ -374,3 +441,81 @@ def test_fewshot_task_model_with_batch_calibration_and_a_suite_is_refused_first(
     with pytest.raises(ConfigError, match=r"toy use the reference prompt with batch calibration"):
         discover(cfg, tmp_path / "r", progress=False, log=lambda s: None)
     assert not (tmp_path / "r").exists()  # refused before any stage ran
+
+
+# -- a task model file retrained in place (issue 19) ------------------------------------------
+def _dump_skops(path: Path, flip: bool) -> None:
+    import skops.io as sio
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    texts, labels = ["good great best", "bad worst"], ["positive", "negative"]
+    if flip:  # model B: the same features, every label the other way round
+        labels = labels[::-1]
+    sio.dump(make_pipeline(CountVectorizer(), LogisticRegression()).fit(texts, labels), path)
+
+
+def test_a_task_model_file_retrained_in_place_is_never_current(
+        cfg_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "mine" / "model.skops"
+    model.parent.mkdir()
+    _dump_skops(model, flip=False)
+    cfg = yaml.safe_load(cfg_path.read_text())
+    cfg["task_models"] = [{"name": "toy", "spec": f"sklearn:{model}"}]
+    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    run = tmp_path / "r"
+
+    def discover_cli() -> tuple[str, str]:
+        assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q"]) == 0
+        out = capsys.readouterr().out
+        acc = [line for line in out.splitlines() if line.startswith("  toy ")]
+        assert len(acc) == 1, out
+        return out, acc[0]
+
+    def stage_hashes() -> dict[str, str]:  # `synthcheck config --run`'s stage hashes
+        assert main(["config", "--config", str(cfg_path), "--run", str(run)]) == 0
+        return {line.split()[1]: line.rsplit(" ", 1)[1]
+                for line in capsys.readouterr().out.splitlines()
+                if " stage hash (stage_hashes." in line}
+
+    _, acc_a = discover_cli()
+    hashes_a = stage_hashes()
+    _dump_skops(model, flip=True)  # retrained in place: same path, new bytes
+    hashes_b = stage_hashes()
+    assert [k for k in hashes_a if hashes_a[k] != hashes_b[k]] == [
+        "score", "rank", "mine", "focus", "evaluate", "verify"]  # report: from the manifest
+    out, acc_b = discover_cli()
+    for stage in ("score", "focus", "evaluate", "verify"):
+        assert f"[{stage}] ran in " in out, out
+    assert (acc_a[:24], acc_b[:24]) == ("  toy          acc 0.583", "  toy          acc 0.417")
+    reports = json.loads((run / "eval.json").read_text())["reports"]
+    assert acc_b.startswith(f"  toy          acc {reports['toy']['accuracy']:.3f}")
+
+
+def test_two_discovers_on_one_directory_do_each_stage_once(cfg_path: Path,
+                                                           tmp_path: Path) -> None:
+    """Issue 19: the second `discover` waits for the first's stage, then finds it current
+    (both used to redo score, focus, evaluate and verify)."""
+    script = textwrap.dedent(f"""
+        import json, sys
+        sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent / 'synth')!r}]
+        from fakes import FakeBackend
+        import synth._generate as gen
+        import synth
+        gen.generator_backend = synth.generator_backend = lambda g: FakeBackend()
+        from synthcheck import load_run_config
+        from synthcheck._pipeline import discover
+        r = discover(load_run_config({str(cfg_path)!r}), {str(tmp_path / 'r')!r},
+                     progress=False, log=lambda s: print(s, file=sys.stderr))
+        print(json.dumps(r.stages))
+    """)
+    env = {**os.environ, "TOY_DELAY": "0.3"}  # each task-model call is slow: the runs overlap
+    procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in results]
+    stages = [json.loads(out.splitlines()[-1]) for out, _ in results]
+    for name in ("score", "rank", "mine", "focus", "evaluate", "verify"):
+        assert sorted(s[name] for s in stages) == ["ran", "skipped (current)"], (name, stages)
+    assert any("waiting for another process's" in err for _, err in results)

@@ -182,6 +182,24 @@ def test_ray_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
         make_executor(ExecutorConfig(kind="ray"))
 
 
+def test_an_unreachable_ray_address_is_refused_in_seconds() -> None:
+    """Issue 19: a Ray address nothing answers on took Ray 23 s of retries to refuse."""
+    import socket
+    import time
+
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens on it
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.perf_counter()
+    with pytest.raises(ConfigError) as info:
+        make_executor(ExecutorConfig(kind="ray", address=f"127.0.0.1:{port}"))
+    assert time.perf_counter() - start < 5
+    assert info.value.format() == (
+        f"cannot reach the Ray cluster at '127.0.0.1:{port}' (Connection refused within 3 s) "
+        f"(executor.address): start it (`ray start --head` on its head node), check the host "
+        f"and port, or leave executor.address empty to start Ray here")
+
+
 def test_local_executor_keeps_one_state_and_pulls_lazily() -> None:
     built: list[str] = []
     pulled: list[int] = []
