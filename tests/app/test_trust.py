@@ -224,15 +224,15 @@ def test_focus_findings_are_unconfirmed_when_the_reference_is_weaker(
     at = next(i for i, s in enumerate(summary) if s.startswith("focus rounds:"))
     if trusted:
         assert summary[at] == ("focus rounds: 1 candidates, 32 new sentences from 48 prompts "
-                               "in 1.0s; 1 confirmed failure pattern(s) (base failure rate "
-                               "0.39):")
+                               "in 1.0s; 1 confirmed failure pattern(s) (failure: top labels "
+                               "differ; base rate 0.39):")
         assert summary[at + 1].endswith("q=0.00017")
     else:
         assert summary[at] == (
             "focus rounds: 1 candidates, 32 new sentences from 48 prompts in 1.0s; 0 "
             "confirmed: 1 pattern(s) pass the test but stay unconfirmed because the "
             "reference is less accurate than the task model 'planted' on held-out data "
-            "(0.700 < 0.750) (base failure rate 0.39):")
+            "(0.700 < 0.750) (failure: top labels differ; base rate 0.39):")
         assert summary[at + 1].endswith("q=0.00017  (unconfirmed)")
     assert main(["report", "--run", str(run)]) == 0
     page = Page((run / "report.html").read_text(encoding="utf-8"))
