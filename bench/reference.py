@@ -179,12 +179,11 @@ def row(name: str, logp: np.ndarray, cpu: float, setup: float, ctx: dict[str, An
 
 def run_domain(domain: str, args: argparse.Namespace,
                backends: dict[str, Callable[[Sequence[str]], Any]]) -> list[dict[str, Any]]:
-    from discovery import EvaluationConfig
+    from discovery import EvaluationConfig, load_task_scorer
     from discovery._data import packaged_split
     from discovery._demo import ensure_demo_model
     from discovery._evaluate import load_evaluation_set
     from discovery._precision import accuracy, majority_accuracy
-    from discovery._scorers import load_task_scorer
     from synth.core import LabelSpace
     from synthcheck import load_run_config
 
