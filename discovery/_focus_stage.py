@@ -26,6 +26,7 @@ import numpy as np
 
 from discovery._config import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig
 from discovery._focus import (
+    FOCUS_SEED_SCHEME,
     confirm_candidates,
     failures,
     focus_queries,
@@ -101,7 +102,8 @@ def focus_stage_hash(cfg: FocusConfig, labels: LabelSpace, generator: Any, docs:
     return config_hash({"focus": output_dump(cfg), "generator": output_dump(generator),
                         "labels": list(labels), "seed_docs": h.hexdigest()[:16],
                         "upstream": base.upstream, "models": models.key,
-                        "rule": [base.metric, base.require_disagreement]})
+                        "rule": [base.metric, base.require_disagreement],
+                        "seeds": FOCUS_SEED_SCHEME})
 
 
 def _part_path(run: RunDir, shash: str, round_: int, candidate: str) -> Path:

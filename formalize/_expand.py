@@ -281,11 +281,12 @@ class Deduper:
         self._table, self._mask = table, mask
 
 
+SEED_SCHEME = "derive_rng(seed, test, 'sample' | i, j, v | 'corpus')"
+"""How a suite's draws are seeded (which fills are sampled, each perturbation's randomness,
+a group's corpus draw): part of :meth:`Suite.fingerprint`, so cases drawn with the former
+``"|"``-joined streams are never taken for current ones."""
+
+
 def slugify(name: str) -> str:
     """Return a file- and id-safe slug of a test name."""
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "test"
-
-
-def case_rng(seed: int, *parts: object) -> random.Random:
-    """Return a ``random.Random`` derived from the seed and the case's position only."""
-    return random.Random("|".join([str(seed), *map(str, parts)]))

@@ -46,7 +46,7 @@ from synth.core._labels import LabelSpace, check_unique_labels
 from synth.core._progress import progress_bar, progress_enabled
 from synth.core._registry import Registry, did_you_mean, import_object
 from synth.core._rundir import RunDir, git_commit, package_version, provenance
-from synth.core._seeds import derive_seed
+from synth.core._seeds import derive_rng, derive_seed, seed_key
 
 __all__ = [
     "progress_bar",
@@ -71,6 +71,7 @@ __all__ = [
     "check_encoding",
     "check_unique_labels",
     "config_hash",
+    "derive_rng",
     "derive_seed",
     "describe_field_error",
     "did_you_mean",
@@ -90,6 +91,7 @@ __all__ = [
     "output_dump",
     "package_version",
     "provenance",
+    "seed_key",
     "read_jsonl",
     "runtime_field",
     "validation_to_config_error",
