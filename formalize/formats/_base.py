@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from synth.core import DataError
+from synth.core import DataError, iter_records
 
 if TYPE_CHECKING:
     from formalize._suite import Suite
@@ -83,25 +83,24 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]], *,
     return buf.getvalue()
 
 
-def read_csv(path: str | Path, required: Sequence[str], what: str) -> list[dict[str, str]]:
-    """Read a CSV file's rows, refusing a file that lacks a ``required`` column.
+def read_csv(path: str | Path, required: Sequence[str], what: str, *,
+             encoding: str = "utf-8") -> list[dict[str, str]]:
+    """Read a CSV file's rows (through :func:`synth.core.iter_records`, decoded as
+    ``encoding``), refusing a file that lacks a ``required`` column.
 
     Raises:
-        DataError: the file is missing or lacks a column.
+        DataError: the file is missing, is not ``encoding`` text (names the byte offset), or
+            lacks a column.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{what} file not found", where=str(path), fix="check the path")
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        fields = reader.fieldnames or []
-        missing = [c for c in required if c not in fields]
-        if missing:
-            raise DataError(
-                f"{what} CSV has no column {', '.join(repr(m) for m in missing)}", where=str(path),
-                fix=f"the columns must include {', '.join(required)} (found: "
-                    f"{', '.join(f for f in fields if f) or 'none'})")
-        return list(reader)
+    records = iter_records(path, encoding=encoding, kind=f"{what} file")
+    fields = records.columns or []
+    missing = [c for c in required if c not in fields]
+    if missing:
+        raise DataError(
+            f"{what} CSV has no column {', '.join(repr(m) for m in missing)}", where=str(path),
+            fix=f"the columns must include {', '.join(required)} (found: "
+                f"{', '.join(f for f in fields if f) or 'none'})")
+    return [row for _, row in records]
 
 
 def gold_tests(suite: Suite) -> tuple[list[CompiledTest], list[str]]:
