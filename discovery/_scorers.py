@@ -224,10 +224,14 @@ class SklearnScorer:
         if not texts:
             return []
         texts = join_pairs(texts)  # a pipeline takes strings: pairs joined
-        parts = [np.asarray(self.estimator.predict_proba(list(texts[s:s + self.batch_size])))
-                 for s in range(0, len(texts), self.batch_size)]
+        batches = length_sorted_batches([len(t) for t in texts], self.batch_size)
+        parts = [np.asarray(self.estimator.predict_proba([texts[i] for i in idx]))
+                 for idx in batches]
+        rows = np.empty((len(texts), *parts[0].shape[1:]), dtype=parts[0].dtype)
+        for idx, part in zip(batches, parts, strict=True):
+            rows[idx] = part
         probs = check_probability_rows(
-            np.vstack(parts), self.mapper.model_labels, self.where,
+            rows, self.mapper.model_labels, self.where,
             "the estimator's predict_proba must return finite probabilities summing to 1")
         return self.mapper(probs)
 
