@@ -20,7 +20,14 @@ from typing import Any
 import numpy as np
 
 from discovery._model_checks import SKOPS_FIX, check_probability_rows, check_skops_file
-from synth.core import ConfigError, DataError, ModelNotAvailable, Registry, length_sorted_batches
+from synth.core import (
+    ConfigError,
+    DataError,
+    LabelSpace,
+    ModelNotAvailable,
+    Registry,
+    length_sorted_batches,
+)
 
 SCHEMES: Registry[Callable[..., Any]] = Registry("task-model scheme", {
     "hf": "discovery._scorers:_load_hf",
@@ -65,24 +72,25 @@ class LabelMapper:
                  label_map: Mapping[str, str] | None, where: str) -> None:
         self.model_labels = [str(m) for m in model_labels]
         self.task_labels = list(task_labels)
+        space = LabelSpace.of(self.task_labels)
         fix = ("add label_map to the task model's config, e.g. label_map: {"
                + ", ".join(f"{m}: {t}" for m, t in zip(self.model_labels, self.task_labels,
                                                        strict=False)) + "}")
         if label_map is None:
             lower = {t.lower(): t for t in self.task_labels}
             mapping = {m: lower.get(m.lower()) for m in self.model_labels}
-            if None in mapping.values() or set(mapping.values()) != set(self.task_labels):
+            if not space.same_set(mapping.values()):
                 raise ConfigError(
                     f"task model labels {self.model_labels} do not match the task's labels "
                     f"{self.task_labels}", where=where, fix=fix)
         else:
-            bad = [t for t in label_map.values() if t not in self.task_labels]
+            bad = space.unknown(label_map.values())
             if bad:
                 raise ConfigError(f"label_map targets {bad} are not task labels "
                                   f"{self.task_labels}", where=where, fix="map onto task labels")
             mapping = {m: label_map.get(m) for m in self.model_labels}
             unmapped = [m for m, t in mapping.items() if t is None]
-            missing = [t for t in self.task_labels if t not in mapping.values()]
+            missing = space.missing(mapping.values())
             if unmapped or missing:
                 raise ConfigError(
                     f"task model labels {self.model_labels} do not match the task's labels "
