@@ -30,6 +30,14 @@ from discovery._evaluate import (
     recall_by_model,
     write_eval_json,
 )
+from discovery._focus_stage import (
+    FocusBase,
+    FocusModels,
+    focus_hash,
+    focus_run,
+    focus_stage_hash,
+    reference_calibrator,
+)
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._model_checks import check_probability_rows, check_task_model
 from discovery._precision import describe_rule, format_reliability, held_out_reliability
@@ -73,7 +81,9 @@ __all__ = [
     "DomainCheck",
     "EvaluationConfig",
     "FewShotReference",
+    "FocusBase",
     "FocusConfig",
+    "FocusModels",
     "HFClassifierScorer",
     "HardSubset",
     "HeldOutScores",
@@ -104,6 +114,9 @@ __all__ = [
     "ensure_demo_model",
     "evaluate",
     "evaluate_held_out",
+    "focus_hash",
+    "focus_run",
+    "focus_stage_hash",
     "format_reliability",
     "format_reports",
     "held_out_reliability",
@@ -117,6 +130,7 @@ __all__ = [
     "ranked_task_model",
     "ranked_task_name",
     "read_corpus",
+    "reference_calibrator",
     "read_labeled_file",
     "raw_reference_hash",
     "raw_task_model_hash",

@@ -94,15 +94,23 @@ class FocusModels:
 
 def focus_stage_hash(cfg: FocusConfig, labels: LabelSpace, generator: Any, docs: Sequence[str],
                      base: FocusBase, models: FocusModels) -> str:
+    """:func:`focus_hash` of a loaded stage: ``base``'s upstream and rule, ``models``' key."""
+    return focus_hash(cfg, labels, generator, docs, upstream=base.upstream,
+                      models_key=models.key, metric=base.metric,
+                      require_disagreement=base.require_disagreement)
+
+
+def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: Any, docs: Sequence[str], *,
+               upstream: str, models_key: str, metric: str, require_disagreement: bool) -> str:
     """Hash of what changes ``focus.jsonl``: the focus and generator configs, the labels,
-    the seed documents, the upstream stage and the models."""
+    the seed documents, the upstream stage's hash, the models' key and the failure rule."""
     h = hashlib.sha256()
     for d in docs:
         h.update(d.encode("utf-8") + b"\n")
     return config_hash({"focus": output_dump(cfg), "generator": output_dump(generator),
                         "labels": list(labels), "seed_docs": h.hexdigest()[:16],
-                        "upstream": base.upstream, "models": models.key,
-                        "rule": [base.metric, base.require_disagreement],
+                        "upstream": upstream, "models": models_key,
+                        "rule": [metric, require_disagreement],
                         "seeds": FOCUS_SEED_SCHEME})
 
 

@@ -65,6 +65,7 @@ from synth.core import (
     iter_jsonl,
     output_dump,
     provenance,
+    section_hash,
     write_json_atomic,
     write_jsonl,
 )
@@ -182,12 +183,12 @@ def expected_score_hash(run_dir: str | Path, *, labels: LabelSpace,
 
 def rank_stage_hash(ranking: RankingConfig, score_hash: str) -> str:
     """Hash of the rank stage: the ranking config plus the score stage hash."""
-    return config_hash({"ranking": output_dump(ranking), "score": score_hash})
+    return section_hash({"ranking": ranking}, {"score": score_hash})
 
 
 def mine_stage_hash(mining: MiningConfig, rank_hash: str) -> str:
     """Hash of the mine stage: the mining config plus the rank stage hash."""
-    return config_hash({"mining": output_dump(mining), "rank": rank_hash})
+    return section_hash({"mining": mining}, {"rank": rank_hash})
 
 
 def stage_record(labels: LabelSpace, **sections: Any) -> dict[str, Any]:

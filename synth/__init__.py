@@ -25,6 +25,7 @@ from synth._corpus import (
 )
 from synth._generate import (
     GenerationReport,
+    check_corpus_owner,
     generation_config_hash,
     generator_backend,
     has_corpus,
@@ -59,6 +60,7 @@ __all__ = [
     "SentenceFilter",
     "Stage1Config",
     "TaskConfig",
+    "check_corpus_owner",
     "clean_generation",
     "clean_text",
     "ensure_punkt",

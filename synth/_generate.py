@@ -47,6 +47,30 @@ def generation_config_hash(cfg: Stage1Config) -> str:
     return config_hash(generation_hash_payload(cfg))
 
 
+def check_corpus_owner(run: RunDir, chash: str, *, fix: str, note: str = "",
+                       shards_done: bool = False) -> bool:
+    """Refuse a run directory whose corpus was generated with another config: the
+    generation hash recorded in its manifest must be ``chash`` (the one check `generate`,
+    `discover` and every later stage's command make). A corpus without a recorded
+    generation (one written by hand) passes.
+
+    Returns:
+        True when the manifest records another hash but the run holds no corpus and no
+        finished shard (a start that failed on bad input): the new config may take it.
+
+    Raises:
+        RunDirError: the corpus (or a finished shard, ``shards_done``) belongs to another
+            config; ``note`` is appended to the message, ``fix`` says what to do.
+    """
+    old = run.stage_hash(STAGE)
+    if old is None or old == chash:
+        return False
+    if shards_done or has_corpus(run.path):
+        raise RunDirError(f"run directory belongs to another config (generation hash {old}, "
+                          f"this config {chash}){note}", where=str(run.path), fix=fix)
+    return True
+
+
 def parse_shard_arg(text: str) -> tuple[int, int]:
     """Parse ``i/n`` (this process's index and the number of processes)."""
     try:
@@ -312,19 +336,9 @@ def run_generation(
     check_generation_size(total, cfg.generator.shard_size, where)
     ranges = shard_ranges(total, cfg.generator.shard_size)
     existing = sorted(corpus_dir(run).glob("shard-*.done.json")) if corpus_dir(run).exists() else []
-    old = run.stage_hash(STAGE)
-    replace = False
-    if old is not None and old != chash:
-        if existing or has_corpus(run.path):
-            raise RunDirError(
-                f"run directory belongs to another config (generation hash {old}, this "
-                f"config {chash}){'; --resume refused' if resume else ''}",
-                where=str(run.path),
-                fix="use a new --run directory, or restore the config it was made with",
-            )
-        # A start that failed (bad input) recorded its hash but wrote no shard: no
-        # result is lost by letting the corrected config take the directory.
-        replace = True
+    replace = check_corpus_owner(
+        run, chash, shards_done=bool(existing), note="; --resume refused" if resume else "",
+        fix="use a new --run directory, or restore the config it was made with")
     if existing and not resume:
         raise RunDirError(f"run directory already holds {len(existing)} finished shard(s)",
                           where=str(run.path),

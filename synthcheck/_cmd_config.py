@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from synthcheck._cli_common import DEFAULT_CONFIG
 from synthcheck._config import RunConfig
@@ -16,6 +17,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--config", "-c", default=DEFAULT_CONFIG, help="run config YAML")
     p.add_argument("-P", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override one config field")
+    p.add_argument("--run", help="a run directory: also print the stage hashes that depend "
+                                 "on its corpus (score, rank, mine, focus, report)")
     p.add_argument("--reference", action="store_true",
                    help="print the Markdown reference of every config field instead")
     p.set_defaults(func=run)
@@ -32,29 +35,34 @@ def run(args: argparse.Namespace) -> int:
     from synthcheck._config import load_run_config
 
     cfg = load_run_config(args.config, args.overrides)
-    for line in hash_lines(cfg):
+    for line in hash_lines(cfg, args.run):
         print(f"# {line}")
     print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), end="")
     return 0
 
 
-def hash_lines(cfg: RunConfig) -> list[str]:
-    """The hashes a run of ``cfg`` records in its manifest.json, labelled: the generation
-    hash (``config_hash``) and the stage hashes that need no run directory."""
-    from synth import generation_config_hash
-    from synthcheck._pipeline import evaluate_stage_hash, verify_stage_hash
+def hash_lines(cfg: RunConfig, run_dir: str | None = None) -> list[str]:
+    """The hashes a run of ``cfg`` records in its manifest.json, one line per stage of
+    :data:`synthcheck.stages.STAGES`, labelled: the generation hash (``config_hash``), then
+    each stage hash; those that depend on a run directory's contents (the corpus, the
+    review decisions) are computed on ``run_dir`` when given."""
+    from synth.core import SynthcheckError
+    from synthcheck._pipeline import hash_of
+    from synthcheck.stages import STAGES
 
-    lines = [f"generation hash (manifest.json config_hash): {generation_config_hash(cfg)}",
-             f"evaluate stage hash (stage_hashes.evaluate): {evaluate_stage_hash(cfg)}"]
-    if cfg.suite:
-        from formalize import load_suite
-        from synth.core import SynthcheckError
-
+    of = hash_of(cfg, Path(run_dir) if run_dir is not None else None)
+    lines = []
+    for stage in STAGES:
+        off = stage.off(stage.sections(cfg))
         try:
-            vhash = verify_stage_hash(cfg, load_suite(cfg.suite))
+            value = off if off is not None else of(stage.name)
         except SynthcheckError as exc:  # the config is still worth printing
-            vhash = f"unavailable: the suite does not load ({exc.format()})"
-        lines.append(f"verify stage hash (stage_hashes.verify): {vhash}")
-    lines.append("score, rank and mine stage hashes depend on the generated corpus "
-                 "(see a run's manifest.json)")
+            value = f"unavailable ({exc.format()})"
+        if value is None:
+            value = "needs a run's corpus (pass --run DIR)" if run_dir is None else \
+                "unavailable (the run has no corpus)"
+        where = "manifest.json config_hash" if stage.name == "generate" else \
+            f"stage_hashes.{stage.name}"
+        label = "generation hash" if stage.name == "generate" else f"{stage.name} stage hash"
+        lines.append(f"{label} ({where}): {value}")
     return lines

@@ -104,15 +104,11 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
             lines.append(f"  {r['ngram'][:27]:<28}{r['hard_count']:>6}{r['corpus_count']:>8}"
                          f"{r['log_odds']:>10.2f}{r['z']:>7.2f}{r['q_value']:>9.3g}"
                          f"{'' if dis is None else f'{dis:.2f}':>10}")
-    from synthcheck._focus import focus_lines
+    from synthcheck._summary import focus_lines
 
     lines += focus_lines(run_dir, info.get("focus"))
     verify = info.get("verify")
     if verify is not None:
-        if not hasattr(verify, "format_table"):  # skipped as current: its summary.json
-            from formalize import VerifyResult
-
-            verify = VerifyResult.from_summary_json(verify)
         lines.append("per-template results:")
         lines.append(verify.format_table())
     report = info.get("report")

@@ -110,10 +110,10 @@ def run_mine(args: argparse.Namespace) -> int:
 
 
 def run_focus(args: argparse.Namespace) -> int:
-    from synthcheck._focus import focus, focus_lines
+    from synthcheck._pipeline import focus
+    from synthcheck._summary import focus_lines
 
     cfg = load_args_config(args)
-    cfg = cfg.model_copy(update={"focus": cfg.focus.model_copy(update={"enabled": True})})
     report = focus(cfg, args.run, progress=not args.quiet)
     if report["skipped"]:
         print("focus rounds are up to date")

@@ -49,7 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run_evaluate(args: argparse.Namespace) -> int:
     from discovery import format_reliability, format_reports, write_eval_json
-    from synthcheck._pipeline import evaluate_run_config, run_corpus_size
+    from synthcheck._pipeline import evaluate_run_config
+    from synthcheck.stages.evaluate import run_corpus_size
 
     cfg = load_args_config(args, {"size": "evaluation.size",
                                   "text_field": "evaluation.text_field",

@@ -14,6 +14,7 @@ from synth.core._config import (
     node_line,
     output_dump,
     runtime_field,
+    section_hash,
     validation_to_config_error,
 )
 from synth.core._errors import (
@@ -89,6 +90,7 @@ __all__ = [
     "load_yaml",
     "node_line",
     "output_dump",
+    "section_hash",
     "package_version",
     "provenance",
     "seed_key",

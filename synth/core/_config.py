@@ -11,7 +11,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -375,3 +375,10 @@ def output_dump(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     return value
+
+
+def section_hash(sections: Mapping[str, Any], upstream: Mapping[str, str | None]) -> str:
+    """The one stage-hash rule: ``config_hash`` of each section's :func:`output_dump` (the
+    fields that change outputs), keyed by section name, plus the upstream stages' hashes,
+    keyed by stage name."""
+    return config_hash({**{name: output_dump(v) for name, v in sections.items()}, **upstream})

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from discovery._data import read_score_file  # the one score reader (stage 2's)
+from discovery import read_score_file  # the one score reader (stage 2's)
 from formalize import RunOutputs, read_summary_json
 from synth import has_corpus
 from synth.core import DataError, RunDirError, iter_jsonl

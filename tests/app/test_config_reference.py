@@ -28,4 +28,4 @@ def test_config_prints_resolved_config_with_hash(capsys) -> None:  # noqa: ANN00
     assert main(["config", "-c", str(REPO / "configs/sentiment.yaml")]) == 0
     other = capsys.readouterr().out
     assert other.splitlines()[0] != out.splitlines()[0]
-    assert other.splitlines()[1] == out.splitlines()[1]
+    assert other.splitlines()[5] == out.splitlines()[5]

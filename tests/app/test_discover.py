@@ -26,8 +26,9 @@ from fakes import FakeBackend  # noqa: E402
 from formalize import ReviewLog  # noqa: E402
 from synth.core import RunDirError  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
-from synthcheck._pipeline import STAGES, discover  # noqa: E402
+from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
+from synthcheck.stages import STAGE_NAMES as STAGES  # noqa: E402
 
 SUITE = {
     "name": "mini", "labels": ["negative", "positive"], "seed": 0,
@@ -348,13 +349,18 @@ def test_config_command_prints_the_hashes_a_run_records(
     run = tmp_path / "r"
     discover(load_run_config(cfg_path), run, progress=False, log=lambda s: None)
     manifest = json.loads((run / "manifest.json").read_text())
-    assert main(["config", "-c", str(cfg_path)]) == 0
+    assert main(["config", "-c", str(cfg_path), "--run", str(run)]) == 0
     head = [line for line in capsys.readouterr().out.splitlines() if line.startswith("# ")]
     stages = manifest["stage_hashes"]
-    assert head[:3] == [
+    assert head == [
         f"# generation hash (manifest.json config_hash): {manifest['config_hash']}",
-        f"# evaluate stage hash (stage_hashes.evaluate): {stages['evaluate']}",
-        f"# verify stage hash (stage_hashes.verify): {stages['verify']}"]
+        *(f"# {s} stage hash (stage_hashes.{s}): {stages[s]}" for s in STAGES[1:])]
+    # Without --run, the hashes that need the corpus say so.
+    assert main(["config", "-c", str(cfg_path)]) == 0
+    head = [line for line in capsys.readouterr().out.splitlines() if line.startswith("# ")]
+    assert head[1] == ("# score stage hash (stage_hashes.score): needs a run's corpus "
+                       "(pass --run DIR)")
+    assert head[5] == f"# evaluate stage hash (stage_hashes.evaluate): {stages['evaluate']}"
 
 
 def test_fewshot_task_model_with_batch_calibration_and_a_suite_is_refused_first(

@@ -22,9 +22,10 @@ from fakes import FakeBackend  # noqa: E402
 
 from discovery._focus import contains_ngram  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
-from synthcheck._pipeline import STAGES, discover  # noqa: E402
+from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 from synthcheck.report import build_report  # noqa: E402
+from synthcheck.stages import STAGE_NAMES as STAGES  # noqa: E402
 
 DOCS = runbuilder.TINY_DOCS
 BUDGET = 5

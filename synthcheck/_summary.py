@@ -1,0 +1,45 @@
+"""Text blocks the CLI prints about a run's outputs (one writer per block)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from synth.core import RunDir
+
+
+def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10) -> list[str]:
+    """The summary's focus block: what the stage did and how long it took (as recorded in the
+    manifest when it ran), then one line per confirmed pattern (failure rate with its 95%
+    interval vs the base rate, q-value), else the best candidates."""
+    from synth.core import iter_jsonl
+
+    if info is not None and info.get("disabled"):
+        return ["focus rounds: off (focus.enabled: false)"]
+    path = run_dir / "focus.jsonl"
+    entry = RunDir(run_dir).stage_status("focus") or {}
+    if not path.is_file() or entry.get("status") != "complete":
+        return []
+    rows = list(iter_jsonl(path))
+    confirmed = [r for r in rows if r.get("confirmed")]
+    sentences = sum(int(r.get("n", 0)) for r in rows)
+    base = rows[0].get("base_rate") if rows else None
+    took = f" in {entry['seconds']:.1f}s" if isinstance(entry.get("seconds"), float | int) \
+        else ""
+    head = (f"focus rounds: {len(rows)} candidates, {sentences} new sentences from "
+            f"{entry.get('prompts', '?')} prompts{took}; {len(confirmed)} confirmed failure "
+            f"pattern(s)")
+    if base is not None:
+        head += f" (base failure rate {base:.2f})"
+    lines = [head + ":"]
+    shown = confirmed[:top] if confirmed else rows[:min(3, top)]
+    if not confirmed and rows:
+        lines.append("  none confirmed; the strongest candidates:")
+    for r in shown:
+        rate = r.get("rate")
+        rate_s = "n/a" if rate is None else (f"{rate:.2f} [{r['rate_lo']:.2f}, "
+                                             f"{r['rate_hi']:.2f}]")
+        lines.append(f"  {str(r['ngram'])[:27]:<28} fails {r['failures']}/{r['n']} = {rate_s}"
+                     f" vs {r['base_rate']:.2f}  q={r['q_value']:.2g}")
+    return lines

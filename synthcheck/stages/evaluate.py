@@ -1,0 +1,122 @@
+"""Stage 2, evaluate: held-out accuracy of the task models and the reference, and the
+precision of the hard-subset rule measured on the same held-out data (``eval.json``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from discovery import RankingConfig
+from synth import SeedCorpusConfig
+from synth.core import section_hash
+from synthcheck._config import RunConfig
+from synthcheck.stages._base import (
+    Hashes,
+    Stage,
+    StageContext,
+    StageRun,
+    TaskModelSections,
+    scorer_sections,
+)
+
+
+@dataclass(frozen=True)
+class EvaluateSections:
+    models: TaskModelSections
+    ranking: RankingConfig
+    corpus: SeedCorpusConfig
+
+
+def sections(cfg: RunConfig) -> EvaluateSections:
+    """The task models (with the reference and the evaluation section), the ranking rule
+    whose precision it measures, and the seed corpus (a held-out file that is the seed
+    corpus's own is read with its fields and encoding)."""
+    return EvaluateSections(scorer_sections(cfg), cfg.ranking, cfg.corpus)
+
+
+def stage_hash(s: EvaluateSections, upstream: Hashes = {}, run_dir: Path | None = None  # noqa: B006
+               ) -> str:
+    """The evaluation settings (the fields and encoding actually read), the task models,
+    the reference and the ranking rule (it needs no run directory; with ``ranking.top_k``
+    the stage also records the corpus size it scaled the cut-off by)."""
+    from discovery import reference_hash
+
+    m = s.models
+    return section_hash({"evaluation": m.evaluation.resolved(s.corpus),
+                         "task_models": m.model_hashes(),
+                         "reference": reference_hash(m.reference, m.labels),
+                         "ranking": s.ranking}, {})
+
+
+def outputs(s: EvaluateSections, run_dir: Path) -> list[Path]:
+    return [run_dir / "eval.json"]
+
+
+def evaluate_sections(s: EvaluateSections, data: str | None = None, *,
+                      scorers: Mapping[str, Any] | None = None, progress: bool = True,
+                      corpus_size: int | None = None, raw_dir: str | Path | None = None
+                      ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """discovery's ``evaluate_held_out`` on these sections (``data`` over
+    ``evaluation.data``), and the hard subset's precision measured on the same held-out
+    probabilities (``ranking``'s rule; ``corpus_size`` scales ``ranking.top_k``). Given a
+    run directory ``raw_dir``, the few-shot models' held-out raw log-probs are stored and
+    reused there (a calibration change rescores nothing).
+
+    Returns:
+        ``(reports, reliability)``: the per-model reports and the ``eval.json`` fields of
+        :func:`discovery.held_out_reliability` (empty without the reference).
+    """
+    from discovery import evaluate_held_out, held_out_reliability, ranked_task_name
+
+    m = s.models
+    reports, held = evaluate_held_out(m.labels, m.evaluation, data,
+                                      task_models=m.task_models, reference=m.reference,
+                                      scorers=scorers, progress=progress,
+                                      raw_dir=raw_dir, corpus=s.corpus)
+    ranked = ranked_task_name(s.ranking, m.task_models)
+    return reports, held_out_reliability(held, s.ranking, ranked=ranked,
+                                         corpus_size=corpus_size)
+
+
+def run_corpus_size(run_dir: str | Path) -> int | None:
+    """The run's corpus size (``corpus/stats.json``'s ``kept``), or None without a readable
+    one."""
+    try:
+        stats = json.loads((Path(run_dir) / "corpus" / "stats.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    kept = stats.get("kept") if isinstance(stats, dict) else None
+    return kept if isinstance(kept, int) else None
+
+
+def run(s: EvaluateSections, ctx: StageContext) -> StageRun:
+    """Evaluate unless ``eval.json`` is current; the few-shot models' held-out raw
+    log-probs are kept in the run (see :func:`evaluate_sections`). ``ctx.scorers`` is looked
+    up per model (only those needed are loaded)."""
+    from discovery import write_eval_json
+
+    ehash = stage_hash(s)
+    path = ctx.run.path / "eval.json"
+    scaled = s.ranking.top_k is not None and s.models.evaluation.include_reference
+    size = {"corpus": run_corpus_size(ctx.run.path)} if scaled else {}  # top_k scales by it
+    stored = ctx.run.current_output("evaluate", ehash, path, **size)
+    if stored is not None and isinstance(stored.get("reports"), dict):
+        evaluation = stored
+        ran = False
+    else:
+        reports, reliability = evaluate_sections(s, scorers=ctx.scorers, progress=ctx.progress,
+                                                 corpus_size=size.get("corpus"),
+                                                 raw_dir=ctx.run.path)
+        write_eval_json(path, reports, ehash, **reliability)
+        ctx.run.complete("evaluate", ehash, models=sorted(reports), **size)
+        evaluation = {"reports": reports, **reliability}
+        ran = True
+    # "evaluation" keeps the hard subset's precision beside the reports
+    return StageRun(ran, {"evaluate": evaluation["reports"], "evaluation": evaluation})
+
+
+STAGE = Stage(name="evaluate", sections=sections, upstream=(), stage_hash=stage_hash,
+              outputs=outputs, run=run)

@@ -1,0 +1,180 @@
+"""Stage 2, focus: adaptive focus rounds after mining (``discovery.focus_run``).
+
+The generator backend, the ranked task model and the reference are loaded only when some
+candidate's sentences are still missing, each once for the whole stage (the task model is
+the one `discover` shares with evaluate and verify). New sentences are calibrated with the
+bias the score stage fitted, so they read exactly like the corpus.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from discovery import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig
+from synth import GeneratorConfig, SeedCorpusConfig
+from synth.core import config_hash
+from synthcheck._config import RunConfig
+from synthcheck.stages._base import (
+    Hashes,
+    Stage,
+    StageContext,
+    StageRun,
+    TaskModelSections,
+    scorer_sections,
+)
+from synthcheck.stages.generate import check_corpus
+
+OFF = "off (focus.enabled: false)"
+
+
+@dataclass(frozen=True)
+class FocusSections:
+    focus: FocusConfig
+    ranking: RankingConfig
+    mining: MiningConfig
+    models: TaskModelSections
+    generator: GeneratorConfig
+    corpus: SeedCorpusConfig
+
+    @property
+    def ranked(self) -> TaskModelConfig:
+        """The ranked task model's config (the one focus rounds score with)."""
+        from discovery import ranked_task_name
+
+        name = ranked_task_name(self.ranking, self.models.task_models)
+        return next(t for t in self.models.task_models if t.name == name)
+
+
+def sections(cfg: RunConfig) -> FocusSections:
+    """Focus, the ranking rule and mining, the task models (with the reference and the
+    evaluation split that load them), the generator and the seed corpus (the queries)."""
+    return FocusSections(cfg.focus, cfg.ranking, cfg.mining, scorer_sections(cfg),
+                         cfg.generator, cfg.corpus)
+
+
+def models_key(s: FocusSections) -> str:
+    """Hash of what changes the focus scores: the ranked task model's and the reference's
+    hashes (as the score stage computes them)."""
+    from discovery import reference_hash, task_model_hash
+
+    m = s.models
+    return config_hash({"task": task_model_hash(s.ranked, labels=m.labels,
+                                                 reference=m.reference,
+                                                 evaluation=m.evaluation),
+                        "reference": reference_hash(m.reference, m.labels)})
+
+
+def seed_texts(s: FocusSections) -> list[str]:
+    """The seed corpus documents focus queries are drawn from."""
+    from synth import load_seed_corpus
+
+    return [d.text for d in load_seed_corpus(s.corpus)]
+
+
+def stage_hash(s: FocusSections, upstream: Hashes, run_dir: Path | None) -> str | None:
+    """The focus and generator sections, the labels, the seed documents, the mine stage's
+    hash, the two models' hashes and the failure rule (None without a mine hash)."""
+    from discovery import focus_hash
+
+    mine = upstream.get("mine")
+    if not mine:
+        return None
+    return focus_hash(s.focus, s.models.labels, s.generator, seed_texts(s), upstream=mine,
+                      models_key=models_key(s), metric=s.ranking.metric,
+                      require_disagreement=s.ranking.require_disagreement)
+
+
+def outputs(s: FocusSections, run_dir: Path) -> list[Path]:
+    return [run_dir / "focus.jsonl"]
+
+
+class _LazyBackend:
+    """The generator backend, loaded on its first use."""
+
+    def __init__(self, build: Callable[[], Any]) -> None:
+        self._build = functools.cache(build)
+
+    def render_chat(self, user: str, system: str | None = None) -> str:
+        return str(self._build().render_chat(user, system))
+
+    def generate(self, prompts: Sequence[str], params: Any, seeds: Sequence[int]) -> Any:
+        return self._build().generate(prompts, params, seeds)
+
+
+def focus_models(s: FocusSections, run_dir: str | Path,
+                 task_scorers: Mapping[str, Any] | None = None) -> Any:
+    """The stage's :class:`discovery.FocusModels`, every model lazy.
+
+    Args:
+        task_scorers: the task scorers by name, looked up only when needed (``discover``
+            passes the ones it shares with evaluate and verify); default: build the ranked
+            one alone.
+    """
+    from discovery import FewShotReference, FocusModels, reference_calibrator
+    from synth import generator_backend
+
+    labels = s.models.labels
+    tm = s.ranked
+
+    @functools.cache
+    def task_scorer() -> Any:
+        if task_scorers is not None:
+            return task_scorers[tm.name]
+        return s.models.build([tm])[tm.name]
+
+    @functools.cache
+    def reference() -> Any:
+        return FewShotReference.from_config(s.models.reference, labels.list)
+
+    def task(texts: list[str]) -> np.ndarray:
+        scorer = task_scorer()
+        if str(tm.spec).startswith("fewshot:"):  # calibrated as the score stage did
+            cal = reference_calibrator(run_dir, labels, file=f"task-{tm.name}.jsonl")
+            raw = np.asarray(scorer.raw_logprobs(texts))
+            return np.asarray(cal.predict_proba(raw)) if cal is not None else np.exp(raw)
+        rows = scorer.predict_proba(texts)
+        return np.array([[row[lab] for lab in labels] for row in rows], dtype=np.float64)
+
+    def ref(texts: list[str]) -> np.ndarray:
+        cal = reference_calibrator(run_dir, labels)
+        raw = np.asarray(reference().raw_logprobs(texts))
+        return np.asarray(cal.predict_proba(raw)) if cal is not None else np.exp(raw)
+
+    return FocusModels(backend=_LazyBackend(lambda: generator_backend(s.generator)), task=task,
+                       reference=ref, key=models_key(s))
+
+
+def run(s: FocusSections, ctx: StageContext) -> StageRun:
+    """The focus rounds on a current mine stage (the corpus, scores, hard subset and
+    n-grams must have been made with these sections)."""
+    from discovery import focus_run
+
+    check_corpus(ctx.run.path, ctx.hash_of("generate"))
+    out = focus_run(ctx.run.path, labels=s.models.labels, focus=s.focus, ranking=s.ranking,
+                    mining=s.mining, task_models=s.models.task_models,
+                    generator=s.generator, seed_docs=seed_texts(s),
+                    models=focus_models(s, ctx.run.path, ctx.scorers),
+                    config_dump=ctx.record, mine_hash=ctx.hash_of("mine"),
+                    progress=ctx.progress)
+    return StageRun(not out.get("skipped"), {"focus": out})
+
+
+def off(s: FocusSections) -> str | None:
+    return None if s.focus.enabled else OFF
+
+
+def when_off(s: FocusSections, ctx: StageContext) -> dict[str, Any]:
+    """Forget the stage in the manifest, so the report ignores an old ``focus.jsonl``."""
+    if ctx.run.stage_status("focus") is not None:
+        ctx.run.reset_stage("focus")
+    return {"focus": {"skipped": True, "disabled": True}}
+
+
+STAGE = Stage(name="focus", sections=sections, upstream=("mine",), stage_hash=stage_hash,
+              outputs=outputs, run=run, off=off, when_off=when_off)

@@ -1,0 +1,63 @@
+"""The report: ``report.html`` and ``summary.md`` from whatever the run directory holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from synth.core import RunDir, config_hash
+from synthcheck._config import RunConfig
+from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
+
+
+def sections(cfg: RunConfig) -> None:
+    """None: the report reads the run directory, not the config."""
+    return None
+
+
+def report_hash(run: RunDir) -> str:
+    """Hash of what the report shows: the other stages' recorded hashes, the report code's
+    format version, and the files that other commands add to a run (review decisions, the
+    summaries of every verified suite)."""
+    import hashlib
+
+    from synthcheck.report import REPORT_FORMAT
+    from synthcheck.stages import STAGE_NAMES
+
+    def digest(path: Path) -> str | None:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
+
+    return config_hash({
+        "format": REPORT_FORMAT,
+        "stages": {s: run.stage_hash(s) for s in STAGE_NAMES if s != "report"},
+        "decisions": digest(run.path / "review" / "decisions.jsonl"),
+        "verify": {p.parent.name: digest(p)
+                   for p in sorted((run.path / "verify").glob("*/summary.json"))},
+    })
+
+
+def stage_hash(s: None, upstream: Hashes, run_dir: Path | None) -> str | None:
+    """:func:`report_hash` of the run directory (None without one)."""
+    return report_hash(RunDir(run_dir)) if run_dir is not None else None
+
+
+def outputs(s: None, run_dir: Path) -> list[Path]:
+    return [run_dir / "report.html", run_dir / "summary.md"]
+
+
+def run(s: None, ctx: StageContext) -> StageRun:
+    """Write report.html and summary.md unless both exist and are current."""
+    from synthcheck.report import write_report
+
+    run_dir = ctx.run
+    rhash = report_hash(run_dir)
+    if run_dir.is_current("report", rhash) and all(p.is_file()
+                                                   for p in outputs(s, run_dir.path)):
+        return StageRun(False, {"report": run_dir.path / "report.html"})
+    path = write_report(run_dir.path)
+    run_dir.complete("report", rhash, path=str(path.relative_to(run_dir.path)))
+    return StageRun(True, {"report": path})
+
+
+STAGE = Stage(name="report", sections=sections, upstream=("generate", "score", "rank", "mine",
+                                                         "focus", "evaluate", "verify"),
+              stage_hash=stage_hash, outputs=outputs, run=run)

@@ -1,0 +1,55 @@
+"""Stage 2, score: every corpus sentence scored by each task model and the few-shot
+reference (``discovery.score_run``; resumable in chunks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from synthcheck._config import RunConfig
+from synthcheck.stages._base import (
+    Hashes,
+    Stage,
+    StageContext,
+    StageRun,
+    TaskModelSections,
+    scorer_sections,
+)
+from synthcheck.stages.generate import check_corpus
+
+
+def sections(cfg: RunConfig) -> TaskModelSections:
+    """The labels, the task models, the reference and the evaluation split."""
+    return scorer_sections(cfg)
+
+
+def stage_hash(s: TaskModelSections, upstream: Hashes, run_dir: Path | None) -> str | None:
+    """Every task model's hash, the reference's, the corpus fingerprint and the corpus's
+    recorded generation hash (None for a corpus written by hand); None without a corpus."""
+    from discovery import expected_score_hash
+    from synth import has_corpus
+
+    if run_dir is None or not has_corpus(run_dir):
+        return None
+    return expected_score_hash(run_dir, labels=s.labels, task_models=s.task_models,
+                               reference=s.reference, evaluation=s.evaluation)
+
+
+def outputs(s: TaskModelSections, run_dir: Path) -> list[Path]:
+    return [run_dir / "scores" / f"task-{t.name}.jsonl" for t in s.task_models] + [
+        run_dir / "scores" / "reference.jsonl"]
+
+
+def run(s: TaskModelSections, ctx: StageContext) -> StageRun:
+    """Score the chunks still missing (the models are loaded only if one is); the chunks
+    run on ``ctx.executor`` (default: this process)."""
+    from discovery import score_run
+
+    check_corpus(ctx.run.path, ctx.hash_of("generate"))
+    out = score_run(ctx.run.path, labels=s.labels, task_models=s.task_models,
+                    reference=s.reference, evaluation=s.evaluation, config_dump=ctx.record,
+                    progress=ctx.progress, executor=ctx.executor)
+    return StageRun(not out["skipped"], {"score": out})
+
+
+STAGE = Stage(name="score", sections=sections, upstream=("generate",), stage_hash=stage_hash,
+              outputs=outputs, run=run)
