@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return memo(memo_ref, lambda b: cal.predict_proba(reference.raw_logprobs(b)), batch)
 
     gen = cfg.generator
-    backend = _MemoBackend(generator_backend(cfg))
+    backend = _MemoBackend(generator_backend(cfg.generator))
     docs = [d.text for d in load_seed_corpus(cfg.corpus)]
     base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=hard,
                      metric=r.metric, require_disagreement=r.require_disagreement,

@@ -20,13 +20,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from discovery._config import FocusConfig
 from discovery._ranking import divergence
 from synth.core import derive_rng, derive_seed
+
+if TYPE_CHECKING:
+    from synth import GeneratorConfig
+    from synth.engines import Backend
 
 FOCUS_SEED_SCHEME = "window: derive_rng(seed, 'focus-query', r, c, i); " \
     "sample: derive_seed(seed, 'focus', r, c, i)"
@@ -107,7 +111,8 @@ def focus_queries(candidate: str, docs: Sequence[str], cfg: FocusConfig, *, seed
     return out
 
 
-def generate_raw(queries: Sequence[FocusQuery], backend: Any, generator: Any) -> list[str]:
+def generate_raw(queries: Sequence[FocusQuery], backend: Backend, generator: GeneratorConfig
+                 ) -> list[str]:
     """One continuation per query (any number of candidates' queries at once: a single
     ``backend.generate`` call, so the backend batches across candidates), with
     ``generator``'s prompt and sampling; each is a function of its query and seed only."""
@@ -121,7 +126,7 @@ def generate_raw(queries: Sequence[FocusQuery], backend: Any, generator: Any) ->
 
 
 def keep_sentences(candidate: str, queries: Sequence[FocusQuery], raw: Sequence[str],
-                   generator: Any, seen: set[str]) -> list[dict[str, Any]]:
+                   generator: GeneratorConfig, seen: set[str]) -> list[dict[str, Any]]:
     """Keep the first punkt sentence of each generation if it passes ``generator``'s segment
     filter, is new (not in ``seen``, updated) and still contains ``candidate``.
 
@@ -140,8 +145,8 @@ def keep_sentences(candidate: str, queries: Sequence[FocusQuery], raw: Sequence[
     return out
 
 
-def generate_sentences(candidate: str, queries: Sequence[FocusQuery], backend: Any,
-                       generator: Any, seen: set[str]) -> list[dict[str, Any]]:
+def generate_sentences(candidate: str, queries: Sequence[FocusQuery], backend: Backend,
+                       generator: GeneratorConfig, seen: set[str]) -> list[dict[str, Any]]:
     """:func:`generate_raw` then :func:`keep_sentences` for one candidate."""
     return keep_sentences(candidate, queries, generate_raw(queries, backend, generator),
                           generator, seen)

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from discovery._model_checks import SKOPS_FIX, check_probability_rows, check_skops_file
+from discovery._protocols import TaskScorer
 from synth.core import (
     ConfigError,
     DataError,
@@ -29,7 +30,10 @@ from synth.core import (
     length_sorted_batches,
 )
 
-SCHEMES: Registry[Callable[..., Any]] = Registry("task-model scheme", {
+if TYPE_CHECKING:
+    from discovery._config import EvaluationConfig, ReferenceConfig
+
+SCHEMES: Registry[Callable[..., TaskScorer]] = Registry("task-model scheme", {
     "hf": "discovery._scorers:_load_hf",
     "sklearn": "discovery._scorers:_load_sklearn",
     "python": "discovery._scorers:_load_python",
@@ -342,7 +346,8 @@ class CallableScorer:
 
 
 def _load_hf(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
-             name: str, batch_size: int, max_length: int, device: str, **_: Any) -> Any:
+             name: str, batch_size: int, max_length: int, device: str, **_: object
+             ) -> TaskScorer:
     """Load a sequence classifier with synth's one transformers loader (``~`` expanded, a
     clear error for a missing folder when hub downloads are off); one copy per folder and
     device in a process (scoring and evaluation share it)."""
@@ -355,7 +360,7 @@ def _load_hf(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] |
 
 
 def _load_sklearn(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
-                  name: str, trusted_types: Sequence[str] = (), **_: Any) -> Any:
+                  name: str, trusted_types: Sequence[str] = (), **_: object) -> TaskScorer:
     return SklearnScorer.from_file(rest, labels, trusted_types=trusted_types,
                                    label_map=label_map, name=name)
 
@@ -398,7 +403,7 @@ def _find_module_or_cwd(module_name: str, spec: str) -> None:
 
 
 def _load_python(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
-                 name: str, batch_size: int, **_: Any) -> Any:
+                 name: str, batch_size: int, **_: object) -> TaskScorer:
     from synth.core import import_object
 
     module_name, sep, attr = rest.partition(":")
@@ -418,8 +423,8 @@ def _load_python(rest: str, labels: Sequence[str], *, label_map: Mapping[str, st
                           classes=list(classes) if classes is not None else None)
 
 
-def _load_fewshot(rest: str, labels: Sequence[str], *, name: str, reference: Any = None,
-                  **_: Any) -> Any:
+def _load_fewshot(rest: str, labels: Sequence[str], *, name: str,
+                  reference: ReferenceConfig | None = None, **_: object) -> TaskScorer:
     from discovery._config import ReferenceConfig
     from discovery._reference import FewShotReference
 
@@ -428,7 +433,8 @@ def _load_fewshot(rest: str, labels: Sequence[str], *, name: str, reference: Any
 
 
 def _load_demo(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
-               name: str, evaluation: Any = None, **_: Any) -> Any:
+               name: str, evaluation: EvaluationConfig | None = None, **_: object
+               ) -> TaskScorer:
     from discovery._config import EvaluationConfig
     from discovery._demo import DEMO_TASKS, ensure_demo_model
 
@@ -491,9 +497,9 @@ def load_task_scorer(
     max_length: int = 256,
     device: str = "auto",
     trusted_types: Sequence[str] = (),
-    reference: Any = None,
-    evaluation: Any = None,
-) -> Any:
+    reference: ReferenceConfig | None = None,
+    evaluation: EvaluationConfig | None = None,
+) -> TaskScorer:
     """Load the task model that ``spec`` names as a TaskScorer over ``labels``.
 
     Args:

@@ -27,7 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from synth._config import Stage1Config, generation_hash_payload, generation_size_problem
+from synth._config import (
+    GeneratorConfig,
+    Stage1Config,
+    generation_hash_payload,
+    generation_size_problem,
+)
 from synth._corpus import load_seed_corpus
 from synth._queries import Query, QuerySampler
 from synth._segment import SentenceFilter, first_sentence, is_truncated, sentence_done
@@ -210,22 +215,23 @@ class GenerationReport:
     complete: bool = False
 
 
-def _build_backend(cfg: Stage1Config) -> Backend:
+def _build_backend(gen: GeneratorConfig) -> Backend:
+    from synth.engines._models import generation_dtype
     from synth.engines._registry import make_backend
 
-    gen = cfg.generator
     kwargs: dict[str, Any] = {}
     if gen.backend == "hf":
         kwargs["sentence_done"] = sentence_done
     return make_backend(gen.model, backend=gen.backend, device=gen.device,
-                        dtype=resolved_dtype(cfg), batch_size=gen.batch_size, **kwargs)
+                        dtype=generation_dtype(gen.dtype, gen.device),
+                        batch_size=gen.batch_size, **kwargs)
 
 
-def generator_backend(cfg: Stage1Config) -> Backend:
-    """The backend ``cfg.generator`` names, loaded as stage 1 generates with it (its dtype
+def generator_backend(generator: GeneratorConfig) -> Backend:
+    """The backend ``generator`` names, loaded as stage 1 generates with it (its dtype
     resolved, the sentence-end check for ``hf``); later stages that generate (focus rounds)
     use it so their sentences come from the same model and settings."""
-    return _build_backend(cfg)
+    return _build_backend(generator)
 
 
 def resolved_dtype(cfg: Stage1Config) -> str:
@@ -239,7 +245,7 @@ def resolved_dtype(cfg: Stage1Config) -> str:
 def _worker_backend(cfg: Stage1Config) -> Backend:
     """An executor worker's state: the generator's backend (``_build_backend`` looked up
     where the worker runs)."""
-    return _build_backend(cfg)
+    return _build_backend(cfg.generator)
 
 
 def _prompt_for(cfg: Stage1Config, backend: Backend, query: str) -> str:
@@ -355,7 +361,7 @@ def run_generation(
         sampler = QuerySampler(load_seed_corpus(cfg.corpus), cfg.queries,
                                cfg.generator.sampling.seed)
         if executor is None:
-            backend = backend or _build_backend(cfg)
+            backend = backend or _build_backend(cfg.generator)
         else:  # the workers load the model now, so a bad spec is refused before any write
             executor.start(f"generate:{chash}", functools.partial(_worker_backend, cfg))
     # Checks only (and removes temp files of dead writers): the config is recorded with the

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -60,16 +62,16 @@ class LabelSpace:
         """The names as a new list."""
         return list(self.names)
 
-    def unknown(self, labels: Iterable[object]) -> list[object]:
+    def unknown(self, labels: Iterable[object]) -> builtins.list[object]:
         """The members of ``labels`` that are not task labels (in their order, each once):
         the one "is this a label?" check every caller words its own message around."""
-        seen: list[object] = []
+        seen: builtins.list[object] = []
         for label in labels:
             if label not in self.names and label not in seen:
                 seen.append(label)
         return seen
 
-    def missing(self, labels: Iterable[object]) -> list[str]:
+    def missing(self, labels: Iterable[object]) -> builtins.list[str]:
         """The task labels (in task order) that ``labels`` lacks."""
         given = set(labels)
         return [name for name in self.names if name not in given]
