@@ -57,10 +57,17 @@ lint: setup
 	$(BIN)/ruff check synth discovery formalize synthcheck tests bench
 	$(BIN)/mypy synth discovery formalize synthcheck
 
+# Every bench full-size (they print numbers, never gate CI; `make test` runs each in its --small
+# mode). compare_runs.py and published_suites.py take inputs (two run directories; the published
+# files: PUBLISHED=path/test_suite_cases.csv ...), else they run on their small inputs.
 bench: setup
 	$(BIN)/python bench/generate.py
 	$(BIN)/python bench/score.py
 	$(BIN)/python bench/verify.py
+	$(BIN)/python bench/executor.py
+	$(BIN)/python bench/discovery_power.py --run runs/demo --out runs/discovery_power.json
+	$(BIN)/python bench/compare_runs.py --small
+	$(BIN)/python bench/published_suites.py $(or $(PUBLISHED),--small)
 
 # The report in headless Chromium: runs/demo (after `make demo`) and a verify-only copy.
 screenshots: setup

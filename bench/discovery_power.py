@@ -1,266 +1,355 @@
-"""Discovery power: how many planted failures does each configuration surface in its top 10?
+"""Planted-slice benchmark: does discovery find failures planted in the default corpus?
 
-For each planted word the bench reports its occurrences in the base corpus (and in the hard
-subset), its rank among the mined n-grams (``ngrams.jsonl``'s order, no focus rounds) and
-its rank among the focus findings at each budget (``focus.jsonl``'s order, then the mined
-n-grams not tested), whether focus rounds confirmed it, and how many planted words each
-configuration puts in its top 10. Generations and scores are memoised by (prompt, seed) and
-by text across budgets, so the 2x run pays only for its second half of prompts (prompt ``i``
-has the same seed at every budget).
+In the style of Domino's dcbench (slice discovery, precision@k): failures are planted in a
+task model the pipeline really runs, the whole discovery pipeline (``synthcheck discover``'s
+stages: score, rank, mine, the newer finding stages where they exist, focus, evaluate) runs
+on the default corpus with that model, and the benchmark scores what it reports.
 
-A planted task model is the demo model with its top label flipped on every sentence that
-contains a planted word or phrase. Planted phrases are picked from the base corpus in three
-frequency bands (common, about 1% of sentences, rare). For each configuration we count how
-many planted phrases appear in the top 10 findings: mined n-grams (``ngrams.jsonl``'s
-ranking) without focus rounds, and confirmed-first focus rows (``focus.jsonl``'s ranking)
-at 1x/2x/4x the focus budget. A finding surfaces a phrase when it equals it or contains it.
+Planted slices, chosen by counting the base corpus (printed with their counts; one of each
+kind, seeded, distinct words): single words in three frequency bands (``frequent``: in 3-10%
+of sentences, ``medium``: 0.6-1.5%, ``rare``: seen 2 or 3 times), a two-word phrase of
+content words (4-12 sentences), a group of related words each seen 1-3 times (the topic
+among family/jobs/countries/food/animals with the most such words) and a structural slice
+(sentences of at least 30 words). The planted task model (``bench/_planted.py``,
+``PlantedModel``, loaded through a ``python:`` task-model spec) is the demo model with its
+top label flipped on every sentence of any planted slice, and the demo model elsewhere.
 
-The base corpus and its reference scores come from an existing run directory (``make demo``
-writes ``runs/demo``); focus rounds generate new sentences with the run's generator and
-score them with the demo model (planted) and the calibrated reference.
+Ground truth. Corpus sentences have no gold label, so "the planted model fails here" is
+defined as "it disagrees with the unplanted demo model", which is known exactly: a sentence
+is a planted failure if and only if it is a member of a planted slice. (Where the demo model
+is itself wrong, a flip makes the planted model right against a gold label: about 23% of
+planted flips, the demo model's held-out error rate. Slice discovery is about the flips.)
 
-    python bench/discovery_power.py --run runs/demo --budgets 1 2 4 --out bench/power.json
+Per planted slice and configuration:
+
+- found in the top 10 findings: a finding's terms name the slice (hold the word or phrase
+  as whole words; for a group, at least two of its words), or at least 3 of its example
+  sentences are given and at least half of its first 10 are slice members (the only way to
+  find the structural slice);
+- precision@10: the share of slice members among the best-matching top-10 finding's first
+  10 example sentences (the first finding naming the slice, else the most precise one).
+
+Per configuration: slices found (of those planted), hard-subset precision on the corpus
+(the share of hard sentences that are planted failures: a lower bound, as the demo model's
+own errors are failures too but unknown on corpus sentences), the pipeline's own held-out
+hard-subset precision (``eval.json``, gold labels: planted flips and the demo model's real
+errors both count) with its Wilson interval, where the findings were read from
+(``findings.jsonl`` when the run writes one, else focus rows then mined n-grams), and the
+seconds the pipeline took.
+
+Configurations: the defaults at 1x and 2x the focus budget (``focus.budget``: sentences
+generated per candidate; the corpus is the same), then one row per part switched off by a
+config override: the reference (the plain 4-shot SmolLM2 reference, when the default is
+another), the ranking metric (the other one of abs_top / p_wrong), semantic slices,
+metadata slices, occlusion, the no-signal drop (``ranking.min_reference_margin: 0``), focus
+rounds. A row whose config field does not exist in this version prints ``n/a (field
+missing)``; one the default already has off, ``n/a (off by default)``.
+
+Each configuration runs in its own copy of the base run directory, so the corpus and the
+reference's cached scores are reused and only what the planted model changes is recomputed.
+
+    python bench/discovery_power.py --run runs/demo --out bench/power.json   # full size
+    python bench/discovery_power.py --small                                  # CI's small mode
+
+Without ``--small`` and with no corpus in ``--run``, the base run is generated and scored
+with ``--config`` first (what ``make demo`` does). ``--small`` generates a 32-prompt corpus,
+plants two slices (a frequent word and long sentences) and runs two configurations with a
+tiny focus budget.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import shutil
+import sys
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import yaml
 
-BANDS = {"common": (0.03, 0.10), "1%": (0.006, 0.015), "rare": (0.002, 0.005)}
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _planted import (  # noqa: E402
+    Slice,
+    choose_slices,
+    match,
+    read_findings,
+    write_model_module,
+)
+
+WEAK_REFERENCE = "packaged:smollm2-135m-instruct"  # the plain few-shot reference (4 shots)
+SMALL_BASE = ["generator.n=32", "generator.shard_size=16", "evaluation.size=40"]
+SMALL_ROW = ["focus.budget=2", "focus.candidates=2"]
+# Parts switched off for the ablation rows (a row whose field this version lacks is n/a).
+SWITCHES: dict[str, str] = {
+    "no semantic slices": "slices.semantic.enabled=false",
+    "no metadata slices": "slices.metadata.enabled=false",
+    "no occlusion": "slices.occlusion.enabled=false",
+    "keep no-signal sentences": "ranking.min_reference_margin=0",
+    "no focus": "focus.enabled=false",
+}
+STAGES_OFF = ("no semantic slices", "no metadata slices", "no occlusion", "no focus")
+COPIED = ("corpus", "scores", "manifest.json")  # what a configuration reuses of the base run
 
 
-def pick_planted(texts: list[str], per_band: int, seed: int) -> dict[str, list[str]]:
-    """Content words per frequency band (share of sentences containing them), seeded."""
-    import random
+@dataclass
+class Row:
+    """One configuration: a name and its ``-P`` overrides, or why it cannot run here."""
 
-    from sklearn.feature_extraction.text import CountVectorizer
+    name: str
+    overrides: list[str]
+    missing: str | None = None
 
-    from discovery._mining import TOKEN_PATTERN, english_stopwords
 
-    vec = CountVectorizer(binary=True, token_pattern=TOKEN_PATTERN, lowercase=True)
-    counts = np.asarray(vec.fit_transform(texts).sum(axis=0)).ravel()
-    vocab = vec.get_feature_names_out()
-    stop = english_stopwords()
-    rng = random.Random(seed)
-    out = {}
-    for band, (lo, hi) in BANDS.items():
-        pool = sorted(str(w) for w, c in zip(vocab, counts, strict=True)
-                      if lo <= c / len(texts) < hi and w not in stop and w.isalpha()
-                      and len(w) > 3)
-        out[band] = rng.sample(pool, min(per_band, len(pool)))
+def field_exists(model: Any, dotted: str) -> bool:
+    """Does the pydantic ``model`` class have the (nested) field ``dotted``."""
+    for part in dotted.split("."):
+        fields = getattr(model, "model_fields", None)
+        if not fields or part not in fields:
+            return False
+        ann = fields[part].annotation
+        model = next((a for a in (ann, *getattr(ann, "__args__", ()))
+                      if hasattr(a, "model_fields")), None)
+    return True
+
+
+def switch_off(row: str) -> str | None:
+    """The override of the ablation ``row`` (a key of ``SWITCHES``), or None where this
+    version lacks its field."""
+    from synthcheck._config import RunConfig
+
+    override = SWITCHES[row]
+    return override if field_exists(RunConfig, override.partition("=")[0]) else None
+
+
+def rows_for(cfg: Any, *, small: bool, budgets: Sequence[float]) -> list[Row]:
+    """The configurations to run: the defaults at each focus budget, then the ablations."""
+
+    out = [Row(f"default {b:g}x budget", [f"focus.budget={max(1, round(cfg.focus.budget * b))}"])
+           for b in budgets]
+    if small:  # one ablation row: the switch path runs too
+        return [*out, Row("no focus", ["focus.enabled=false"])]
+    from discovery import ReferenceConfig
+    from synth.core import output_dump
+
+    plain = ReferenceConfig(model=WEAK_REFERENCE, calibration="contextual")
+    same = output_dump(cfg.reference) == output_dump(plain)
+    out.append(Row("reference: plain SmolLM2",
+                   [f"reference={{model: {WEAK_REFERENCE}, calibration: contextual}}"],
+                   "n/a (already the default)" if same else None))
+    other = "abs_top" if cfg.ranking.metric != "abs_top" else "p_wrong"
+    out.append(Row(f"ranking: {other} (default {cfg.ranking.metric})",
+                   [f"ranking.metric={other}"]))
+    for part in SWITCHES:
+        usable = switch_off(part)
+        if usable is None:
+            out.append(Row(part, [], "n/a (field missing)"))
+            continue
+        key, _, value = usable.partition("=")
+        current: Any = cfg
+        for name in key.split("."):
+            current = getattr(current, name)
+        off = current == yaml.safe_load(value)
+        out.append(Row(part, [usable], "n/a (off by default)" if off else None))
     return out
 
 
-def planted_probs(base: np.ndarray, texts: list[str], planted: list[str]) -> np.ndarray:
-    """Flip the task model's probabilities (reverse the label order) where a planted phrase
-    occurs: its top label becomes the least likely one."""
-    from discovery._focus import contains_ngram
+def copy_base(base: Path, dest: Path) -> None:
+    """Copy the base run into ``dest`` (once): its corpus, its scores with their caches
+    (the reference's raw scores, on the corpus and held out) and its manifest; none of its
+    later outputs, so every finding read is this configuration's own."""
+    if dest.is_dir():
+        return
+    tmp = dest.with_name(dest.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name in COPIED:
+        if (base / name).is_dir():
+            shutil.copytree(base / name, tmp / name)
+        elif (base / name).is_file():
+            shutil.copy2(base / name, tmp / name)
+    tmp.rename(dest)
 
-    out = np.array(base, dtype=np.float64)
-    for i, t in enumerate(texts):
-        if any(contains_ngram(t, p) for p in planted):
-            out[i] = out[i][::-1]
-    return out
+
+def run_row(row: Row, *, base: Path, work: Path, config: str, base_overrides: list[str],
+            spec: str, slices: Sequence[Slice], id_text: dict[str, str]) -> dict[str, Any]:
+    """Run the pipeline for one configuration in its own copy of the base run; score it."""
+    from synthcheck._config import load_run_config
+    from synthcheck._pipeline import discover
+
+    run = work / "rows" / "".join(c if c.isalnum() else "-" for c in row.name)
+    copy_base(base, run)
+    cfg = load_run_config(config, [*base_overrides, "suite=null",
+                                   f"task_models=[{{name: planted, spec: '{spec}'}}]",
+                                   *row.overrides])
+    start = time.perf_counter()
+    result = discover(cfg, run, progress=False, log=lambda _: None)
+    seconds = time.perf_counter() - start
+    source, findings = read_findings(run, id_text)
+    hard = [r["id"] for r in _jsonl(run / "hard.jsonl")]
+    planted_hard = sum(any(s.member(id_text[i]) for s in slices) for i in hard)
+    held = {}
+    if (run / "eval.json").is_file():
+        held = json.loads((run / "eval.json").read_text()).get("hard_subset_precision") or {}
+    return {
+        "name": row.name, "overrides": row.overrides, "seconds": round(seconds, 1),
+        "stage_seconds": result.seconds, "findings_source": source,
+        "findings": len(findings), "top10": [f.name for f in findings[:10]],
+        "slices": {s.name: match(findings, s) for s in slices},
+        "hard": len(hard), "hard_planted": planted_hard,
+        "held_out_precision": {k: held.get(k) for k in ("estimate", "low", "high", "n",
+                                                         "metric")} if held else None,
+    }
 
 
-def surfaced(findings: list[str], planted: list[str], top: int = 10) -> dict[str, int | None]:
-    """Rank (1-based) of the first top-``top`` finding that equals or contains each phrase."""
-    from discovery._focus import contains_ngram
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    from synth.core import iter_jsonl
 
-    ranks: dict[str, int | None] = {}
-    for p in planted:
-        ranks[p] = next((r for r, g in enumerate(findings[:top], start=1)
-                         if contains_ngram(g, p)), None)
-    return ranks
+    return list(iter_jsonl(path)) if path.is_file() else []
+
+
+def prepare_base(src: Path, base: Path, config: str, overrides: list[str]) -> None:
+    """Make ``base``, the run every configuration copies: ``src``'s corpus, scores and
+    manifest (generated first, without focus rounds, when ``src`` has no corpus), brought
+    current for ``config`` with the finding stages and focus off (so the reference's corpus
+    and held-out scores under the current defaults are computed once, here)."""
+    from synth import has_corpus
+    from synthcheck._config import load_run_config
+    from synthcheck._pipeline import discover
+
+    if src.resolve() != base.resolve():
+        if has_corpus(src):
+            copy_base(src, base)
+        else:
+            print(f"base run: no corpus in {src}: generating one into {base}", flush=True)
+    off = [o for o in map(switch_off, STAGES_OFF) if o]
+    cfg = load_run_config(config, [*overrides, "suite=null", *off])
+    start = time.perf_counter()
+    discover(cfg, base, progress=False, log=lambda _: None)
+    print(f"base run {base}: current for {config} in {time.perf_counter() - start:.0f}s",
+          flush=True)
+
+
+def table(results: dict[str, Any]) -> str:
+    """The planted-slice table (Markdown): a row per configuration; per slice ``yes #r``
+    (found, the best-matching finding's rank) or ``no`` and that finding's precision@10;
+    then slices found, hard-subset precision (planted, on the corpus), held-out precision,
+    where the findings came from and seconds."""
+    slices = results["slices"]
+    head = (["config"] + [s["label"] for s in slices]
+            + ["found", "hard planted", "held-out precision", "findings", "seconds"])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in results["rows"]:
+        if "missing" in r:
+            lines.append("| " + " | ".join([r["name"], r["missing"]] + [""] * (len(head) - 2))
+                         + " |")
+            continue
+        cells = [r["name"]]
+        for s in slices:
+            m = r["slices"][s["name"]]
+            p = "-" if m["precision_at_10"] is None else f"{m['precision_at_10']:.2f}"
+            cells.append(f"{'yes #' + str(m['best_rank']) if m['found'] else 'no'} p@10 {p}")
+        found = sum(m["found"] for m in r["slices"].values())
+        cells.append(f"{found}/{len(slices)}")
+        share = r["hard_planted"] / r["hard"] if r["hard"] else 0.0
+        cells.append(f"{share:.2f} ({r['hard_planted']}/{r['hard']})")
+        h = r["held_out_precision"]
+        cells.append("-" if not h or h.get("estimate") is None else
+                     f"{h['estimate']:.2f} [{h['low']:.2f}, {h['high']:.2f}] n={h['n']}")
+        cells.append(r["findings_source"])
+        cells.append(f"{r['seconds']:.0f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--run", default="runs/demo", help="a scored run directory (make demo)")
-    ap.add_argument("--config", default="configs/sentiment.yaml")
-    ap.add_argument("--budgets", type=float, nargs="+", default=[1.0])
-    ap.add_argument("--per-band", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--words", nargs="*", help="plant these instead of picking by band")
-    ap.add_argument("--candidates", type=int, default=None, help="focus.candidates")
-    ap.add_argument("--failure", default=None, help="focus.failure (default: the config's)")
-    ap.add_argument("--budget", type=int, default=None, help="focus.budget at 1x")
-    ap.add_argument("--work", default="/tmp/discovery_power", help="scratch run directories")
+    ap.add_argument("--run", default=None,
+                    help="the base run directory (default: runs/demo; --small: WORK/base)")
+    ap.add_argument("--config", default=str(ROOT / "configs" / "sentiment.yaml"))
+    ap.add_argument("--budgets", type=float, nargs="+", default=None,
+                    help="focus budgets, as multiples of the config's focus.budget "
+                         "(default: 1 2; --small: 1)")
+    ap.add_argument("--rows", nargs="*", default=None,
+                    help="run only the configurations whose names start with these, in "
+                         "this order")
+    ap.add_argument("--seed", type=int, default=0, help="seeds the choice of planted words")
+    ap.add_argument("--work", default=None, help="scratch run directories "
+                    "(default: /tmp/discovery_power, --small: /tmp/discovery_power_small)")
+    ap.add_argument("--small", action="store_true",
+                    help="CI's small mode: a 32-prompt corpus, two slices, tiny focus budget")
+    ap.add_argument("--fresh", action="store_true", help="delete the scratch rows first")
     ap.add_argument("--out", default=None, help="write the results as JSON here")
     args = ap.parse_args(argv)
 
-    from discovery._calibration import Calibrator
-    from discovery._data import read_corpus, read_score_file
-    from discovery._focus_stage import FocusBase, FocusModels, run_focus
-    from discovery._mining import NgramMiner
-    from discovery._ranking import DivergenceRanker
-    from discovery._reference import FewShotReference
-    from discovery._scorers import load_task_scorer
-    from synth import generator_backend, load_seed_corpus
-    from synth.core import LabelSpace
+    from discovery import read_corpus
     from synthcheck._config import load_run_config
 
-    cfg = load_run_config(args.config)
-    labels = LabelSpace.of(cfg.task.labels)
-    run = Path(args.run)
-    ids, texts = read_corpus(run)
-    ref = read_score_file(run / "scores" / "reference.jsonl", ids, labels.list)
-    demo = load_task_scorer(cfg.task_models[0].spec, labels.list, evaluation=cfg.evaluation)
-
-    def task_fn(batch: list[str]) -> np.ndarray:
-        rows = demo.predict_proba(batch)
-        return np.array([[r[lab] for lab in labels] for r in rows])
-
-    base_task = task_fn(texts)
-    bands = ({"given": args.words} if args.words
-             else pick_planted(texts, args.per_band, args.seed))
-    planted = [w for ws in bands.values() for w in ws]
-    task = planted_probs(base_task, texts, planted)
-    counts = {p: int(sum(_has(t, p) for t in texts)) for p in planted}
-    print("planted:", {b: [(w, counts[w]) for w in ws] for b, ws in bands.items()}, flush=True)
-
-    r = cfg.ranking
-    ranker = DivergenceRanker(r.metric, top_k=r.top_k, top_fraction=r.top_fraction,
-                              require_disagreement=r.require_disagreement).fit(task, ref)
-    hard = [int(i) for i in ranker.hard_indices_]
-    m = cfg.mining
-    miner = NgramMiner((m.ngram_min, m.ngram_max), min_support=m.min_support,
-                       statistic=m.statistic, test=m.test, prior_strength=m.prior_strength,
-                       stopwords=m.stopwords, drop_subsumed=m.drop_subsumed, max_examples=0)
-    ngrams = [str(g) for g in miner.fit(texts, hard).table_["ngram"]]
-    hard_counts = {p: int(sum(_has(texts[i], p) for i in hard)) for p in planted}
+    work = Path(args.work or ("/tmp/discovery_power_small" if args.small
+                              else "/tmp/discovery_power"))
+    if args.fresh:
+        shutil.rmtree(work / "rows", ignore_errors=True)
+    base_overrides = SMALL_BASE if args.small else []
+    src = Path(args.run) if args.run else (work / "base" if args.small else ROOT / "runs/demo")
+    base = work / "base"
+    prepare_base(src, base, args.config, base_overrides)
+    ids, texts = read_corpus(base)
+    id_text = dict(zip(ids, texts, strict=True))
+    row_overrides = [*base_overrides, *(SMALL_ROW if args.small else [])]
+    cfg = load_run_config(args.config, row_overrides)
+    kinds = ("frequent", "long") if args.small else (
+        "frequent", "medium", "rare", "phrase", "group", "long")
+    slices = choose_slices(texts, seed=args.seed, kinds=kinds)
+    counts = {s.name: sum(s.member(t) for t in texts) for s in slices}
+    print(f"corpus: {len(texts)} sentences ({base})")
+    print("planted slices (sentences in the corpus):")
+    for s in slices:
+        print(f"  {s.name:<16}{counts[s.name]:>5}  {s.label()}")
+    labels = cfg.task.label_space.list
+    digest = hashlib.sha256(json.dumps([s.label() for s in slices]).encode()).hexdigest()
+    module = f"planted_{digest[:12]}"  # one module per planted set
+    spec = write_model_module(work / "models", module, slices, labels,
+                              base=cfg.task_models[0].spec)
+    sys.path.insert(0, str(work / "models"))
+    budgets = args.budgets or ([1.0] if args.small else [1.0, 2.0])
+    rows = rows_for(cfg, small=args.small, budgets=budgets)
+    if args.rows:  # in the order given (the most telling first, for a cut-short run)
+        picked = [r for p in args.rows for r in rows if r.name.startswith(p)]
+        rows = list({r.name: r for r in picked}.values())
     results: dict[str, Any] = {
-        "corpus": len(texts), "hard": len(hard), "bands": bands, "occurrences": counts,
-        "hard_occurrences": hard_counts,
-        "ngrams": {"top10": ngrams[:10], "ranks": surfaced(ngrams, planted),
-                   "full_ranks": surfaced(ngrams, planted, top=len(ngrams))},
-        "focus": {},
-    }
-    print("ngrams top10:", ngrams[:10], flush=True)
-    print("ngrams ranks:", results["ngrams"]["full_ranks"], flush=True)
-
-    meta = json.loads((run / "scores" / "reference.jsonl.meta.json").read_text())
-    cal = Calibrator(meta["calibration"]["method"], meta["calibration"]["average"])
-    cal.bias_ = np.array([meta["calibration"]["bias"][lab] for lab in labels])
-    reference = FewShotReference.from_config(cfg.reference, labels.list)
-
-    memo_ref: dict[str, np.ndarray] = {}
-    memo_task: dict[str, np.ndarray] = {}
-
-    def memo(cache: dict[str, np.ndarray], fn: Any, batch: list[str]) -> np.ndarray:
-        todo = list(dict.fromkeys(t for t in batch if t not in cache))
-        if todo:
-            cache.update(zip(todo, np.asarray(fn(todo)), strict=True))
-        return np.array([cache[t] for t in batch]).reshape(len(batch), len(labels))
-
-    def ref_fn(batch: list[str]) -> np.ndarray:
-        return memo(memo_ref, lambda b: cal.predict_proba(reference.raw_logprobs(b)), batch)
-
-    gen = cfg.generator
-    backend = _MemoBackend(generator_backend(cfg.generator))
-    docs = [d.text for d in load_seed_corpus(cfg.corpus)]
-    base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=hard,
-                     metric=r.metric, require_disagreement=r.require_disagreement,
-                     upstream="bench")
-    models = FocusModels(backend=backend, task=lambda b: memo(
-        memo_task, lambda x: planted_probs(task_fn(x), x, planted), b),
-        reference=ref_fn, key="bench:" + ",".join(planted))
-    default = cfg.focus
-    for mult in args.budgets:
-        budget = int(round((args.budget or default.budget) * mult))
-        fcfg = default.model_copy(update={
-            "budget": budget, "candidates": args.candidates or default.candidates,
-            **({"failure": args.failure} if args.failure else {})})
-        work = Path(args.work) / f"x{mult:g}"
-        start = time.perf_counter()
-        out = run_focus(work, fcfg, labels, generator=gen, seed_docs=docs, base=base,
-                        models=models, progress=False, mining=m)
-        seconds = time.perf_counter() - start
-        rows = [json.loads(line) for line in (work / "focus.jsonl").read_text().splitlines()]
-        findings = [row["ngram"] for row in rows] + [g for g in ngrams
-                                                     if g not in {row["ngram"] for row in rows}]
-        results["focus"][f"{mult:g}x"] = {
-            "budget": budget, "candidates": fcfg.candidates, "seconds": round(seconds, 1),
-            "sentences": out.get("sentences"), "confirmed": out.get("confirmed"),
-            "rows": [{k: row[k] for k in ("rank", "ngram", "n", "failures", "rate", "q_value",
-                                          "confirmed")} for row in rows],
-            "ranks": surfaced(findings, planted),
-            "full_ranks": surfaced(findings, planted, top=len(findings)),
-            "prompts_generated": backend.generated,
-            "confirmed_planted": [p for p in planted
-                                  if any(_has(c, p) for c in out.get("confirmed", []))],
-        }
-        print(f"focus {mult:g}x (budget {budget}): {seconds:.0f}s, confirmed "
-              f"{out.get('confirmed')}, ranks {results['focus'][f'{mult:g}x']['ranks']}",
-              flush=True)
-        if args.out:  # after every budget, so a cut-short sweep keeps what it measured
+        "corpus": len(texts), "base": str(src), "spec": spec,
+        "slices": [{"name": s.name, "label": s.label(), "kind": s.kind,
+                    "terms": list(s.terms), "corpus_members": counts[s.name]} for s in slices],
+        "rows": []}
+    for row in rows:
+        if row.missing:
+            print(f"{row.name}: {row.missing}", flush=True)
+            results["rows"].append({"name": row.name, "missing": row.missing})
+            continue
+        out = run_row(row, base=base, work=work, config=args.config,
+                      base_overrides=row_overrides,
+                      spec=spec, slices=slices, id_text=id_text)
+        results["rows"].append(out)
+        found = sum(m["found"] for m in out["slices"].values())
+        print(f"{row.name}: {found}/{len(slices)} found in the top 10 "
+              f"({out['findings_source']}; {out['seconds']:.0f}s)", flush=True)
+        if args.out:  # after every row, so a cut-short sweep keeps what it measured
             Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print()
     print(table(results))
+    for r in results["rows"]:
+        if "top10" in r:
+            print(f"top 10 ({r['name']}): " + " / ".join(r["top10"]))
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return results
-
-
-def table(results: dict[str, Any]) -> str:
-    """The planted-failure table (Markdown): per word its band, occurrences in the corpus and
-    the hard subset, its rank without focus (mined n-grams) and with focus at each budget
-    (``*``: confirmed), then how many planted words each configuration has in its top 10."""
-    budgets = list(results["focus"])
-    head = ["word", "band", "corpus", "hard", "ngrams rank"] + [f"focus {b}" for b in budgets]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    band_of = {w: b for b, ws in results["bands"].items() for w in ws}
-    for w in results["occurrences"]:
-        cells = [w, band_of[w], str(results["occurrences"][w]),
-                 str(results["hard_occurrences"][w]),
-                 str(results["ngrams"]["full_ranks"][w] or "-")]
-        for b in budgets:
-            f = results["focus"][b]
-            rank = f["full_ranks"][w]
-            cells.append(f"{rank or '-'}{'*' if w in f['confirmed_planted'] else ''}")
-        lines.append("| " + " | ".join(cells) + " |")
-    top = [str(sum(r is not None for r in results["ngrams"]["ranks"].values()))]
-    top += [str(sum(r is not None for r in results["focus"][b]["ranks"].values()))
-            for b in budgets]
-    lines.append("| in top 10 | | | | " + " | ".join(top) + " |")
-    conf = [str(len(results["focus"][b]["confirmed_planted"])) for b in budgets]
-    lines.append("| confirmed | | | | | " + " | ".join(conf) + " |")
-    secs = [f"{results['focus'][b]['seconds']:.0f}s" for b in budgets]
-    lines.append("| focus time | | | | | " + " | ".join(secs) + " |")
-    return "\n".join(lines)
-
-
-class _MemoBackend:
-    """A generator backend that remembers each (prompt, seed)'s generation, so a larger
-    budget regenerates nothing a smaller one made (same prompt and seed, same output)."""
-
-    def __init__(self, backend: Any) -> None:
-        self.backend = backend
-        self.cache: dict[tuple[str, int], Any] = {}
-        self.generated = 0
-
-    def render_chat(self, user: str, system: str | None = None) -> str:
-        return str(self.backend.render_chat(user, system))
-
-    def generate(self, prompts: Any, params: Any, seeds: Any) -> list[Any]:
-        keys = list(zip(prompts, seeds, strict=True))
-        todo = list(dict.fromkeys(k for k in keys if k not in self.cache))
-        if todo:
-            outs = self.backend.generate([p for p, _ in todo], params, [s for _, s in todo])
-            self.cache.update(zip(todo, outs, strict=True))
-            self.generated += len(todo)
-        return [self.cache[k] for k in keys]
-
-
-def _has(text: str, phrase: str) -> bool:
-    from discovery._focus import contains_ngram
-
-    return contains_ngram(text, phrase)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ the local executor (this process, ``--threads`` torch threads) and once with the
 seconds, Ray's overhead (seconds and ratio) and where it goes (starting Ray; actors loading
 their models).
 
-Usage: python bench/executor.py [--n 64] [--shard-size 16] [--threads 2] [--workers 2]
+Usage: python bench/executor.py [--n 64] [--shard-size 16] [--threads 2] [--workers 2];
+``--small`` (the test suite's small mode): 4 prompts in shards of 2.
 """
 
 from __future__ import annotations
@@ -53,7 +54,11 @@ def main() -> None:
     ap.add_argument("--shard-size", type=int, default=16, help="prompts per shard")
     ap.add_argument("--threads", type=int, default=2, help="CPUs for either executor")
     ap.add_argument("--workers", type=int, default=2, help="Ray actors")
+    ap.add_argument("--small", action="store_true",
+                    help="the test suite's small mode: 4 prompts in shards of 2")
     args = ap.parse_args()
+    if args.small:
+        args.n, args.shard_size = 4, 2
 
     import torch
 
@@ -84,9 +89,10 @@ def main() -> None:
             # Actors start and load the generator before the clock for generation starts.
             from functools import partial
 
-            from synth._generate import _worker_backend, generation_config_hash
+            from synth import generation_config_hash, generator_backend
 
-            ray_ex.start(f"generate:{generation_config_hash(cfg)}", partial(_worker_backend, cfg))
+            ray_ex.start(f"generate:{generation_config_hash(cfg)}",
+                         partial(generator_backend, cfg.generator))
             actors_load = time.perf_counter() - t1
             remote = _run(cfg, ray_dir, ray_ex, args.n)
         remote["total"] = time.perf_counter() - t0

@@ -14,7 +14,8 @@ plain sampling (top_p=1.0, temperature=1.0) and the same punkt first-sentence fi
 For each: tokens/s, kept sentences/s, and the share of the arithmetic limit for its dtype
 (2 x parameters FLOPs per token against the matmul rate measured here for that dtype).
 The last line is ``ratio``: kept sentences/s of the default path over the naive loop.
-Run: ``python bench/generate.py [--threads 2] [--prompts 128] [--naive 16]``.
+Run: ``python bench/generate.py [--threads 2] [--prompts 128] [--naive 16]``; ``--small``
+(the test suite's small mode) runs 8 prompts, 2 in the naive loop, 16 new tokens.
 """
 
 from __future__ import annotations
@@ -68,7 +69,11 @@ def main() -> None:
                         help="prompts for the naive loop (the first N of the same list)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--max-new-tokens", type=int, default=50)
+    parser.add_argument("--small", action="store_true",
+                        help="the test suite's small mode: 8 prompts, 2 naive, 16 new tokens")
     args = parser.parse_args()
+    if args.small:
+        args.prompts, args.naive, args.max_new_tokens = 8, 2, 16
 
     import torch
 

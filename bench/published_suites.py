@@ -9,7 +9,9 @@ rows, suite cases, templates recovered (HateCheck: ``case_templ`` groups with pl
 came back as templates; capability CSV: template rows kept as templates), whether the exported
 file has the same columns and rows cell for cell, whether it is byte-identical, and the counts
 per functionality/capability and label. The published files are not part of the repository:
-pass their paths (the project keeps copies under /work/shared/published/).
+pass their paths (the project keeps copies under /work/shared/published/). ``--small`` (the
+test suite's small mode) checks the excerpts in the same formats that the tests keep
+(``tests/formalize/data/``).
 """
 
 from __future__ import annotations
@@ -103,8 +105,15 @@ def check(path: Path) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> None:
     """Print one summary row per file, then its per-capability counts."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("paths", nargs="*", type=Path)
+    parser.add_argument("--small", action="store_true",
+                        help="check the tests' excerpts of both formats (tests/formalize/data)")
     args = parser.parse_args(argv)
+    if args.small:
+        data = Path(__file__).resolve().parents[1] / "tests" / "formalize" / "data"
+        args.paths = [data / "hatecheck" / "test_suite_cases.csv", data / "ade_capabilities.csv"]
+    if not args.paths:
+        parser.error("give the published files' paths (or --small)")
     results = [(p, check(p)) for p in args.paths]
     fmt = "{:<24} {:>6} {:>6} {:>11} {:<30} {:>8} {:>6}"
     print(fmt.format("file", "rows", "cases", "suite cases", "templates recovered",

@@ -15,7 +15,9 @@
 3. N-gram mining (1- to 4-grams) of a 10% hard subset against 100,000 sentences: seconds and
    peak memory.
 
-Usage: python bench/score.py [--threads 2] [--ours 512] [--naive 48] [--mine 100000]
+Usage: python bench/score.py [--threads 2] [--ours 512] [--naive 48] [--mine 100000]; ``--small``
+(the test suite's small mode): 4 sentences (1 naive), task scoring of 200 (20 one by one),
+mining over 2,000.
 """
 
 from __future__ import annotations
@@ -159,7 +161,7 @@ def bench_reference(n_ours: int, n_naive: int, batch_size: int, threads: int,
 
     from discovery import FewShotReference, ReferenceConfig
     from synth.engines import HFBackend, load_hf_causal_lm
-    from synth.engines._planner import plan_label_scoring
+    from synth.engines._planner import PrefixAlignment, plan_label_scoring
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from generate import matmul_flops
@@ -176,8 +178,10 @@ def bench_reference(n_ours: int, n_naive: int, batch_size: int, threads: int,
         prompt = ref.prompt_for(text)
         return prompt[len(ref.prefix):len(prompt) - len(ref.suffix)]
 
+    # The alignment FewShotReference itself asks for (pads at the shot separators' ends).
     plans = {a: plan_label_scoring(tok, ref.prefix, [own(t) for t in texts], words, ref.suffix,
-                                   align=a) for a in (0, VLLM_ALIGN)}
+                                   align=PrefixAlignment(a, ref.config.shot_separator) if a
+                                   else None) for a in (0, VLLM_ALIGN)}
     head = model.get_output_embeddings().weight.numel()
     body = sum(p.numel() for p in model.parameters()) - head
 
@@ -223,7 +227,7 @@ def bench_reference(n_ours: int, n_naive: int, batch_size: int, threads: int,
     flips = int(((cal0[:, 1] > 0.5) != (cal32[:, 1] > 0.5)).sum())
     padding = (f"padding the {len(plans[0].prefix_ids)}-token prefix to "
                f"{len(plans[VLLM_ALIGN].prefix_ids)} (align_prefix {VLLM_ALIGN}, "
-               f"{plans[VLLM_ALIGN].padding} end-of-text tokens in front), HF float32: max "
+               f"{plans[VLLM_ALIGN].padding} pad tokens), HF float32: max "
                f"|d label log-prob| {np.abs(hf32_al - hf32).max():.3f}, max |d label log-prob "
                f"difference| {np.abs(np.diff(hf32_al) - np.diff(hf32)).max():.3f}, calibrated "
                f"p(positive) max |d| {np.abs(cal32 - cal0).max():.3f}, mean |d| "
@@ -291,7 +295,12 @@ def main() -> None:
     ap.add_argument("--mine", type=int, default=100_000, help="corpus size for mining")
     ap.add_argument("--skip", nargs="*", default=[],
                     choices=["reference", "vllm", "task", "mining"])
+    ap.add_argument("--small", action="store_true",
+                    help="the test suite's small mode: a few sentences per row")
     args = ap.parse_args()
+    if args.small:
+        args.ours, args.naive, args.batch_size = 4, 1, 4
+        args.task, args.task_single, args.mine = 200, 20, 2000
 
     import torch
 

@@ -9,7 +9,8 @@ the built-in lexicons, expands them lazily (cases/s), runs them through the Temp
 a fast toy scorer (cases/s), and reports tracemalloc's peak for each size side by side: the
 runner streams (chunked scoring, counters, cases.jsonl written as it goes), so the peak should
 stay flat as the suite grows 10x. The "materialised" row shows what keeping every case in a
-list costs, for comparison. Numbers are printed, never asserted.
+list costs, for comparison. Numbers are printed, never asserted. ``--small`` (the test suite's
+small mode) runs every table on a few thousand cases.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def rate_table(sizes: list[int]) -> None:
         print(f"{n:>9,} {k:>9,} {r:>10,.0f} {r / rates[0][2]:>9.2f}")
 
 
-def capped_row(n_cases: int, cap: int) -> None:
+def capped_row(n_cases: int, cap: int = 20_000) -> None:
     """A test of ``n_cases`` fills verified under ``max_cases_per_test=cap``: the plan is
     counted, ``cap`` cases are drawn stratified and scored; time and tracemalloc peak should
     follow ``cap``, not ``n_cases``."""
@@ -128,15 +129,22 @@ def main() -> None:
     ap.add_argument("--rate-sizes", default="10000,50000,100000,200000,400000",
                     help="case counts of the expansion-rate table")
     ap.add_argument("--capped-sizes", default="540000,5400000",
-                    help="test sizes verified under max_cases_per_test=20,000")
+                    help="test sizes verified under max_cases_per_test (--cap)")
+    ap.add_argument("--cap", type=int, default=20_000, help="max_cases_per_test")
+    ap.add_argument("--small", action="store_true",
+                    help="the test suite's small mode: a few thousand cases per table")
     args = ap.parse_args()
+    if args.small:
+        args.sizes, args.rate_sizes = "15,30", "1000,2000"
+        args.capped_sizes, args.cap = "5000", 1000
     print("expansion rate (one template, de-duplicated):")
     rate_table([int(s) for s in args.rate_sizes.split(",")])
     print()
-    print("a huge test under verify.max_cases_per_test (sampled, stratified; run incl. scoring):")
+    print(f"a huge test under verify.max_cases_per_test={args.cap:,} (sampled, stratified; run "
+          "incl. scoring):")
     print(f"{'test cases':>11} {'sampled':>9} {'time':>9} {'peak MiB':>9}")
     for n in [int(s) for s in args.capped_sizes.split(",")]:
-        capped_row(n, 20_000)
+        capped_row(n, args.cap)
     print()
     # Warm-up: imports (pandas) and caches are paid once, outside the measured runs.
     TemplateRunner(keep_cases=False).run(make_suite(10), [FastScorer()])

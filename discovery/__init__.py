@@ -37,42 +37,46 @@ from discovery._focus_stage import (
     focus_run,
     focus_stage_hash,
     reference_calibrator,
+    run_focus_rounds,
+)
+from discovery._kinds import (
+    TASK_MODEL_KINDS,
+    TaskModelKind,
+    check_task_model,
+    is_few_shot,
+    load_task_scorer,
+    task_model_availability,
+    task_model_kind,
 )
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
-from discovery._model_checks import check_probability_rows, check_task_model
+from discovery._model_checks import check_probability_rows
 from discovery._precision import describe_rule, format_reliability, held_out_reliability
 from discovery._protocols import TaskScorer
+from discovery._rank_mine import load_scores, mine_run, rank_run
 from discovery._ranking import METRICS, DivergenceRanker, HardSubset, divergence
 from discovery._reference import FewShotReference
+from discovery._score_job import score_run
 from discovery._scorers import (
     CallableScorer,
     HFClassifierScorer,
     LabelMapper,
     SklearnScorer,
-    load_task_scorer,
-    task_model_availability,
 )
-from discovery._stages import (
-    build_task_scorers,
-    check_stage2,
+from discovery._stage_checks import check_stage2
+from discovery._stage_hashes import (
     corpus_fingerprint,
     expected_score_hash,
-    load_scores,
-    mine_run,
     mine_stage_hash,
-    rank_run,
     rank_stage_hash,
-    ranked_task_model,
-    ranked_task_name,
     raw_reference_hash,
     raw_task_model_hash,
     reference_hash,
-    score_run,
     score_stage_hash,
     stage_record,
     task_model_hash,
     task_model_hashes,
 )
+from discovery._task_models import build_task_scorers, ranked_task_model, ranked_task_name
 
 __all__ = [
     "Calibrator",
@@ -98,7 +102,9 @@ __all__ = [
     "Shot",
     "SklearnScorer",
     "TOKEN_PATTERN",
+    "TASK_MODEL_KINDS",
     "TaskModelConfig",
+    "TaskModelKind",
     "TaskScorer",
     "build_task_scorers",
     "check_probability_rows",
@@ -120,6 +126,7 @@ __all__ = [
     "format_reliability",
     "format_reports",
     "held_out_reliability",
+    "is_few_shot",
     "load_evaluation_set",
     "load_scores",
     "load_task_scorer",
@@ -138,11 +145,13 @@ __all__ = [
     "recall_by_model",
     "reference_hash",
     "rotten_tomatoes_split",
+    "run_focus_rounds",
     "score_run",
     "score_stage_hash",
     "shot_domain_check",
     "stage_record",
     "task_model_availability",
+    "task_model_kind",
     "task_model_hash",
     "task_model_hashes",
     "train_demo_model",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 # ``reference.align_prefix: auto`` with ``backend: vllm`` (synth.engines._vllm.PREFIX_ALIGN,
 # repeated here so that loading a config never imports an engine module).
 VLLM_PREFIX_ALIGN = 32
+MAX_ALIGN_PREFIX = 4096
+"""The largest ``reference.align_prefix``: a multiple larger than any few-shot prefix only
+adds pads (10^9 of them would exhaust memory)."""
 
 # SynthEval appendix A.1: the sentiment prompt of the few-shot reference.
 DEFAULT_PROMPT = (
@@ -99,12 +102,16 @@ class ReferenceConfig(BaseModel):
             raise ValueError("prompt must contain '{text}' exactly once")
         return prompt
 
-    @field_validator("align_prefix")
+    @field_validator("align_prefix", mode="before")
     @classmethod
-    def _align_not_negative(cls, align: int | str) -> int | str:
-        if isinstance(align, int) and align < 0:
-            raise ValueError("align_prefix must be 'auto' or a number of tokens >= 0")
-        return align
+    def _align_in_range(cls, align: object) -> object:
+        # Checked before the union's own checks, so an error names 'reference.align_prefix'
+        # (not '.int') and offers 'auto'.
+        if align == "auto" or (isinstance(align, int) and not isinstance(align, bool)
+                               and 0 <= align <= MAX_ALIGN_PREFIX):
+            return align
+        raise ValueError(f"align_prefix must be 'auto' or a number of tokens from 0 to "
+                         f"{MAX_ALIGN_PREFIX:,} (vLLM's blocks are 16 or 32 tokens)")
 
     @property
     def prefix_alignment(self) -> int:
@@ -303,5 +310,61 @@ class FocusConfig(BaseModel):
     max_examples: int = Field(5, ge=0)
     """Example failing sentences kept per candidate."""
 
+    @field_validator("ngrams")
+    @classmethod
+    def _ngrams_are_phrases(cls, ngrams: list[str]) -> list[str]:
+        if len(ngrams) > MAX_FOCUS_NGRAMS:
+            raise ValueError(f"focus.ngrams lists {len(ngrams):,} n-grams, more than "
+                             f"{MAX_FOCUS_NGRAMS:,}")
+        for i, ngram in enumerate(ngrams):
+            words = len(ngram.split())
+            if not words:
+                raise ValueError(f"n-gram {i} is empty or only spaces ({ngram!r}); list words "
+                                 f"or phrases")
+            if words > MAX_FOCUS_NGRAM_WORDS or len(ngram) > MAX_FOCUS_NGRAM_CHARS:
+                raise ValueError(
+                    f"n-gram {i} has {words:,} words and {len(ngram):,} characters, more than "
+                    f"{MAX_FOCUS_NGRAM_WORDS} words or {MAX_FOCUS_NGRAM_CHARS} characters "
+                    f"(it must fit in a generated sentence)")
+        return ngrams
+
+    @model_validator(mode="after")
+    def _budget_is_reasonable(self) -> FocusConfig:
+        prompts = (self.candidates + len(self.ngrams)) * self.budget * self.rounds
+        if prompts > MAX_FOCUS_PROMPTS:
+            days = prompts / _FOCUS_PROMPTS_PER_SECOND / 86400
+            raise ValueError(
+                f"(candidates {self.candidates:,} + ngrams {len(self.ngrams):,}) x budget "
+                f"{self.budget:,} x rounds {self.rounds:,} = {prompts:,} generation prompts is "
+                f"unreasonably large (at most {MAX_FOCUS_PROMPTS:,}): it would need about "
+                f"{days:,.0f} days of generation at {_FOCUS_PROMPTS_PER_SECOND:.0f} prompts/s")
+        return self
+
+
+MAX_FOCUS_NGRAMS = 1000
+"""The most ``focus.ngrams`` one config may list."""
+MAX_FOCUS_NGRAM_WORDS = 10
+"""The most words of one ``focus.ngrams`` entry (mined n-grams have at most a few)."""
+MAX_FOCUS_NGRAM_CHARS = 200
+"""The most characters of one ``focus.ngrams`` entry."""
+MAX_FOCUS_PROMPTS = 10_000_000
+"""The most generation prompts the focus rounds may make (the default makes 480)."""
+_FOCUS_PROMPTS_PER_SECOND = 100.0  # a fast GPU with vLLM and a small model, as generator.n
+
 
 STAGE2_FIELDS = ("reference", "task_models", "ranking", "mining", "focus", "evaluation")
+
+
+def reference_payload(reference: ReferenceConfig) -> dict[str, Any]:
+    """The reference config as the hashes see it: without its runtime fields, and with
+    ``align_prefix`` resolved for its backend (``auto`` never reaches a hash) and left out
+    when it is 0, so configs from before the option keep their hashes."""
+    from synth.core import output_dump
+    from synth.engines import ALIGN_SCHEME
+
+    payload: dict[str, Any] = output_dump(reference)
+    del payload["align_prefix"]
+    if reference.prefix_alignment:
+        payload["align_prefix"] = {"multiple": reference.prefix_alignment,
+                                   "scheme": ALIGN_SCHEME}
+    return payload

@@ -191,6 +191,22 @@ def packaged_split(name: str, *, seed: int = 0, holdout_fraction: float = 0.2
     return rotten_tomatoes_split(seed=seed, holdout_fraction=holdout_fraction)
 
 
+def _reads_as_utf8_with(path: Path, encoding: str, column: str) -> bool:
+    """Whether ``path``, read in another ``encoding``, would have ``column`` as utf-8 (a
+    wrong --encoding garbles every column name, so the fix is the encoding, not the field)."""
+    import codecs
+    import csv
+    import io
+
+    if codecs.lookup(encoding).name == "utf-8":
+        return False
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return False
+    return column in (next(csv.reader(io.StringIO(text, newline="")), None) or [])
+
+
 def read_labeled_file(path: str | Path, labels: Sequence[str], *, text_field: str = "text",
                       label_field: str = "label", encoding: str = "utf-8",
                       section: str = "evaluation") -> LabeledSet:
@@ -217,11 +233,15 @@ def read_labeled_file(path: str | Path, labels: Sequence[str], *, text_field: st
     if records.columns is not None:
         for role, name in fields.items():
             if name not in records.columns:
+                fix = (f"set {section}.{role}_field (--{role}-field) to the column that "
+                       f"holds the {role}")
+                if _reads_as_utf8_with(path, encoding, name):
+                    fix = (f"the file is utf-8, with a column {name!r}: set "
+                           f"{section}.encoding (--encoding) to utf-8, or leave it unset")
                 raise DataError(
                     f"CSV has no column {name!r} (its columns: "
                     f"{', '.join(records.columns) or 'none'})", where=str(path),
-                    fix=f"set {section}.{role}_field (--{role}-field) to the column that "
-                        f"holds the {role}")
+                    fix=fix)
     texts, golds = [], []
     for n, record in records:
         text, label = record.get(text_field), record.get(label_field)

@@ -12,6 +12,7 @@ import numpy as np
 
 from discovery._config import EvaluationConfig, ReferenceConfig, TaskModelConfig
 from discovery._data import PACKAGED_SPLITS, LabeledSet, packaged_split, read_labeled_file
+from discovery._kinds import is_few_shot
 from synth.core import ConfigError, LabelSpace, derive_seed
 
 if TYPE_CHECKING:
@@ -78,13 +79,16 @@ def load_evaluation_set(labels: LabelSpace, evaluation: EvaluationConfig,
     return labeled.stratified_sample(ev.size, derive_seed(ev.split_seed, SAMPLE_SEED_KEY))
 
 
-def describe_sample(labeled: LabeledSet, labels: Sequence[str]) -> str:
+def describe_sample(labeled: LabeledSet, labels: Sequence[str], size: int | None = None) -> str:
     """``100 examples (a stratified sample of 400): negative 50, positive 50``: what
-    `evaluate` prints before it scores."""
+    `evaluate` prints before it scores; with the ``size`` asked for, a set smaller than it
+    says so (``6 examples (all of them; evaluation.size asks for 1,000): ...``)."""
     counts = labeled.counts()
     per = ", ".join(f"{lab} {counts.get(lab, 0)}" for lab in labels)
     of = (f" (a stratified sample of {labeled.sampled_from})"
           if labeled.sampled_from is not None else "")
+    if size is not None and len(labeled) < size and labeled.sampled_from is None:
+        of = f" (all of them; evaluation.size asks for {size:,})"
     return f"{len(labeled)} examples{of}: {per}"
 
 
@@ -155,11 +159,12 @@ def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
             ``reference_scorer`` is given.
     """
     from discovery._config import ReferenceConfig as _Ref
-    from discovery._stages import build_task_scorers
+    from discovery._task_models import build_task_scorers
 
     labeled = load_evaluation_set(labels, evaluation, data, corpus=corpus)
     if progress:
-        print(f"evaluation set: {describe_sample(labeled, labels.list)}", flush=True)
+        asked = evaluation.size if "size" in evaluation.model_fields_set else None
+        print(f"evaluation set: {describe_sample(labeled, labels.list, asked)}", flush=True)
     names = labels.list
     ref_cfg = reference or _Ref()
     by_name = {t.name: t for t in task_models}
@@ -196,7 +201,7 @@ def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
         if progress:
             print(f"evaluating {name} on {len(labeled)} examples ...", flush=True)
         tm = by_name.get(name)
-        few = name == "reference" or (tm is not None and str(tm.spec).startswith("fewshot:"))
+        few = name == "reference" or (tm is not None and is_few_shot(tm.spec))
         if raw_dir is not None and few:
             rows = _predict_from_raw(name, get, tm, labels, ref_cfg, evaluation,
                                      labeled.texts, Path(raw_dir), progress)
@@ -217,7 +222,7 @@ def _predict_from_raw(name: str, get: Any, tm: TaskModelConfig | None, labels: L
     """A few-shot scorer's calibrated probabilities from its held-out raw log-probs, stored
     in the run directory (scored only where missing), calibrated as
     :meth:`~discovery.FewShotReference.predict_proba_set` does."""
-    from discovery._stages import heldout_raw_scores
+    from discovery._chunks import heldout_raw_scores
 
     probs = heldout_raw_scores(run, name, lambda t: get(name).raw_logprobs(t), tm,
                                labels=labels, reference=reference, evaluation=evaluation,

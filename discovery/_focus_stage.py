@@ -1,6 +1,6 @@
 """The focus stage on a run directory: generate, score and test each candidate, resumably.
 
-:func:`run_focus` runs ``focus.rounds`` rounds. A round's candidates are generated together:
+:func:`run_focus_rounds` runs ``focus.rounds`` rounds. A round's candidates are generated together:
 their queries go to the backend in groups of at least two generator batches (one
 ``generate`` call per group, so the backend's batches are full whatever the per-candidate
 budget), the kept sentences of a group are scored in one call per model, and each
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from discovery._config import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig
-from discovery._focus import (
+from discovery._focus_rounds import (
     FOCUS_SEED_SCHEME,
     confirm_candidates,
     failures,
@@ -132,11 +132,11 @@ def _groups(names: Sequence[str], budget: int, target: int) -> list[list[str]]:
     return [list(names[i:i + per]) for i in range(0, len(names), per)]
 
 
-def run_focus(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, *,
-              generator: GeneratorConfig, seed_docs: Sequence[str], base: FocusBase,
-              models: FocusModels,
-              candidates: Sequence[str] | None = None, config_dump: dict[str, Any] | None = None,
-              progress: bool = True, mining: MiningConfig | None = None) -> dict[str, Any]:
+def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, *,
+                     generator: GeneratorConfig, seed_docs: Sequence[str], base: FocusBase,
+                     models: FocusModels, candidates: Sequence[str] | None = None,
+                     config_dump: dict[str, Any] | None = None,
+                     progress: bool = True, mining: MiningConfig | None = None) -> dict[str, Any]:
     """Run ``cfg.rounds`` focus rounds into ``run_dir`` and write ``focus.jsonl``.
 
     Args:
@@ -324,7 +324,7 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
               progress: bool = True) -> dict[str, Any]:
     """The focus stage on a run directory with a current mining stage: candidates are the
     ``focus.candidates`` n-grams most enriched in the hard subset (down to
-    ``focus.min_support``) plus ``focus.ngrams``; see :func:`run_focus`.
+    ``focus.min_support``) plus ``focus.ngrams``; see :func:`run_focus_rounds`.
 
     Args:
         models: the generator backend and the two scorers; ``models.key`` must cover both
@@ -336,7 +336,8 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
         DataError: the scores, hard subset or n-grams are missing or were changed.
         RunDirError: they were made with another config than ``mine_hash``'s.
     """
-    from discovery._stages import load_scores, ranked_task_name
+    from discovery._rank_mine import load_scores
+    from discovery._task_models import ranked_task_name
 
     run = RunDir(run_dir)
     upstream = check_upstream(run, "mine", mine_hash, what="n-grams", command="mine")
@@ -349,6 +350,6 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
     base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=hard,
                      metric=ranking.metric, require_disagreement=ranking.require_disagreement,
                      upstream=upstream)
-    return run_focus(run.path, focus, labels, generator=generator, seed_docs=seed_docs,
+    return run_focus_rounds(run.path, focus, labels, generator=generator, seed_docs=seed_docs,
                      base=base, models=models, mining=mining, progress=progress,
                      config_dump=dict(config_dump) if config_dump is not None else None)

@@ -69,6 +69,36 @@ def hatesonar_session(model_file: str | Path | None = None) -> Any:
     return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
 
 
+def check_hatesonar(rest: str, labels: Sequence[str], *, where: str,
+                    label_map: Mapping[str, str] | None = None) -> None:
+    """What loading ``hatesonar:<rest>`` would refuse, without loading the model: the
+    packages, the model file, and its classes against the task's ``labels`` (with
+    ``label_map``, or the built-in map for the task's labels).
+
+    Raises:
+        ModelNotAvailable: hatesonar/onnxruntime is not installed, or the file is missing.
+        ConfigError: the classes do not map onto the task's labels.
+    """
+    import importlib.util
+
+    from discovery._scorers import LabelMapper
+    from synth.core import ModelNotAvailable
+
+    lacking = [m for m in ("onnxruntime", "hatesonar") if importlib.util.find_spec(m) is None]
+    if lacking:
+        raise ModelNotAvailable(f"hatesonar is not installed ({lacking[0]} missing)",
+                                where=f"{where}: hatesonar:{rest}",
+                                fix="pip install 'synthcheck[hatesonar]' "
+                                    "(hatesonar==0.1.0, onnxruntime)")
+    if rest != "default" and not Path(rest).is_file():
+        raise ModelNotAvailable("hatesonar model file not found",
+                                where=f"{where}: hatesonar:{rest}",
+                                fix="use hatesonar:default, or the path of an .onnx file")
+    if label_map is None:
+        label_map = DEFAULT_LABEL_MAPS.get(frozenset(labels))
+    LabelMapper(list(HATESONAR_CLASSES), list(labels), label_map, f"{where}: hatesonar:{rest}")
+
+
 class HateSonarScorer:
     """The hatesonar classifier over the task's labels (its classes mapped by ``label_map``,
     several classes may share one label: their probabilities add up). Without a

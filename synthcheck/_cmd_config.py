@@ -35,6 +35,12 @@ def run(args: argparse.Namespace) -> int:
     from synthcheck._config import load_run_config
 
     cfg = load_run_config(args.config, args.overrides)
+    if args.run is not None and not Path(args.run).is_dir():
+        from synth.core import RunDirError
+
+        raise RunDirError("not a run directory", where=f"--run {args.run}",
+                          fix="give the directory a `synthcheck discover` or `generate` run "
+                              "wrote, or leave out --run")
     for line in hash_lines(cfg, args.run):
         print(f"# {line}")
     print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False), end="")
@@ -47,10 +53,9 @@ def hash_lines(cfg: RunConfig, run_dir: str | None = None) -> list[str]:
     each stage hash; those that depend on a run directory's contents (the corpus, the
     review decisions) are computed on ``run_dir`` when given."""
     from synth.core import SynthcheckError
-    from synthcheck._pipeline import hash_of
-    from synthcheck.stages import STAGES
+    from synthcheck.stages import STAGES, hash_of
 
-    of = hash_of(cfg, Path(run_dir) if run_dir is not None else None)
+    of = hash_of(cfg, run_dir)
     lines = []
     for stage in STAGES:
         off = stage.off(stage.sections(cfg))

@@ -39,6 +39,18 @@ def run(args: argparse.Namespace) -> int:
     same = path_a.resolve() == path_b.resolve()
     pairs = pair_models(a, b, args.model_a, args.model_b, same=same)
     changes = compare(a, b, pairs)
+    if not changes:  # "0 regressions" would pass a CI gate that compared nothing
+        from formalize import summary_tests
+        from synth.core import DataError
+
+        def names(data: dict) -> str:  # type: ignore[type-arg]
+            tests = sorted(summary_tests(data))
+            return ", ".join(tests[:5]) + (f" and {len(tests) - 5} more" if len(tests) > 5
+                                           else "") or "none"
+
+        raise DataError(f"the two results share no scored test (A: {names(a)}; B: "
+                        f"{names(b)})", where=f"{path_a} {path_b}",
+                        fix="compare results of the same suite (pick one with --suite NAME)")
     print(f"A: {path_a}\nB: {path_b}")
     print(format_changes(changes, args.alpha))
     regressions = [c for c in changes if c.status(args.alpha) == "regression"]

@@ -56,6 +56,7 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
     (and its warnings), corpus size, hardest sentences, top n-grams, the confirmed failure
     patterns of the focus rounds, the per-template table and where the report is."""
     from synth.core import iter_jsonl
+    from synthcheck._summary import focus_lines, head
 
     lines = [f"== synthcheck discover: {cfg.name} ({run_dir}) =="]
     reports = info.get("evaluate") or {}
@@ -82,20 +83,17 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
                  f"prompts (dropped: {dropped})")
     hard_path = run_dir / "hard.jsonl"
     if hard_path.is_file():
-        hard = list(iter_jsonl(hard_path))
-        lines.append(f"hard subset: {len(hard)} sentences; the {min(hardest, len(hard))} hardest:")
-        for rec in hard[:hardest]:
+        size = sum(1 for _ in iter_jsonl(hard_path))
+        top = head(hard_path, hardest)
+        lines.append(f"hard subset: {size} sentences; the {len(top)} hardest:")
+        for rec in top:
             text = rec["text"] if len(rec["text"]) <= 90 else rec["text"][:87] + "..."
             lines.append(f"  {rec['rank']:>3}. div {rec['divergence']:.2f}  task "
                          f"[{_probs(rec['task_probs'])}]  ref [{_probs(rec['reference_probs'])}]")
             lines.append(f"       {text}")
     ngram_path = run_dir / "ngrams.jsonl"
     if ngram_path.is_file():
-        rows = []
-        for i, rec in enumerate(iter_jsonl(ngram_path)):
-            if i >= ngrams:
-                break
-            rows.append(rec)
+        rows = head(ngram_path, ngrams)
         lines.append(f"top {len(rows)} n-grams (hard vs corpus, by {cfg.mining.statistic}):")
         lines.append(f"  {'n-gram':<28}{'hard':>6}{'corpus':>8}{'log-odds':>10}{'z':>7}"
                      f"{'q':>9}{'disagree':>10}")
@@ -104,7 +102,6 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
             lines.append(f"  {r['ngram'][:27]:<28}{r['hard_count']:>6}{r['corpus_count']:>8}"
                          f"{r['log_odds']:>10.2f}{r['z']:>7.2f}{r['q_value']:>9.3g}"
                          f"{'' if dis is None else f'{dis:.2f}':>10}")
-    from synthcheck._summary import focus_lines
 
     lines += focus_lines(run_dir, info.get("focus"))
     verify = info.get("verify")

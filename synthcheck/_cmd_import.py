@@ -34,6 +34,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                    help="capability-csv: a YAML file of lexicons (NAME: [values]) for slots "
                         "the built-in lexicons lack; repeat for several (later files win). The "
                         "suite refers to it by a path relative to the suite file")
+    p.add_argument("--encoding", default="utf-8",
+                   help="text encoding of the CSV files (default: utf-8; a UTF-8 byte order "
+                        "mark is skipped)")
     p.add_argument("--sample", type=positive_int, default=None, metavar="N",
                    help="write 'sample: N' on every imported test with templates (N seeded "
                         "fills per test instead of the full product)")
@@ -59,15 +62,24 @@ def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         data = fmt().import_(args.inp, name=name, labels=labels,
-                             placeholders=args.placeholders, lexicon_files=lexicon_files)
+                             placeholders=args.placeholders, lexicon_files=lexicon_files,
+                             encoding=check_encoding_flag(args.encoding))
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
     if args.sample is not None:
         for test in data["tests"]:
             if test.get("templates"):
                 test["sample"] = args.sample
-    # Check the result before writing, so a bad import never replaces a good file.
-    suite = Suite.from_dict(data, source=str(out), base_dir=out.parent)
+    # Check the result before writing, so a bad import never replaces a good file. The
+    # --lexicon-file paths were named by the user here, so they may lie outside the suite's
+    # folder; later commands read them only with --allow-outside-files (say so).
+    outside = [p for p in lexicon_files if p.startswith("../")]
+    suite = Suite.from_dict(data, source=str(out), base_dir=out.parent,
+                            allow_outside_files=bool(outside))
+    if outside:
+        print(f"warning: {out} reads {', '.join(outside)} outside its folder: validate, "
+              f"verify and export will need --allow-outside-files (or copy the file next "
+              f"to the suite and pass that copy to --lexicon-file)", file=sys.stderr)
     write_text_atomic(out, dump_suite_yaml(data))
     total = sum(suite.counts().values())
     print(f"wrote {out}: {len(suite.tests)} tests, {total:,} cases")
@@ -75,6 +87,18 @@ def run(args: argparse.Namespace) -> int:
     if total > limit:
         print(_over_limit_warning(suite, out, total, limit, args.sample), file=sys.stderr)
     return 0
+
+
+def check_encoding_flag(encoding: str) -> str:
+    """``--encoding`` if Python knows it, else a ConfigError naming the flag."""
+    from synth.core import ConfigError, check_encoding
+
+    try:
+        return check_encoding(encoding)
+    except ValueError as exc:
+        raise ConfigError(str(exc), where="--encoding",
+                          fix="use a Python codec name such as utf-8, latin-1 or cp1252"
+                          ) from None
 
 
 def _relative_to_suite(path: str, out: Path) -> str:
@@ -96,8 +120,8 @@ def _over_limit_warning(suite: Any, out: Path, total: int, limit: int,
     counts = suite.counts()
     biggest = max(counts, key=lambda k: counts[k])
     head = (f"warning: {out} would expand to {total:,} cases, over the case limit of "
-            f"{limit:,} (largest: test {biggest!r} with {counts[biggest]:,}), so validate "
-            f"and export refuse it as written (verify samples each test over "
+            f"{limit:,} (largest: test {biggest!r} with {counts[biggest]:,}), so export "
+            f"refuses it as written (validate and verify sample each test over "
             f"verify.max_cases_per_test)")
     lo, hi = 0, max(counts.values())
     while lo < hi:  # the largest N with counts(N) under the limit (0: none)

@@ -38,13 +38,25 @@ def run(args: argparse.Namespace) -> int:
         cfg = load_run_config(args.config)
         suite.check_labels(cfg.task.labels, task_source=f"config {args.config}, task.labels")
         warn_if_shots_off_domain(cfg)
-    counts = suite.counts(args.sample)
+    # One rule with verify: the tests verify would sample (verify.max_cases_per_test, of the
+    # --config's verify section or the default) are counted as sampled, and said so.
+    from formalize import VerifyConfig
+    from synthcheck._verify import check_verify_size
+
+    base = cfg.verify if args.config is not None else VerifyConfig()
+    v = base.model_copy(update={k: val for k, val in (("sample", args.sample),
+                                                      ("max_cases", args.max_cases))
+                                if val is not None})
+    total, plan = check_verify_size(suite, v)
+    counts = {t.name: plan[t.name].sampled if t.name in plan else t.count(v.sample)
+              for t in suite.tests}
     width = max(len(n) for n in counts)
     print(f"suite {suite.name!r}: {len(suite.tests)} tests, labels {', '.join(suite.labels)}")
     for test in suite.tests:
         bound = "<=" if test.count_is_bound else "  "
         print(f"  {test.name:{width}}  {test.type:8} {test.capability:20} "
-              f"{bound}{counts[test.name]:>8,}")
-    total = suite.check_limit(args.sample, args.max_cases)
-    print(f"total: up to {total:,} cases (limit {args.max_cases or suite.spec.max_cases:,}); ok")
+              f"{bound}{counts[test.name]:>8,}" + ("  (sampled)" if test.name in plan else ""))
+    for name, p in plan.items():
+        print(p.note(name))
+    print(f"total: up to {total:,} cases (limit {v.max_cases or suite.spec.max_cases:,}); ok")
     return 0

@@ -67,6 +67,31 @@ def _local_runtime_env() -> dict[str, Any]:
     return {"env_vars": {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}}
 
 
+def probe_address(address: str, timeout: float = 3.0) -> None:
+    """Refuse a ``HOST:PORT`` (or ``ray://HOST:PORT``) Ray address that nothing answers on
+    within ``timeout`` seconds; ``auto`` and addresses without a port are left to Ray.
+
+    Raises:
+        ConfigError: the address cannot be reached.
+    """
+    import socket
+
+    rest = address.split("://", 1)[-1]
+    host, sep, port = rest.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"cannot reach the Ray cluster at {address!r} ({reason} within "
+                          f"{timeout:g} s)", where="executor.address",
+                          fix="start it (`ray start --head` on its head node), check the "
+                              "host and port, or leave executor.address empty to start Ray "
+                              "here") from None
+
+
 class RayExecutor:
     """Runs units of work on Ray actors (see the module docstring).
 
@@ -77,6 +102,8 @@ class RayExecutor:
     """
 
     def __init__(self, config: ExecutorConfig) -> None:
+        if config.address:
+            probe_address(config.address)  # seconds, not Ray's 20-odd of retries
         ray = self._ray = _import_ray()
         self.config = config
         self._started = False

@@ -25,6 +25,7 @@ from synthcheck.stages import (
     StageRun,
     evaluate,
     generate,
+    hash_of,
     scorer_sections,
     stage_named,
     verify,
@@ -43,19 +44,6 @@ class DiscoverResult:
     stages: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     info: dict[str, Any] = field(default_factory=dict)
-
-
-def hash_of(cfg: RunConfig, run_dir: Path | None) -> Callable[[str], str | None]:
-    """``name -> hash`` of stage ``name`` under ``cfg`` on ``run_dir`` (its upstream stages'
-    hashes first, each from its declaration; computed anew at each call, since a hash that
-    covers the corpus changes once the corpus is written)."""
-    def of(name: str) -> str | None:
-        stage = stage_named(name)
-        s = stage.sections(cfg)
-        if stage.off(s) is not None:
-            return None
-        return stage.stage_hash(s, {u: of(u) for u in stage.upstream}, run_dir)
-    return of
 
 
 def stage_context(cfg: RunConfig, run_dir: str | Path, **kw: Any) -> StageContext:
@@ -82,7 +70,7 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
     Raises:
         ConfigError / DataError / ModelNotAvailable / TemplateError: the first problem.
     """
-    from discovery import check_stage2
+    from discovery import check_stage2, is_few_shot
 
     ev = evaluate.sections(cfg)
     m = ev.models
@@ -96,7 +84,7 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
 
     task_source = "the run config's task.labels"
     check_suite_labels(vs.suite, m.labels.list, task_source=task_source)
-    fewshot = [t.name for t in m.task_models if t.spec.startswith("fewshot:")]
+    fewshot = [t.name for t in m.task_models if is_few_shot(t.spec)]
     if fewshot and m.reference.calibration == "batch":
         raise ConfigError(
             f"task model(s) {', '.join(fewshot)} use the reference prompt with batch "
@@ -132,6 +120,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
 
     check_before_work(cfg, allow_outside_files=allow_outside_files)  # before any worker starts
     result = DiscoverResult(Path(run_dir))
+    run = RunDir(run_dir)
     with make_executor(cfg.executor) as executor:
         # One context for every stage: the task models are loaded once, on first use, and
         # shared by focus, evaluate and verify; `results` is what earlier stages reported.
@@ -147,7 +136,12 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
                 continue
             log(f"[{stage.name}] ...")
             t0 = time.perf_counter()
-            done = stage.run(s, ctx)
+            if stage.name == "generate":  # shards are claimed one by one: shared work
+                done = stage.run(s, ctx)
+            else:  # a second `discover` waits for this stage, then finds it current
+                with run.stage_lock(stage.name, on_wait=lambda m, st=stage.name:
+                                    log(f"[{st}] {m}")):
+                    done = stage.run(s, ctx)
             result.seconds[stage.name] = round(time.perf_counter() - t0, 2)
             result.stages[stage.name] = "ran" if done.ran else "skipped (current)"
             log(f"[{stage.name}] {result.stages[stage.name]} in "

@@ -9,6 +9,16 @@ from typing import Any
 from synth.core import RunDir
 
 
+def head(path: Path, n: int) -> list[dict[str, Any]]:
+    """The first ``n`` records of a JSON Lines output (the top of a ranked file: the hardest
+    sentences, the strongest n-grams); none when the file is missing."""
+    from itertools import islice
+
+    from synth.core import iter_jsonl
+
+    return list(islice(iter_jsonl(path), max(n, 0))) if path.is_file() else []
+
+
 def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10) -> list[str]:
     """The summary's focus block: what the stage did and how long it took (as recorded in the
     manifest when it ran), then one line per confirmed pattern (failure rate with its 95%

@@ -21,7 +21,7 @@ COMMAND_MODULES = [
     "synthcheck._cmd_generate",
     "synthcheck._cmd_models",
     "synthcheck._cmd_config",
-    "synthcheck._cmd_discovery",
+    "synthcheck._cmd_stage2",
     "synthcheck._cmd_evaluate",
     "synthcheck._cmd_validate",
     "synthcheck._cmd_verify",

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from synth.core import DataError, iter_records
+from synth.core import DataError, read_text
 
 if TYPE_CHECKING:
     from formalize._suite import Suite
@@ -64,7 +64,7 @@ class Format:
 
     def import_(self, path: str | Path, *, name: str, labels: Sequence[str] | None = None,
                 placeholders: str | Path | None = None,
-                lexicon_files: Sequence[str] = ()) -> dict[str, Any]:
+                lexicon_files: Sequence[str] = (), encoding: str = "utf-8") -> dict[str, Any]:
         """Read ``path`` into suite data (what a suite YAML holds).
 
         Raises:
@@ -83,24 +83,55 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]], *,
     return buf.getvalue()
 
 
-def read_csv(path: str | Path, required: Sequence[str], what: str, *,
+def read_csv(path: str | Path, required: Sequence[str], what: str,
              encoding: str = "utf-8") -> list[dict[str, str]]:
-    """Read a CSV file's rows (through :func:`synth.core.iter_records`, decoded as
-    ``encoding``), refusing a file that lacks a ``required`` column.
+    """Read a CSV file's rows, refusing a file that lacks a ``required`` column.
 
     Raises:
-        DataError: the file is missing, is not ``encoding`` text (names the byte offset), or
-            lacks a column.
+        DataError: the file is missing or lacks a column.
     """
-    records = iter_records(path, encoding=encoding, kind=f"{what} file")
-    fields = records.columns or []
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{what} file not found", where=str(path), fix="check the path")
+    # read_text: undecodable bytes name the file and byte offset; a UTF-8 BOM is dropped.
+    text = read_text(path, encoding, kind=f"{what} CSV", field="--encoding")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    fields = reader.fieldnames or []
     missing = [c for c in required if c not in fields]
     if missing:
         raise DataError(
             f"{what} CSV has no column {', '.join(repr(m) for m in missing)}", where=str(path),
             fix=f"the columns must include {', '.join(required)} (found: "
                 f"{', '.join(f for f in fields if f) or 'none'})")
-    return [row for _, row in records]
+    rows = []
+    for n, row in enumerate(reader, start=1):
+        if None in row.values():  # DictReader's filler for a row's missing trailing columns
+            have = sum(v is not None for v in row.values())
+            raise DataError(f"row {n} has {have} columns, expected {len(fields)}",
+                            where=f"{path}, line {reader.line_num}",
+                            fix=f"give every row the header's {len(fields)} columns "
+                                f"({', '.join(fields)}), empty ones as ,,")
+        rows.append(row)
+    return rows
+
+
+def check_imported_labels(data: dict[str, Any], path: str | Path, what: str) -> dict[str, Any]:
+    """Refuse imported suite data with no test or fewer than two labels, naming the file
+    read (not the suite YAML that was to be written).
+
+    Raises:
+        DataError: no tests, or one label.
+    """
+    if not data["tests"]:
+        raise DataError(f"the {what} file has no test rows", where=str(path),
+                        fix="check that it is the right file (it needs rows that hold test "
+                            "cases)")
+    if len(data["labels"]) < 2:
+        raise DataError(f"only one label found ({', '.join(map(str, data['labels']))}); a "
+                        f"suite needs at least 2", where=str(path),
+                        fix="pass --labels a,b naming every label of the task (e.g. "
+                            "--labels negative,positive)")
+    return data
 
 
 def gold_tests(suite: Suite) -> tuple[list[CompiledTest], list[str]]:

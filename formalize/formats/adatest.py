@@ -10,7 +10,14 @@ from typing import Any
 
 from formalize._expand import Case
 from formalize._suite import Suite
-from formalize.formats._base import Exported, Format, csv_text, gold_tests, read_csv
+from formalize.formats._base import (
+    Exported,
+    Format,
+    check_imported_labels,
+    csv_text,
+    gold_tests,
+    read_csv,
+)
 from synth.core import write_text_atomic
 
 ADATEST_COLUMNS = ["topic", "input", "output", "label", "labeler", "description"]
@@ -42,7 +49,8 @@ def export_adatest(suite: Suite, path: str | Path, *, sample: int | None = None,
 
 
 def import_adatest(path: str | Path, *, name: str = "adatest",
-                   labels: Sequence[str] | None = None) -> dict[str, Any]:
+                   labels: Sequence[str] | None = None, encoding: str = "utf-8"
+                   ) -> dict[str, Any]:
     """Read an AdaTest test tree CSV into suite data: one MFT test per topic (its capability
     the topic's first part, its name the rest; a ``topic_marker`` row's description becomes
     the test's), one case per row with an ``input``.
@@ -54,7 +62,7 @@ def import_adatest(path: str | Path, *, name: str = "adatest",
     Raises:
         DataError: the file is missing or lacks a column.
     """
-    rows = read_csv(path, ["topic", "input", "output", "label"], "AdaTest")
+    rows = read_csv(path, ["topic", "input", "output", "label"], "AdaTest", encoding)
     described: dict[str, str] = {}
     tests: dict[str, list[dict[str, str]]] = {}
     outputs: set[str] = set()
@@ -92,7 +100,8 @@ def import_adatest(path: str | Path, *, name: str = "adatest",
         warnings.warn(f"{path}: {left_out:,} rows left out (a 'fail' row names a wrong output, "
                       f"which gives no gold label with {len(all_labels)} labels; other marks "
                       f"have none)", stacklevel=2)
-    return {"name": name, "labels": all_labels, "tests": out}
+    return check_imported_labels({"name": name, "labels": all_labels, "tests": out}, path,
+                                 "AdaTest")
 
 
 class AdaTest(Format):
@@ -109,6 +118,6 @@ class AdaTest(Format):
 
     def import_(self, path: str | Path, *, name: str, labels: Sequence[str] | None = None,
                 placeholders: str | Path | None = None,
-                lexicon_files: Sequence[str] = ()) -> dict[str, Any]:
+                lexicon_files: Sequence[str] = (), encoding: str = "utf-8") -> dict[str, Any]:
         """Read the tree (see :func:`import_adatest`)."""
-        return import_adatest(path, name=name, labels=labels)
+        return import_adatest(path, name=name, labels=labels, encoding=encoding)

@@ -8,7 +8,7 @@ from typing import Any
 
 from formalize._suite import Suite
 from formalize._template import Slot, Text, parse_template, to_template_text
-from formalize.formats._base import Exported, Format, csv_text, read_csv
+from formalize.formats._base import Exported, Format, check_imported_labels, csv_text, read_csv
 from formalize.types import CompiledTest
 from synth.core import DataError, write_text_atomic
 
@@ -61,7 +61,8 @@ def export_capability_csv(suite: Suite, path: str | Path) -> list[str]:
 
 def import_capability_csv(path: str | Path, *, name: str = "imported",
                           labels: Sequence[str] | None = None,
-                          lexicon_files: Sequence[str] = ()) -> dict[str, Any]:
+                          lexicon_files: Sequence[str] = (), encoding: str = "utf-8"
+                          ) -> dict[str, Any]:
     """Read a capability/label/template CSV into suite data: one MFT test per (capability,
     label), named ``capability: label``, its capability as written; slots are upper-cased
     (``{drug}`` -> ``{DRUG}``, ``{time_entity_s}`` -> ``{TIME_ENTITY_S}``) to use the built-in
@@ -73,7 +74,7 @@ def import_capability_csv(path: str | Path, *, name: str = "imported",
     Raises:
         DataError: the file is missing, lacks a column, or a label is not an index of ``labels``.
     """
-    rows = read_csv(path, ["capability", "label", "template"], "capability")
+    rows = read_csv(path, ["capability", "label", "template"], "capability", encoding)
     groups: dict[tuple[str, str], list[str]] = {}
     spelling: dict[str, str] = {}
     for k, row in enumerate(rows, start=2):
@@ -103,7 +104,7 @@ def import_capability_csv(path: str | Path, *, name: str = "imported",
         data["meta"] = {"capability_csv": {"slots": spelling}}
     if lexicon_files:
         data["lexicon_files"] = list(lexicon_files)
-    return data
+    return check_imported_labels(data, path, "capability")
 
 
 class CapabilityCsv(Format):
@@ -120,6 +121,7 @@ class CapabilityCsv(Format):
 
     def import_(self, path: str | Path, *, name: str, labels: Sequence[str] | None = None,
                 placeholders: str | Path | None = None,
-                lexicon_files: Sequence[str] = ()) -> dict[str, Any]:
+                lexicon_files: Sequence[str] = (), encoding: str = "utf-8") -> dict[str, Any]:
         """Read the CSV (see :func:`import_capability_csv`)."""
-        return import_capability_csv(path, name=name, labels=labels, lexicon_files=lexicon_files)
+        return import_capability_csv(path, name=name, labels=labels, lexicon_files=lexicon_files,
+                                     encoding=encoding)

@@ -15,8 +15,15 @@ from formalize._expand import Case, CompiledTemplate
 from formalize._lexicons import LexiconSet
 from formalize._suite import Suite
 from formalize._template import Slot, Text, parse_template
-from formalize.formats._base import Exported, Format, csv_text, gold_tests, read_csv
-from synth.core import DataError, TemplateError, write_text_atomic
+from formalize.formats._base import (
+    Exported,
+    Format,
+    check_imported_labels,
+    csv_text,
+    gold_tests,
+    read_csv,
+)
+from synth.core import DataError, TemplateError, read_text, write_text_atomic
 
 HATECHECK_COLUMNS = ["functionality", "case_id", "test_case", "label_gold", "target_ident",
                      "direction", "focus_words", "focus_lemma", "ref_case_id", "ref_templ_id",
@@ -193,16 +200,18 @@ def _split_values(raw: str) -> list[str]:
     return list(dict.fromkeys(v.strip() for v in (raw or "").split(",") if v.strip()))
 
 
-def read_hatecheck_placeholders(path: str | Path) -> dict[str, list[str]]:
+def read_hatecheck_placeholders(path: str | Path, encoding: str = "utf-8"
+                                ) -> dict[str, list[str]]:
     """Read ``template_placeholders.csv`` (Placeholder, Values): ``[NAME]`` -> values."""
-    rows = read_csv(path, ["Placeholder", "Values"], "HateCheck placeholders")
+    rows = read_csv(path, ["Placeholder", "Values"], "HateCheck placeholders", encoding)
     return {row["Placeholder"].strip().strip("[]"): _split_values(row["Values"]) for row in rows}
 
 
-def _raw_table(path: Path) -> tuple[list[str], list[list[str]], str, bool]:
+def _raw_table(path: Path, encoding: str = "utf-8"
+               ) -> tuple[list[str], list[list[str]], str, bool]:
     """A CSV file's header, rows (as written), line ending and whether its last line ends
     with one (HateCheck's published ``template_placeholders.csv`` does not)."""
-    text = path.read_bytes().decode("utf-8")
+    text = read_text(path, encoding, kind="HateCheck CSV", field="--encoding")
     newline = "\r\n" if "\r\n" in text else "\n"
     table = list(csv.reader(io.StringIO(text, newline="")))
     return (table[0] if table else []), table[1:], newline, text.endswith(("\n", "\r"))
@@ -222,8 +231,8 @@ def _layout(text: str, meta: dict[str, Any]) -> str:
 
 
 def import_hatecheck(cases_csv: str | Path, placeholders_csv: str | Path | None = None, *,
-                     name: str = "hatecheck", labels: Sequence[str] | None = None
-                     ) -> dict[str, Any]:
+                     name: str = "hatecheck", labels: Sequence[str] | None = None,
+                     encoding: str = "utf-8") -> dict[str, Any]:
     """Read HateCheck's ``test_suite_cases.csv`` (and placeholders) into suite data.
 
     One MFT test per functionality. A template whose full expansion reproduces exactly its
@@ -241,9 +250,10 @@ def import_hatecheck(cases_csv: str | Path, placeholders_csv: str | Path | None 
         DataError: a file is missing or lacks a required column.
     """
     rows = read_csv(cases_csv, ["functionality", "test_case", "label_gold", "case_templ"],
-                     "HateCheck cases")
-    header, _, newline, final_nl = _raw_table(Path(cases_csv))
-    lexicons = read_hatecheck_placeholders(placeholders_csv) if placeholders_csv else {}
+                     "HateCheck cases", encoding)
+    header, _, newline, final_nl = _raw_table(Path(cases_csv), encoding)
+    lexicons = (read_hatecheck_placeholders(placeholders_csv, encoding) if placeholders_csv
+                else {})
     if placeholders_csv is None:
         n = sum(1 for r in rows if _BRACKET.search(r["case_templ"] or ""))
         if n:
@@ -286,12 +296,13 @@ def import_hatecheck(cases_csv: str | Path, placeholders_csv: str | Path | None 
         tests.append(test)
     meta: dict[str, Any] = {"columns": header, **_file_meta(newline, final_nl)}
     if placeholders_csv is not None:
-        ph_header, ph_rows, ph_newline, ph_final = _raw_table(Path(placeholders_csv))
+        ph_header, ph_rows, ph_newline, ph_final = _raw_table(Path(placeholders_csv), encoding)
         meta["placeholders"] = {"columns": ph_header, "rows": ph_rows,
                                 **_file_meta(ph_newline, ph_final)}
-    return {"name": name, "labels": all_labels, "builtin_lexicons": False,
-            "lexicons": {k: v for k, v in lexicons.items() if v}, "tests": tests,
-            "meta": {"hatecheck": meta}}
+    return check_imported_labels(
+        {"name": name, "labels": all_labels, "builtin_lexicons": False,
+         "lexicons": {k: v for k, v in lexicons.items() if v}, "tests": tests,
+         "meta": {"hatecheck": meta}}, cases_csv, "HateCheck cases")
 
 
 class HateCheck(Format):
@@ -310,7 +321,7 @@ class HateCheck(Format):
 
     def import_(self, path: str | Path, *, name: str, labels: Sequence[str] | None = None,
                 placeholders: str | Path | None = None,
-                lexicon_files: Sequence[str] = ()) -> dict[str, Any]:
+                lexicon_files: Sequence[str] = (), encoding: str = "utf-8") -> dict[str, Any]:
         """Read ``test_suite_cases.csv`` (``path``, or the folder holding it) and the
         placeholders (default: ``template_placeholders.csv`` next to it, if present)."""
         inp = Path(path)
@@ -320,4 +331,5 @@ class HateCheck(Format):
                             fix="check the --placeholders path (or leave it out to use "
                                 "template_placeholders.csv beside the cases)")
         ph = Path(placeholders) if placeholders else cases.parent / PLACEHOLDERS_NAME
-        return import_hatecheck(cases, ph if ph.is_file() else None, name=name, labels=labels)
+        return import_hatecheck(cases, ph if ph.is_file() else None, name=name, labels=labels,
+                                encoding=encoding)

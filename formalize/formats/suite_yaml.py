@@ -26,7 +26,7 @@ class SuiteYaml(Format):
 
     def import_(self, path: str | Path, *, name: str, labels: Sequence[str] | None = None,
                 placeholders: str | Path | None = None,
-                lexicon_files: Sequence[str] = ()) -> dict[str, Any]:
+                lexicon_files: Sequence[str] = (), encoding: str = "utf-8") -> dict[str, Any]:
         """Read a suite YAML (checked against the schema) as data; ``name`` and ``labels``
         replace the file's own where given."""
         data, node = read_suite_yaml(Path(path))

@@ -1,16 +1,9 @@
 """Review and propose (stage 3): tag a run's hard sentences in an append-only decision log,
 then draft templates from the tagged sentences and append accepted drafts to a suite."""
 
+from formalize.review._drafts import append_tests, draft_suite, run_draft
 from formalize.review._log import DECISIONS, TAGS, ReviewLog, ReviewLogWarning
-from formalize.review._propose import (
-    TemplateDraft,
-    append_tests,
-    draft_suite,
-    format_drafts,
-    load_run_scorers,
-    propose_templates,
-    run_draft,
-)
+from formalize.review._propose import TemplateDraft, format_drafts, propose_templates
 from formalize.review._session import DEFAULT_RUN, RUN_ENV, ReviewSession, tagged_sentences
 from formalize.review._widget import ReviewWidget
 
@@ -27,7 +20,6 @@ __all__ = [
     "append_tests",
     "draft_suite",
     "format_drafts",
-    "load_run_scorers",
     "propose_templates",
     "run_draft",
     "tagged_sentences",

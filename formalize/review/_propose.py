@@ -1,5 +1,5 @@
-"""Draft templates from reviewed sentences, try a draft against task models, and append
-accepted drafts to a suite file.
+"""Draft templates from reviewed sentences (what happens to a draft next is
+:mod:`formalize.review._drafts`).
 
 A draft replaces words of a tagged sentence that a lexicon lists with that lexicon's
 placeholder ("I was blown away by this movie." -> "I was blown away by this {NOUN}."). A draft
@@ -21,13 +21,14 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from formalize.review._grammar import draft_text, fits, lexicon_kind
-from synth.core import DataError, LabelSpace, TemplateError, write_text_atomic
+from synth.core import DataError, TemplateError
 
 _MAX_SPANS = 12  # lexicon words considered per sentence
+
+
 _MAX_COMBOS = 4096  # candidate templates per sentence
 
 
@@ -114,6 +115,7 @@ def _value_index(lexicons: Mapping[str, Sequence[str]]) -> tuple[re.Pattern[str]
 
 
 _ARTICLE = re.compile(r"(?<![\w'-])(an?|An?|AN?) $")
+
 
 def _spans(text: str, pattern: re.Pattern[str] | None,
            index: Mapping[str, tuple[str, ...]], adjectives: frozenset[str] = frozenset()
@@ -274,138 +276,3 @@ def format_drafts(drafts: Sequence[TemplateDraft]) -> str:
 
 
 # -- trying and accepting drafts -------------------------------------------------------
-def draft_suite(tests: Sequence[Mapping[str, Any]], labels: Sequence[str], *,
-                name: str = "draft", lexicons: Mapping[str, Sequence[str]] | None = None) -> Any:
-    """A Suite (built-in lexicons plus ``lexicons``) holding ``tests``, checked."""
-    from formalize._suite import Suite
-
-    data: dict[str, Any] = {"name": name, "labels": list(labels), "tests": list(tests)}
-    if lexicons:
-        data["lexicons"] = {k: list(v) for k, v in lexicons.items()}
-    return Suite.from_dict(data, source=f"<{name}>")
-
-
-def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
-    """Load the task models a run's config names (``task_models``), by name, the way
-    ``discover`` loads them: each entry's settings (label map, batch size, ...) apply, and a
-    ``fewshot:`` task model uses the run config's ``reference`` prompt, shots, label words and
-    calibration.
-
-    Raises:
-        RunDirError: no manifest; ConfigError: the run config names no task models, two with
-            one name, or a ``task_models``, ``reference`` or ``evaluation`` entry that does not
-            validate.
-    """
-    from pydantic import ValidationError
-
-    from discovery import (
-        EvaluationConfig,
-        ReferenceConfig,
-        TaskModelConfig,
-        build_task_scorers,
-    )
-    from formalize._run_outputs import RunOutputs
-    from synth.core import ConfigError
-
-    run = RunOutputs(Path(run_dir))
-    where = str(run.path / "manifest.json")
-
-    def validate(model: Any, data: Any, field: str) -> Any:
-        try:
-            return model.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(x) for x in (field, *first["loc"]))
-            raise ConfigError(f"the run's config has an invalid {loc}: {first['msg']}",
-                              where=where, fix="fix the run config and rerun, or pass scorers "
-                                               "yourself") from None
-
-    entries = run.config.get("task_models") or []
-    if not isinstance(entries, list) or not entries:
-        raise ConfigError("the run's config names no task models", where=where,
-                          fix="pass scorers yourself, or add task_models to the run config")
-    task_models = [validate(TaskModelConfig, t, f"task_models[{i}]")
-                   for i, t in enumerate(entries)]
-    try:
-        return build_task_scorers(
-            task_models, LabelSpace.of(run.labels),
-            reference=validate(ReferenceConfig, run.section("reference"), "reference"),
-            evaluation=validate(EvaluationConfig, run.section("evaluation"), "evaluation"))
-    except ConfigError as exc:
-        if exc.where == "task_models":  # a check of the config as a whole (unique names)
-            raise ConfigError(exc.what, where=where, fix=exc.fix) from None
-        raise
-
-
-def run_draft(draft: TemplateDraft | str, scorers: Mapping[str, Any], labels: Sequence[str], *,
-              label: str | None = None, sample: int | None = None,
-              lexicons: Mapping[str, Sequence[str]] | None = None, seed: int = 0) -> Any:
-    """Expand one draft (or template text) as an MFT test and run it with TemplateRunner;
-    return the VerifyResult (``result.format_table()``, ``result.cases``)."""
-    from formalize._runner import TemplateRunner
-
-    if isinstance(draft, str):
-        draft = TemplateDraft(draft, 0, (), (), (), 0, None)
-    suite = draft_suite([draft.to_test("draft", label=label)], labels, lexicons=lexicons)
-    return TemplateRunner(sample=sample, seed=seed).run(suite, dict(scorers))
-
-
-def append_tests(suite_path: str | Path, tests: Sequence[Mapping[str, Any]], *,
-                 labels: Sequence[str] | None = None, name: str | None = None) -> Any:
-    """Append tests to a suite file (created when missing) and return the loaded Suite.
-
-    The file is checked as a whole before it is replaced (atomically), so a duplicate test
-    name or a bad template leaves it untouched. Existing tests are kept; so are comments,
-    when ``tests:`` is the file's last top-level key (else the file is re-written as YAML).
-
-    Raises:
-        TemplateError: the result would not load (names the problem), or a new file needs
-            ``labels``.
-    """
-    import yaml
-
-    from formalize._suite import Suite, dump_suite_yaml, load_suite
-
-    path = Path(suite_path)
-    new = [dict(t) for t in tests]
-    if path.is_file():
-        old_text = path.read_text(encoding="utf-8")
-        try:
-            data = yaml.safe_load(old_text)
-        except yaml.YAMLError as exc:
-            raise TemplateError(f"suite file is not valid YAML: {exc}", where=str(path),
-                                fix="fix the file before appending to it") from None
-        if not isinstance(data, dict) or not isinstance(data.get("tests", []), list):
-            raise TemplateError("suite file has no 'tests' list", where=str(path),
-                                fix="append to a suite file (name:, labels:, tests:)")
-        merged = {**data, "tests": list(data.get("tests") or []) + new}
-        text = _append_text(old_text, data, new) or dump_suite_yaml(merged)
-        if yaml.safe_load(text) != merged:
-            text = dump_suite_yaml(merged)
-    else:
-        if not labels:
-            raise TemplateError("a new suite file needs the task's labels", where=str(path),
-                                fix="pass labels=[...] (the CLI takes them from the run)")
-        merged = {"name": name or path.stem, "labels": list(labels), "tests": new}
-        text = dump_suite_yaml(merged)
-    Suite.from_dict(merged, source=str(path), base_dir=path.parent)  # refuse before writing
-    write_text_atomic(path, text)
-    return load_suite(path)
-
-
-def _append_text(old_text: str, data: dict[str, Any], new: list[dict[str, Any]]) -> str | None:
-    """The old text with ``new`` appended as block-list items, or None if the layout does not
-    allow it (``tests`` not last, a flow list, or no items to copy the indent from)."""
-    import yaml
-
-    if not data.get("tests") or list(data)[-1] != "tests":
-        return None
-    node = yaml.compose(old_text)
-    seq = next((v for k, v in node.value if k.value == "tests"), None)
-    if not isinstance(seq, yaml.SequenceNode) or seq.flow_style:
-        return None
-    indent = " " * seq.start_mark.column
-    items = yaml.safe_dump(new, sort_keys=False, allow_unicode=True, width=100)
-    block = "".join(indent + line if line.strip() else line
-                    for line in items.splitlines(keepends=True))
-    return old_text.rstrip("\n") + "\n" + block

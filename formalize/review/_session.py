@@ -111,12 +111,12 @@ class ReviewSession:
         self._hard = {str(r["id"]): r for r in self.run.hard() or []}
 
     @property
-    def positive(self) -> str:
+    def shown_label(self) -> str:
         """The label whose probability the tables show (the last label, e.g. ``positive``)."""
         return self.labels[-1] if self.labels else ""
 
     def _row(self, rec: dict[str, Any], decisions: dict[str, dict[str, Any]]) -> dict[str, Any]:
-        lab = self.positive
+        lab = self.shown_label
         d = decisions.get(str(rec["id"]), {})
         return {"rank": rec.get("rank"), "id": str(rec["id"]), "text": rec.get("text"),
                 "divergence": rec.get("divergence"), "task_label": rec.get("task_label"),

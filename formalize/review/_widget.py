@@ -69,7 +69,7 @@ class ReviewWidget:
             self.sentence_box.children = ()
             return
         df = self.session.sentences(ngram)
-        lab = self.session.positive
+        lab = self.session.shown_label
         hyps = [h for h in df["hypothesis"] if h]
         if hyps and not self.hypothesis.value:
             self.hypothesis.value = hyps[-1]

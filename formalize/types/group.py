@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -107,6 +108,14 @@ class Group(CompiledTest):
             texts += read_texts_file(ctx.file(spec.texts_file, where), where)
         if spec.texts_from_run is not None:
             src = spec.texts_from_run
+            if not ctx.allow_outside_files and (Path(src.run).is_absolute()
+                                                or str(src.run).startswith("~")):
+                raise TemplateError(
+                    f"the suite names a run by an absolute path ({src.run}); a suite may "
+                    f"only name runs relative to its own file",
+                    where=ctx.where("tests", i, "texts_from_run", test=spec.name),
+                    fix="name the run directory relative to the suite file (e.g. "
+                        "../runs/demo), or pass --allow-outside-files if you trust the suite")
             seed = ctx.seed if src.seed is None else src.seed
             from_run = read_run_texts(
                 src.run, ctx.where("tests", i, "texts_from_run", test=spec.name),

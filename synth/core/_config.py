@@ -63,10 +63,12 @@ def _expanded_size(node: yaml.Node, where: str, limit: int = MAX_YAML_NODES) -> 
     use, memoised); refuse a recursive alias or a document beyond ``limit`` nodes."""
     sizes: dict[int, int] = {}
     active: set[int] = set()
+    aliased = [False]  # whether any node was reached twice (through an alias)
 
     def size(n: yaml.Node) -> int:
         key = id(n)
         if key in sizes:
+            aliased[0] = True
             return sizes[key]
         if key in active:
             raise ConfigError("YAML alias refers to itself (a recursive anchor)",
@@ -79,6 +81,14 @@ def _expanded_size(node: yaml.Node, where: str, limit: int = MAX_YAML_NODES) -> 
         elif isinstance(n, yaml.MappingNode):
             total += sum(size(k) + size(v) for k, v in n.value)
         active.discard(key)
+        if total > limit and not aliased[0]:  # large as written: no alias involved
+            items = len(n.value) if isinstance(n.value, list) else 0
+            raise ConfigError(
+                f"YAML document holds more than {limit:,} values (the "
+                f"{'list' if isinstance(n, yaml.SequenceNode) else 'mapping'} here has "
+                f"{items:,} items)", where=f"{where}, line {n.start_mark.line + 1}",
+                fix="keep long lists of values in a text file, one value a line (a suite "
+                    "lexicon reads one with 'file: values.txt'), or split the document")
         if total > limit:
             raise ConfigError(
                 f"YAML document expands to more than {limit:,} nodes through its aliases "
@@ -291,6 +301,8 @@ def _where(source: str, node: yaml.Node | None, loc: Sequence[int | str],
     field = format_loc(loc)
     override = _override_for(loc, overrides)
     if override is not None:  # the value came from the command line, not the file
+        if len(override) > 100:  # a huge value is not repeated whole in the message
+            override = override[:100] + "..."
         return f"-P {override}, field '{field}'"
     line = node_line(node, loc) if node is not None else None
     return f"{source}, field '{field}'" + (f", line {line}" if line else "")

@@ -81,7 +81,8 @@ def user_writes(path: str | os.PathLike[str]) -> Iterator[None]:
 
 def decode_text(data: bytes, path: str | os.PathLike[str], encoding: str = "utf-8",
                 *, kind: str = "file", field: str | None = None) -> str:
-    """Decode ``data`` read from ``path``; a byte sequence that is not ``encoding`` raises a
+    """Decode ``data`` read from ``path`` (a UTF-8 byte order mark is dropped); a byte
+    sequence that is not ``encoding`` raises a
     DataError naming the file, the byte offset and the encoding (and ``field``, the config
     field that sets the encoding, when there is one).
 
@@ -89,7 +90,7 @@ def decode_text(data: bytes, path: str | os.PathLike[str], encoding: str = "utf-
         DataError: the bytes are not valid ``encoding``, or the encoding is unknown.
     """
     try:
-        return data.decode(encoding)
+        text = data.decode(encoding)
     except LookupError:
         raise DataError(f"unknown encoding {encoding!r}", where=field or str(path),
                         fix="use a Python codec name such as utf-8, latin-1 or cp1252") from None
@@ -98,6 +99,15 @@ def decode_text(data: bytes, path: str | os.PathLike[str], encoding: str = "utf-
                + "; a binary file is not a valid input")
         raise DataError(f"{kind} is not valid {encoding} text (byte 0x{data[exc.start]:02x} at "
                         f"byte offset {exc.start})", where=str(path), fix=fix) from None
+    if text.startswith("\ufeff") and _is_utf8(encoding):
+        text = text[1:]  # a UTF-8 BOM (Excel writes one) is never part of a column name
+    return text
+
+
+def _is_utf8(encoding: str) -> bool:
+    import codecs
+
+    return codecs.lookup(encoding).name == "utf-8"
 
 
 def check_encoding(encoding: str) -> str:
@@ -135,6 +145,45 @@ def temp_writer(name: str) -> str | None:
     return parts[-2] if len(parts) >= 3 and "@" in parts[-2] else None
 
 
+def _check_file_path(path: Path, where: str) -> Path | None:
+    """Refuse a ``path`` that is a directory or lies under a file; return its nearest
+    existing folder."""
+    if path.is_dir():
+        raise DataError("cannot write: the path is a directory, not a file", where=where,
+                        fix="give a file path (e.g. a new name inside that directory)")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise DataError("cannot write: a parent of the path is a file, not a folder",
+                                where=where, fix=f"choose another path ({parent} is a file)")
+            return parent
+    return None
+
+
+def check_output_file(path: str | os.PathLike[str], *, flag: str) -> Path:
+    """Check, before any work, that an output file named on the command line (``flag``,
+    e.g. ``--junit``) can be written: not a directory, not under a file, in a writable
+    folder; a missing folder is created at write time only when its own parent exists
+    (a typo never creates a folder tree, e.g. at the file system's root).
+
+    Raises:
+        DataError: ``error: <what> (<flag> PATH): <fix>``.
+    """
+    path = Path(path)
+    where = f"{flag} {path}"
+    existing = _check_file_path(path, where)
+    folder = path.parent
+    if not folder.exists() and not folder.parent.is_dir():
+        raise DataError(f"cannot write: the folder {folder} does not exist, nor its parent "
+                        f"{folder.parent}", where=where,
+                        fix=f"create the folder first (mkdir -p {folder}), or write into an "
+                            f"existing folder")
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise DataError("cannot write: permission denied", where=where,
+                        fix=f"write to a folder you may write to ({existing} is not writable)")
+    return path
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[Any]]:
     """Open a temporary file next to ``path``; on success fsync and rename it onto ``path``.
@@ -149,16 +198,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
     ``path`` (see :func:`write_error`).
     """
     path = Path(path)
-    if path.is_dir():
-        raise DataError("cannot write: the path is a directory, not a file", where=str(path),
-                        fix="give a file path (e.g. a new name inside that directory)")
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise DataError("cannot write: a parent of the path is a file, not a folder",
-                                where=str(path), fix=f"choose another path ({parent} is a "
-                                                     f"file)")
-            break
+    _check_file_path(path, str(path))
     with user_writes(path):
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.~{_writer()}~", suffix=".tmp",

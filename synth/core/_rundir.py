@@ -142,6 +142,32 @@ class RunDir:
         finally:
             lock.release()
 
+    @contextlib.contextmanager
+    def stage_lock(self, stage: str, on_wait: Callable[[str], None] | None = None
+                   ) -> Iterator[None]:
+        """Hold ``stage``'s lock (``RUN/.locks/<stage>.lock``) for the block, so that two
+        processes running one stage on one run directory take turns: the second waits for
+        the first to finish, then finds the stage current instead of redoing it. Waits as
+        long as the other process works on the stage (an OS lock: a killed holder releases
+        it); ``on_wait`` is told once when it has to wait."""
+        from filelock import FileLock, Timeout
+
+        folder = self.path / ".locks"
+        with user_writes(folder):
+            folder.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(folder / f"{stage}.lock"))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            if on_wait is not None:
+                on_wait(f"waiting for another process's {stage} stage on this run directory "
+                        f"({folder / f'{stage}.lock'})")
+            lock.acquire()
+        try:
+            yield
+        finally:
+            lock.release()
+
     def read_manifest(self) -> dict[str, Any]:
         """Return the manifest, or raise RunDirError if it is missing or unreadable."""
         if not self.manifest_path.is_file():

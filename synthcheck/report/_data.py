@@ -85,6 +85,10 @@ class RunData(RunOutputs):
     """
 
     def __init__(self, path: str | Path) -> None:
+        if Path(path).exists() and not Path(path).is_dir():
+            raise RunDirError("the run path is a file, not a directory", where=str(path),
+                              fix="pass the directory `discover`, `generate` or `verify` "
+                                  "wrote (--run DIR)")
         if not Path(path).is_dir():
             raise RunDirError("the run directory does not exist", where=str(path),
                               fix="pass the directory `discover`, `generate` or `verify` "

@@ -8,18 +8,13 @@ algorithm itself living in ``synth``/``discovery``/``formalize``), append its ``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from synthcheck.stages import evaluate, focus, generate, mine, rank, report, score, verify
-from synthcheck.stages._base import (
-    LazyScorers,
-    Stage,
-    StageContext,
-    StageRun,
-    TaskModelSections,
-    scorer_sections,
-)
+from synthcheck.stages._base import Stage, StageContext, StageRun
+from synthcheck.stages._models import LazyScorers, TaskModelSections, scorer_sections
 
 if TYPE_CHECKING:
     from synthcheck._config import RunConfig
@@ -36,20 +31,21 @@ def stage_named(name: str) -> Stage[Any]:
     return STAGES[STAGE_NAMES.index(name)]
 
 
-def stage_hashes(cfg: RunConfig, run_dir: str | Path | None = None) -> dict[str, str | None]:
-    """Every stage's hash under ``cfg`` (on ``run_dir``'s corpus, for the stages that need
-    one; None where it cannot be known: no corpus, no suite, a stage that is off)."""
+def hash_of(cfg: RunConfig, run_dir: str | Path | None) -> Callable[[str], str | None]:
+    """``name -> hash`` of stage ``name`` under ``cfg`` on ``run_dir`` (its upstream stages'
+    hashes first, each from its declaration; None where it cannot be known: no corpus, no
+    suite, a stage that is off). Computed anew at each call, since a hash that covers the
+    corpus changes once the corpus is written."""
     path = Path(run_dir) if run_dir is not None else None
-    hashes: dict[str, str | None] = {}
-    for stage in STAGES:
+
+    def of(name: str) -> str | None:
+        stage = stage_named(name)
         s = stage.sections(cfg)
         if stage.off(s) is not None:
-            hashes[stage.name] = None
-            continue
-        hashes[stage.name] = stage.stage_hash(s, {u: hashes.get(u) for u in stage.upstream},
-                                              path)
-    return hashes
+            return None
+        return stage.stage_hash(s, {u: of(u) for u in stage.upstream}, path)
+    return of
 
 
 __all__ = ["LazyScorers", "STAGES", "STAGE_NAMES", "Stage", "StageContext", "StageRun",
-           "TaskModelSections", "scorer_sections", "stage_hashes", "stage_named"]
+           "TaskModelSections", "hash_of", "scorer_sections", "stage_named"]

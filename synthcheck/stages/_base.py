@@ -9,7 +9,7 @@ single-stage commands all go through these declarations, so the mapping from a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from synth.core import Executor, RunDir
 
 if TYPE_CHECKING:
-    from discovery import EvaluationConfig, ReferenceConfig, TaskModelConfig
-    from synth.core import LabelSpace
     from synthcheck._config import RunConfig
 
 S = TypeVar("S")
@@ -83,58 +81,3 @@ class Stage(Generic[S]):
     run: Callable[[S, StageContext], StageRun]
     off: Callable[[S], str | None] = lambda s: None
     when_off: Callable[[S, StageContext], dict[str, Any]] = lambda s, ctx: {}
-
-
-def scorer_sections(cfg: RunConfig) -> TaskModelSections:
-    """The sections every stage that loads or hashes task models reads."""
-    return TaskModelSections(labels=cfg.task.label_space, task_models=tuple(cfg.task_models),
-                             reference=cfg.reference, evaluation=cfg.evaluation)
-
-
-@dataclass(frozen=True)
-class TaskModelSections:
-    """The task models and what loading or hashing one needs: the labels, the reference
-    prompt (``fewshot:`` models) and the evaluation split (``demo:`` models)."""
-
-    labels: LabelSpace
-    task_models: tuple[TaskModelConfig, ...]
-    reference: ReferenceConfig
-    evaluation: EvaluationConfig
-
-    def model_hashes(self, task_models: Sequence[TaskModelConfig] | None = None) -> list[str]:
-        """Each task model's hash (``task_models`` default: all of them)."""
-        from discovery import task_model_hashes
-
-        return task_model_hashes(self.task_models if task_models is None else task_models,
-                                 labels=self.labels, reference=self.reference,
-                                 evaluation=self.evaluation)
-
-    def build(self, task_models: Sequence[TaskModelConfig] | None = None) -> dict[str, Any]:
-        """Load the task models (default: all of them) by name."""
-        from discovery import build_task_scorers
-
-        return build_task_scorers(self.task_models if task_models is None else task_models,
-                                  self.labels, reference=self.reference,
-                                  evaluation=self.evaluation)
-
-
-class LazyScorers(Mapping[str, Any]):
-    """The task models by name, each loaded on first lookup into ``built`` (a dict shared
-    with later stages), so a stage that needs only some loads only those."""
-
-    def __init__(self, models: TaskModelSections, built: dict[str, Any]) -> None:
-        self.models = models
-        self.built = built
-        self.names = [t.name for t in models.task_models]
-
-    def __getitem__(self, name: str) -> Any:
-        if name not in self.built:
-            tm = next(t for t in self.models.task_models if t.name == name)
-            self.built.update(self.models.build([tm]))
-        return self.built[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.names)
-
-    def __len__(self) -> int:
-        return len(self.names)

@@ -13,14 +13,8 @@ from discovery import RankingConfig
 from synth import SeedCorpusConfig
 from synth.core import section_hash
 from synthcheck._config import RunConfig
-from synthcheck.stages._base import (
-    Hashes,
-    Stage,
-    StageContext,
-    StageRun,
-    TaskModelSections,
-    scorer_sections,
-)
+from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
+from synthcheck.stages._models import TaskModelSections, scorer_sections
 
 
 @dataclass(frozen=True)

@@ -20,14 +20,8 @@ from discovery import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig,
 from synth import GeneratorConfig, SeedCorpusConfig
 from synth.core import config_hash
 from synthcheck._config import RunConfig
-from synthcheck.stages._base import (
-    Hashes,
-    Stage,
-    StageContext,
-    StageRun,
-    TaskModelSections,
-    scorer_sections,
-)
+from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
+from synthcheck.stages._models import TaskModelSections, scorer_sections
 from synthcheck.stages.generate import check_corpus
 
 if TYPE_CHECKING:
@@ -128,7 +122,7 @@ def focus_models(s: FocusSections, run_dir: str | Path,
             passes the ones it shares with evaluate and verify); default: build the ranked
             one alone.
     """
-    from discovery import FewShotReference, FocusModels, reference_calibrator
+    from discovery import FewShotReference, FocusModels, is_few_shot, reference_calibrator
     from synth import generator_backend
 
     labels = s.models.labels
@@ -146,7 +140,7 @@ def focus_models(s: FocusSections, run_dir: str | Path,
 
     def task(texts: list[str]) -> np.ndarray:
         scorer = task_scorer()
-        if str(tm.spec).startswith("fewshot:"):  # calibrated as the score stage did
+        if is_few_shot(tm.spec):  # calibrated as the score stage did
             cal = reference_calibrator(run_dir, labels, file=f"task-{tm.name}.jsonl")
             assert isinstance(scorer, FewShotReference), tm.spec
             raw = np.asarray(scorer.raw_logprobs(texts))

@@ -6,14 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from synthcheck._config import RunConfig
-from synthcheck.stages._base import (
-    Hashes,
-    Stage,
-    StageContext,
-    StageRun,
-    TaskModelSections,
-    scorer_sections,
-)
+from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
+from synthcheck.stages._models import TaskModelSections, scorer_sections
 from synthcheck.stages.generate import check_corpus
 
 

@@ -12,14 +12,8 @@ from discovery import TaskModelConfig
 from formalize import VerifyConfig
 from synth.core import output_dump, section_hash
 from synthcheck._config import RunConfig
-from synthcheck.stages._base import (
-    Hashes,
-    Stage,
-    StageContext,
-    StageRun,
-    TaskModelSections,
-    scorer_sections,
-)
+from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
+from synthcheck.stages._models import TaskModelSections, scorer_sections
 
 if TYPE_CHECKING:
     from formalize import Suite

@@ -171,3 +171,13 @@ def hard_ids(run_dir: Path) -> list[str]:
     from synth.core import read_jsonl
 
     return [r["id"] for r in read_jsonl(Path(run_dir) / "hard.jsonl")]
+
+
+def fake_generator(monkeypatch: Any, build: Any) -> None:
+    """Make ``build(generator_config)`` the one generator backend factory: stage 1's
+    (``synth._generate``) and the one the focus stage looks up (``synth``)."""
+    import synth
+    import synth._generate as gen
+
+    monkeypatch.setattr(gen, "generator_backend", build)
+    monkeypatch.setattr(synth, "generator_backend", build)

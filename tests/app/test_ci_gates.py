@@ -138,3 +138,47 @@ def test_diff_two_runs_of_one_model(files, capsys):
     assert "error: no verify result here" in capsys.readouterr().err
     assert main(["diff", str(files / "a")]) == 2
     assert "one result with 1 model(s): nothing to pair" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("case", ["directory", "under a file", "two missing folders"])
+def test_gate_output_paths_are_checked_before_any_scoring(files, capsys, case):
+    (files / "adir").mkdir()
+    (files / "afile").write_text("x")
+    path, message = {
+        "directory": (files / "adir", "cannot write: the path is a directory, not a file"),
+        "under a file": (files / "afile" / "j.xml",
+                         "cannot write: a parent of the path is a file, not a folder"),
+        "two missing folders": (files / "no" / "such" / "j.xml",
+                                f"cannot write: the folder {files}/no/such does not exist, "
+                                f"nor its parent {files}/no"),
+    }[case]
+    fix = {"directory": "give a file path (e.g. a new name inside that directory)",
+           "under a file": f"choose another path ({files / 'afile'} is a file)",
+           "two missing folders": f"create the folder first (mkdir -p {files}/no/such), or "
+                                  f"write into an existing folder"}[case]
+    for flag in ("--junit", "--markdown"):
+        assert verify(files, "r", "keyword", extra=[flag, str(path)]) == 2
+        assert capsys.readouterr().err == f"error: {message} ({flag} {path}): {fix}\n"
+        assert not (files / "r").exists() and not (files / "no").exists()
+
+
+def test_gate_output_into_one_missing_folder_is_created(files, capsys):
+    assert verify(files, "r", "keyword", extra=["--markdown", str(files / "out" / "s.md")]) == 0
+    assert (files / "out" / "s.md").read_text().startswith("#")
+
+
+def test_diff_of_results_that_share_no_test_is_an_error(files, capsys):
+    """Issue 19: "0 regressions" of two results that share no test passed --fail-on-regression."""
+    assert verify(files, "a", "keyword") == 0
+    (files / "other.yaml").write_text(SUITE.replace("name: toy", "name: other").replace(
+        "name: adj", "name: adj2").replace("name: negation", "name: neg2").replace(
+        "name: typo", "name: typo2"))
+    assert main(["verify", "--suite", str(files / "other.yaml"), "--run", str(files / "b"),
+                 "--sample", "30", "--model", "python:gate_models:keyword"]) == 0
+    capsys.readouterr()
+    a, b = files / "a" / "verify" / "toy" / "summary.json", \
+        files / "b" / "verify" / "other" / "summary.json"
+    assert main(["diff", str(files / "a"), str(files / "b"), "--fail-on-regression"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: the two results share no scored test (A: adj, negation, typo; B: adj2, neg2, "
+        f"typo2) ({a} {b}): compare results of the same suite (pick one with --suite NAME)\n")

@@ -151,7 +151,7 @@ def test_resume_with_changed_config_keeps_results(cfg_path: Path, tmp_path: Path
 
     import synth._generate as gen
 
-    monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
+    monkeypatch.setattr(gen, "generator_backend", lambda generator: FakeBackend())
     run = tmp_path / "r"
     assert main(["generate", "-c", str(cfg_path), "--run", str(run), "-q"]) == 0
     out = capsys.readouterr().out
@@ -202,7 +202,7 @@ def test_failed_start_does_not_lock_the_run_directory(
     assert not (run / "corpus").exists() or not any((run / "corpus").iterdir())
     import synth._generate as gen
 
-    monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
+    monkeypatch.setattr(gen, "generator_backend", lambda generator: FakeBackend())
     assert main(["generate", "-c", str(cfg_path), "--run", str(run), "-q"]) == 0
     assert "corpus complete" in capsys.readouterr().out
 
@@ -216,7 +216,7 @@ def test_bad_input_on_resume_keeps_existing_shards(
 
     import synth._generate as gen
 
-    monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
+    monkeypatch.setattr(gen, "generator_backend", lambda generator: FakeBackend())
     run = tmp_path / "r"
     assert main(["generate", "-c", str(cfg_path), "--run", str(run), "-q"]) == 0
     capsys.readouterr()
@@ -239,7 +239,7 @@ def test_merge_refuses_a_foreign_part_before_touching_the_output(
 
     import synth._generate as gen
 
-    monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
+    monkeypatch.setattr(gen, "generator_backend", lambda generator: FakeBackend())
     assert main(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "p0"),
                  "--shard", "0/2", "-q"]) == 0
     assert main(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "other"),
@@ -266,7 +266,7 @@ def done_run(cfg_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
     import synth._generate as gen
 
-    monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
+    monkeypatch.setattr(gen, "generator_backend", lambda generator: FakeBackend())
     run = tmp_path / "done"
     assert main(["generate", "-c", str(cfg_path), "--run", str(run), "-q", "--show", "0"]) == 0
     return run

@@ -29,3 +29,11 @@ def test_config_prints_resolved_config_with_hash(capsys) -> None:  # noqa: ANN00
     other = capsys.readouterr().out
     assert other.splitlines()[0] != out.splitlines()[0]
     assert other.splitlines()[5] == out.splitlines()[5]
+
+
+def test_config_run_must_be_a_run_directory(tmp_path, capsys) -> None:  # noqa: ANN001
+    path = tmp_path / "nope"
+    assert main(["config", "-c", str(REPO / "configs/sentiment.yaml"), "--run", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: not a run directory (--run {path}): give the directory a `synthcheck "
+        f"discover` or `generate` run wrote, or leave out --run\n")

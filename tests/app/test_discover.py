@@ -73,9 +73,7 @@ def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def _fake_generator(monkeypatch: pytest.MonkeyPatch) -> None:
-    import synth._generate as gen
-
-    monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
+    runbuilder.fake_generator(monkeypatch, lambda generator: FakeBackend())
     monkeypatch.syspath_prepend(str(HERE))
 
 
@@ -103,6 +101,12 @@ def test_rerun_skips_current_stages(cfg_path: Path, tmp_path: Path,
     assert first.stages == dict.fromkeys(STAGES, "ran")
     assert first.info["report"] == run / "report.html"
     assert (run / "summary.md").is_file()
+    from synthcheck.stages import STAGES as DECLARED
+
+    # Each declaration names the files its stage wrote.
+    missing = [str(p) for st in DECLARED for p in st.outputs(st.sections(cfg), run)
+               if not p.is_file()]
+    assert missing == []
     before = snapshot(run)
     again = discover(cfg, run, progress=False, log=lambda s: None)
     assert again.stages == dict.fromkeys(STAGES, "skipped (current)")
@@ -173,7 +177,8 @@ def test_kill_during_scoring_then_rerun(cfg_path: Path, tmp_path: Path) -> None:
         sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent / 'synth')!r}]
         from fakes import FakeBackend
         import synth._generate as gen
-        gen._build_backend = lambda cfg: FakeBackend()
+        import synth
+        gen.generator_backend = synth.generator_backend = lambda g: FakeBackend()
         from synthcheck import load_run_config
         from synthcheck._pipeline import discover
         discover(load_run_config({str(cfg_path)!r}), {str(tmp_path / 'killed')!r},
@@ -375,3 +380,80 @@ def test_fewshot_task_model_with_batch_calibration_and_a_suite_is_refused_first(
     with pytest.raises(ConfigError, match=r"toy use the reference prompt with batch calibration"):
         discover(cfg, tmp_path / "r", progress=False, log=lambda s: None)
     assert not (tmp_path / "r").exists()  # refused before any stage ran
+
+
+# -- a task model file retrained in place (issue 19) ------------------------------------------
+def _dump_skops(path: Path, flip: bool) -> None:
+    import skops.io as sio
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    texts, labels = ["good great best", "bad worst"], ["positive", "negative"]
+    if flip:  # model B: the same features, every label the other way round
+        labels = labels[::-1]
+    sio.dump(make_pipeline(CountVectorizer(), LogisticRegression()).fit(texts, labels), path)
+
+
+def test_a_task_model_file_retrained_in_place_is_never_current(
+        cfg_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "mine" / "model.skops"
+    model.parent.mkdir()
+    _dump_skops(model, flip=False)
+    cfg = yaml.safe_load(cfg_path.read_text())
+    cfg["task_models"] = [{"name": "toy", "spec": f"sklearn:{model}"}]
+    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    run = tmp_path / "r"
+
+    def discover_cli() -> tuple[str, str]:
+        assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q"]) == 0
+        out = capsys.readouterr().out
+        acc = [line for line in out.splitlines() if line.startswith("  toy ")]
+        assert len(acc) == 1, out
+        return out, acc[0]
+
+    def stage_hashes() -> dict[str, str]:  # `synthcheck config --run`'s stage hashes
+        assert main(["config", "--config", str(cfg_path), "--run", str(run)]) == 0
+        return {line.split()[1]: line.rsplit(" ", 1)[1]
+                for line in capsys.readouterr().out.splitlines()
+                if " stage hash (stage_hashes." in line}
+
+    _, acc_a = discover_cli()
+    hashes_a = stage_hashes()
+    _dump_skops(model, flip=True)  # retrained in place: same path, new bytes
+    hashes_b = stage_hashes()
+    assert [k for k in hashes_a if hashes_a[k] != hashes_b[k]] == [
+        "score", "rank", "mine", "focus", "evaluate", "verify"]  # report: from the manifest
+    out, acc_b = discover_cli()
+    for stage in ("score", "focus", "evaluate", "verify"):
+        assert f"[{stage}] ran in " in out, out
+    assert (acc_a[:24], acc_b[:24]) == ("  toy          acc 0.583", "  toy          acc 0.417")
+    reports = json.loads((run / "eval.json").read_text())["reports"]
+    assert acc_b.startswith(f"  toy          acc {reports['toy']['accuracy']:.3f}")
+
+
+def test_two_discovers_on_one_directory_do_each_stage_once(cfg_path: Path,
+                                                           tmp_path: Path) -> None:
+    """Issue 19: the second `discover` waits for the first's stage, then finds it current
+    (both used to redo score, focus, evaluate and verify)."""
+    script = textwrap.dedent(f"""
+        import json, sys
+        sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent / 'synth')!r}]
+        from fakes import FakeBackend
+        import synth._generate as gen
+        gen._build_backend = lambda cfg: FakeBackend()
+        from synthcheck import load_run_config
+        from synthcheck._pipeline import discover
+        r = discover(load_run_config({str(cfg_path)!r}), {str(tmp_path / 'r')!r},
+                     progress=False, log=lambda s: print(s, file=sys.stderr))
+        print(json.dumps(r.stages))
+    """)
+    env = {**os.environ, "TOY_DELAY": "0.3"}  # each task-model call is slow: the runs overlap
+    procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err for _, err in results]
+    stages = [json.loads(out.splitlines()[-1]) for out, _ in results]
+    for name in ("score", "rank", "mine", "focus", "evaluate", "verify"):
+        assert sorted(s[name] for s in stages) == ["ran", "skipped (current)"], (name, stages)
+    assert any("waiting for another process's" in err for _, err in results)

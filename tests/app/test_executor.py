@@ -95,14 +95,14 @@ def test_generate_and_score_with_ray_are_byte_identical(
         ray_cluster: Any, cfg_path: Path, local_run: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     # The workers hold the models, not this process: it never loads one.
+    import discovery._chunks
     import discovery._reference
-    import discovery._stages
     import synth._generate
 
     def no_local_model(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the driver loaded a model")
-    monkeypatch.setattr(synth._generate, "_build_backend", no_local_model)
-    monkeypatch.setattr(discovery._stages, "build_task_scorers", no_local_model)
+    monkeypatch.setattr(synth._generate, "generator_backend", no_local_model)
+    monkeypatch.setattr(discovery._chunks, "build_task_scorers", no_local_model)
     monkeypatch.setattr(discovery._reference.FewShotReference, "from_config", no_local_model)
 
     run = tmp_path / "r"
@@ -180,6 +180,24 @@ def test_ray_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
                                                 r"\(executor\.kind\): pip install "
                                                 r"\"synthcheck\[ray\]\""):
         make_executor(ExecutorConfig(kind="ray"))
+
+
+def test_an_unreachable_ray_address_is_refused_in_seconds() -> None:
+    """Issue 19: a Ray address nothing answers on took Ray 23 s of retries to refuse."""
+    import socket
+    import time
+
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens on it
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    start = time.perf_counter()
+    with pytest.raises(ConfigError) as info:
+        make_executor(ExecutorConfig(kind="ray", address=f"127.0.0.1:{port}"))
+    assert time.perf_counter() - start < 5
+    assert info.value.format() == (
+        f"cannot reach the Ray cluster at '127.0.0.1:{port}' (Connection refused within 3 s) "
+        f"(executor.address): start it (`ray start --head` on its head node), check the host "
+        f"and port, or leave executor.address empty to start Ray here")
 
 
 def test_local_executor_keeps_one_state_and_pulls_lazily() -> None:

@@ -20,7 +20,7 @@ import runbuilder  # noqa: E402
 from conftest import build_tiny_llama  # noqa: E402
 from fakes import FakeBackend  # noqa: E402
 
-from discovery._focus import contains_ngram  # noqa: E402
+from discovery._focus_rounds import contains_ngram  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
@@ -60,7 +60,6 @@ def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
 @pytest.fixture
 def backends(monkeypatch: pytest.MonkeyPatch) -> list[FakeBackend]:
     """Every generator backend built (stage 1's and the focus stage's), in order."""
-    import synth._generate as gen
 
     built: list[FakeBackend] = []
 
@@ -68,7 +67,7 @@ def backends(monkeypatch: pytest.MonkeyPatch) -> list[FakeBackend]:
         built.append(FakeBackend())
         return built[-1]
 
-    monkeypatch.setattr(gen, "_build_backend", build)
+    runbuilder.fake_generator(monkeypatch, build)
     monkeypatch.syspath_prepend(str(HERE))
     return built
 

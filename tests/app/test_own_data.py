@@ -209,3 +209,30 @@ def test_tiny_inputs_are_not_checked():
 
     assert shot_domain_check(["a great film"], ["x"] * 100) is None  # 2 shot content words
     assert shot_domain_check(["a gorgeous witty moving film stays"], ["x y z"] * 10) is None
+
+
+def test_a_bom_and_a_wrong_encoding_are_named(tmp_path, capsys):
+    """Issue 19: a UTF-8 BOM never breaks the first column's name; a wrong --encoding that
+    garbles the columns is named as the fix, not --text-field."""
+    data = tmp_path / "gold.csv"
+    data.write_bytes(b"\xef\xbb\xbftext,label\nA good film.,positive\nA dull film.,negative\n")
+    cfg = write_config(tmp_path / "c.yaml")
+    assert evaluate("-c", cfg, "--data", data) == 0, capsys.readouterr().err
+    assert "evaluation set: 2 examples: negative 1, positive 1" in capsys.readouterr().out
+    data.write_bytes(b"text,label\nA good film.,positive\nA dull movie.,negative\n")  # even
+    assert evaluate("-c", cfg, "--data", data, "--encoding", "utf-16") == 2
+    err = capsys.readouterr().err
+    columns = data.read_bytes().decode("utf-16")  # no newline or comma: one garbled column
+    assert err == (f"error: CSV has no column 'text' (its columns: {columns}) ({data}): the file "
+                   f"is utf-8, with a column 'text': set evaluation.encoding (--encoding) to "
+                   f"utf-8, or leave it unset\n")
+
+
+def test_a_size_larger_than_the_file_is_said(tmp_path, capsys):
+    """Issue 19: `evaluate --size 1000` on a 2-row file silently used 2."""
+    data = tmp_path / "gold.csv"
+    data.write_text("text,label\nA good film.,positive\nA dull film.,negative\n")
+    cfg = write_config(tmp_path / "c.yaml")
+    assert evaluate("-c", cfg, "--data", data, "--size", "1000") == 0
+    assert ("evaluation set: 2 examples (all of them; evaluation.size asks for 1,000): "
+            "negative 1, positive 1\n") in capsys.readouterr().out

@@ -52,3 +52,30 @@ def test_joblib_is_refused_with_how_to_convert(files, capsys):
     assert ".joblib files are pickles" in err and "sio.dump(joblib.load(" in err
     assert f"sklearn:{files / 'model.skops'}" in err
     assert not (files / "run").exists()
+
+
+def test_a_python_model_that_raises_is_exit_2_naming_it(files, capsys):
+    (files / "raising_model.py").write_text(
+        "def predict(texts):\n    raise RuntimeError('weights not found\\nsecond line')\n")
+    assert verify(files, "python:raising_model:predict") == 2
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "error: the task model raised RuntimeError: weights not found on a batch of "
+        "10 texts (python:raising_model:predict): fix the model's code (call it on a list of "
+        "texts in Python to see the traceback)\n")
+    assert [p for p in (files / "run").rglob("*") if p.is_file()] == []
+
+
+@pytest.mark.parametrize("label_map,message", [
+    ("A=negative,B=negative",
+     "label_map {A: negative, B: negative} maps no model label to ['positive'] (every task "
+     "label needs one) (python:ab_model:predict): map each task label from one of the model's "
+     "labels, e.g. label_map: {A: negative, B: positive}"),
+    ("A=negative,B=positive,foo=negative",
+     "label_map {A: negative, B: positive, foo: negative} names ['foo'], which the model does "
+     "not have (its labels: ['A', 'B']) (python:ab_model:predict): map the model's own labels, "
+     "e.g. label_map: {A: negative, B: positive}"),
+])
+def test_a_label_map_that_does_not_fit_the_model_is_named(files, capsys, label_map, message):
+    assert verify(files, "python:ab_model:predict", "--label-map", label_map) == 2
+    assert capsys.readouterr().err == f"error: {message}\n"

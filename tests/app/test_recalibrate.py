@@ -58,9 +58,7 @@ def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def _fake_generator(monkeypatch: pytest.MonkeyPatch) -> None:
-    import synth._generate as gen
-
-    monkeypatch.setattr(gen, "_build_backend", lambda cfg: FakeBackend())
+    runbuilder.fake_generator(monkeypatch, lambda generator: FakeBackend())
     monkeypatch.syspath_prepend(str(HERE))
 
 

@@ -485,3 +485,15 @@ def test_findings_block_shows_confirmed_patterns_first(tmp_path: Path) -> None:
     assert "Findings: top mined n-grams (not confirmed)" in findings
     assert "blown away by" in findings or "blown away" in findings
     assert "may be anecdotes" in findings and "0.75 [0.53, 0.89]" not in findings
+
+
+def test_report_of_a_file_says_it_is_a_file(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 19: `report --run FILE` said the directory "does not exist"."""
+    path = tmp_path / "notes.txt"
+    path.write_text("x")
+    assert main(["report", "--run", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: the run path is a file, not a directory ({path}): pass the directory "
+        f"`discover`, `generate` or `verify` wrote (--run DIR)\n")
+    assert path.read_text() == "x"

@@ -369,13 +369,29 @@ def test_suite_names_that_are_not_plain_file_names(work, capsys, name) -> None:
     ("lexicon_rel", r"the file \.\./secret.txt is outside the suite's folder"),
     ("lexicon_abs", r"the suite names a file by an absolute path \(.*secret.txt\)"),
     ("texts_file", r"the file \.\./secret.txt is outside the suite's folder .*texts_file"),
+    ("lexicon_files_rel", r"the file \.\./secret.yaml is outside the suite's folder "
+                          r".*lexicon_files.0, line"),
+    ("lexicon_files_abs", r"the suite names a file by an absolute path \(.*secret.yaml\); "
+                          r".*lexicon_files.0, line"),
+    ("texts_from_run_abs", r"the suite names a run by an absolute path \(.*/run\); a suite "
+                           r"may only name runs relative to its own file \(.*texts_from_run"),
 ])
 def test_suite_files_outside_the_suite_folder(tmp_path, capsys, field, pattern) -> None:
     (tmp_path / "secret.txt").write_text("TOP SECRET LINE\n")
+    (tmp_path / "secret.yaml").write_text("THING: [TOP SECRET LINE]\n")
+    make_run(tmp_path / "run")
     folder = tmp_path / "suites"
     folder.mkdir()
     suite = dict(SUITE)
-    if field == "lexicon_rel":
+    if field.startswith("lexicon_files"):
+        suite["lexicons"] = {}
+        suite["lexicon_files"] = ["../secret.yaml" if field.endswith("rel")
+                                  else str(tmp_path / "secret.yaml")]
+    elif field == "texts_from_run_abs":
+        suite["tests"] = [{"name": "g", "capability": "Fairness", "type": "group",
+                           "texts_from_run": str(tmp_path / "run"),
+                           "words": {"a": ["film"], "b": ["story"]}}]
+    elif field == "lexicon_rel":
         suite["lexicons"] = {"THING": {"file": "../secret.txt"}}
     elif field == "lexicon_abs":
         suite["lexicons"] = {"THING": {"file": str(tmp_path / "secret.txt")}}

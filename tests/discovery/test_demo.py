@@ -98,8 +98,7 @@ def test_trained_demo_model_loads_through_the_demo_spec(no_training):
 
 
 def test_the_demo_spec_follows_the_config_split(no_training):
-    from discovery import ReferenceConfig
-    from discovery._stages import build_task_scorers
+    from discovery import ReferenceConfig, build_task_scorers
     from synth.core import LabelSpace
 
     train_demo_model(seed=5, holdout_fraction=0.3, limit=300)

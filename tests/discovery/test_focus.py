@@ -8,14 +8,14 @@ import random
 import numpy as np
 import pytest
 
+from discovery import FocusBase, FocusModels, run_focus_rounds
 from discovery._config import FocusConfig
-from discovery._focus import (
+from discovery._focus_rounds import (
     confirm_candidates,
     contains_ngram,
     focus_queries,
     select_candidates,
 )
-from discovery._focus_stage import FocusBase, FocusModels, run_focus
 from synth import GeneratorConfig
 from synth.core import DataError, LabelSpace, derive_seed
 from synth.engines import Generation
@@ -95,7 +95,7 @@ def _run(tmp_path, cfg=None, **kw):
     base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=hard, upstream="u")
     cfg = cfg or FocusConfig(budget=40, candidates=3)
     gen = GeneratorConfig(segment={"min_words": 4, "max_words": 40})
-    out = run_focus(tmp_path, cfg, LABELS, generator=gen, seed_docs=DOCS, base=base,
+    out = run_focus_rounds(tmp_path, cfg, LABELS, generator=gen, seed_docs=DOCS, base=base,
                     models=models, progress=False, **kw)
     return out, backend
 
@@ -191,6 +191,6 @@ def test_unscored_base_is_refused(tmp_path):
     models = FocusModels(backend=WordBackend(), task=lambda t: t, reference=lambda t: t,
                          key="k")
     with pytest.raises(DataError, match="must be scored by both models"):
-        run_focus(tmp_path, FocusConfig(), LABELS, generator=GeneratorConfig(),
+        run_focus_rounds(tmp_path, FocusConfig(), LABELS, generator=GeneratorConfig(),
                   seed_docs=DOCS, base=base, models=models, progress=False)
     assert not (tmp_path / "manifest.json").exists()

@@ -246,7 +246,7 @@ def test_a_negative_prefix_alignment_is_refused():
     from pydantic import ValidationError
 
     with pytest.raises(ValidationError, match="align_prefix must be 'auto' or a number of "
-                                              "tokens >= 0"):
+                                              "tokens from 0 to 4,096"):
         ReferenceConfig(align_prefix=-1)
 
 

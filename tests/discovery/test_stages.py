@@ -238,8 +238,7 @@ def test_bad_input_leaves_the_run_directory_untouched(run_dir):
 
 
 def test_demo_and_fewshot_task_model_hashes_follow_what_they_depend_on():
-    from discovery import EvaluationConfig, ReferenceConfig
-    from discovery._stages import task_model_hash
+    from discovery import EvaluationConfig, ReferenceConfig, task_model_hash
 
     demo = TaskModelConfig(name="d", spec="demo:sentiment")
     py = TaskModelConfig(name="d", spec="python:mod:fn")
@@ -270,7 +269,7 @@ class ToyLLM:
 @pytest.mark.parametrize("calibration", ["batch", "contextual"])
 def test_fewshot_task_model_calibration_does_not_depend_on_chunking(tmp_path, monkeypatch,
                                                                     calibration):
-    import discovery._stages as stages
+    import discovery._chunks as stages
     from discovery import FewShotReference, ReferenceConfig
     from discovery._calibration import fit_calibration
 
@@ -323,7 +322,7 @@ def test_batch_calibrated_fewshot_scorer_refuses_piecewise_texts():
 
 
 def test_mine_run_does_not_build_a_ranker(run_dir, monkeypatch):
-    import discovery._stages as stages
+    import discovery._rank_mine as stages
     from discovery._ranking import divergence
 
     cfg = _cfg()

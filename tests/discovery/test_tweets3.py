@@ -82,7 +82,7 @@ def test_sentiment3_config_loads():
 def test_sentiment3_config_passes_the_up_front_checks():
     """`discover` checks every task model before any work; the 3-class demo model's labels are
     the tweets' three, not the movie reviews' two (this check once refused sentiment3.yaml)."""
-    from discovery._model_checks import check_task_model
+    from discovery import check_task_model
     from synth.core import ConfigError
 
     check_task_model("demo:sentiment3", list(LABELS3), where="task_models[0] (demo3)")

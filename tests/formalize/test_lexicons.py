@@ -109,3 +109,20 @@ def test_a_lexicon_file_name_ending_with_a_digit_is_refused(tmp_path):
                        r"\(<suite>, slots.ADJ2\)"):
         Suite.from_dict(suite_dict({"name": "t", "type": "mft", "template": "{NOUN}",
                                     "label": "positive"}, slots={"ADJ2": ["POS_ADJ"]}))
+
+
+def test_a_self_referencing_slot_alias_is_named_as_such(tmp_path):
+    """Issue 19: it read "slot alias 'A' names unknown lexicon 'A'"."""
+    import pytest as _pytest
+
+    from formalize import Suite
+    from synth.core import TemplateError
+
+    data = {"name": "s", "labels": ["a", "b"], "slots": {"A": ["A"]},
+            "tests": [{"name": "t", "type": "mft", "template": "x {A}", "label": "a"}]}
+    with _pytest.raises(TemplateError) as info:
+        Suite.from_dict(data, source="s.yaml")
+    assert info.value.format() == (
+        "slot alias 'A' names itself; an alias lists lexicons, not other aliases "
+        "(s.yaml, test 't', template): list the lexicons 'A' draws from (e.g. A: [POS_ADJ, "
+        "NEG_ADJ]), or rename the alias")

@@ -133,3 +133,20 @@ def test_verify_cli_samples_with_a_note_and_records_it(tmp_path, capsys, monkeyp
             (tmp_path / "run" / "verify" / "wide" / "cases.jsonl").read_text().splitlines()]
     assert Counter(r["test"] for r in rows) == {"grid": 20, "tiny": 10}
     assert "just good" in {r["text"] for r in rows}  # the 1-fill template kept
+
+
+def test_validate_and_verify_follow_one_rule_for_a_huge_test(tmp_path, capsys):
+    """Issue 19: validate refused a suite that verify samples (two answers to one suite)."""
+    import yaml
+
+    lex = {k: [f"{k.lower()}{i}" for i in range(300)] for k in ("A", "B", "C")}
+    data = suite_dict({"name": "huge", "type": "mft", "label": "positive",
+                       "template": "{A} {B} {C} good"}, lexicons=lex)
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["validate", "--suite", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "  huge  mft      General                  20,000  (sampled)\n" in out
+    assert ("note: test 'huge' expands to 27,000,000 cases; sampling 20,000 "
+            "(verify.max_cases_per_test; --sample N to choose)\n") in out
+    assert out.endswith("total: up to 20,000 cases (limit 100,000); ok\n")

@@ -51,3 +51,10 @@ def test_packaged_corpora() -> None:
     assert {d.label for d in rt} == {"negative", "positive"}
     with pytest.raises(DataError, match="did you mean 'imdb'"):
         load_movie_reviews("imbd")
+
+
+def test_a_utf8_bom_never_breaks_the_first_column(tmp_path: Path) -> None:
+    """Issue 19: Excel's BOM was read into the first column's name (``\\ufefftext``)."""
+    (tmp_path / "a.csv").write_bytes(b"\xef\xbb\xbftext,label\nA good film,positive\n")
+    docs = load_seed_corpus(SeedCorpusConfig(source=str(tmp_path / "a.csv")))
+    assert [d.text for d in docs] == ["A good film"]

@@ -406,3 +406,21 @@ def test_cache_folder_problems(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     assert not (tmp_path / "nonexistent").exists()
     monkeypatch.setenv("SYNTHCHECK_CACHE", str(tmp_path / "cache"))
     assert cache_dir() == tmp_path / "cache" and (tmp_path / "cache").is_dir()
+
+
+def test_a_long_list_is_not_called_an_alias_bomb() -> None:
+    """Issue 19: a lexicon of 1,000,000 values written out was called an "alias bomb"."""
+    import yaml
+
+    from synth.core._config import _expanded_size
+
+    node = yaml.compose("name: big\nlexicons:\n  THING: [a, b, c, d, e, f, g, h, i, j, k]\n")
+    with pytest.raises(ConfigError) as info:
+        _expanded_size(node, "s.yaml", limit=10)
+    assert info.value.format() == (
+        "YAML document holds more than 10 values (the list here has 11 items) "
+        "(s.yaml, line 3): keep long lists of values in a text file, one value a line (a "
+        "suite lexicon reads one with 'file: values.txt'), or split the document")
+    bomb = yaml.compose("a: &a [x, x, x]\nb: [*a, *a, *a]\n")
+    with pytest.raises(ConfigError, match=r"expands to more than 10 nodes through its aliases"):
+        _expanded_size(bomb, "s.yaml", limit=10)

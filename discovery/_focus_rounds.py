@@ -145,13 +145,6 @@ def keep_sentences(candidate: str, queries: Sequence[FocusQuery], raw: Sequence[
     return out
 
 
-def generate_sentences(candidate: str, queries: Sequence[FocusQuery], backend: Backend,
-                       generator: GeneratorConfig, seen: set[str]) -> list[dict[str, Any]]:
-    """:func:`generate_raw` then :func:`keep_sentences` for one candidate."""
-    return keep_sentences(candidate, queries, generate_raw(queries, backend, generator),
-                          generator, seen)
-
-
 def failures(task: np.ndarray, reference: np.ndarray, rule: str, *, metric: str = "abs_top",
              threshold: float | None = None, require_disagreement: bool = False) -> np.ndarray:
     """Per-row failure indicator: top-label disagreement, or the hard-subset rule

@@ -1,12 +1,17 @@
-"""`synthcheck score`, `rank`, `mine` and `focus`: stage 2, the hard subset, its n-grams and
-the focus rounds that test them."""
+"""`synthcheck score`, `rank`, `mine` and `focus`: the stage-2 commands, one stage
+declaration each (``synthcheck.stages``): the scores, the hard subset, its n-grams and the
+focus rounds that test them."""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, Any
 
 from synthcheck._cli_common import add_config_args, load_args_config, warn_if_shots_off_domain
 from synthcheck._executors import EXECUTOR_FLAG, add_executor_arg
+
+if TYPE_CHECKING:
+    from synthcheck._config import RunConfig
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -15,20 +20,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                                    "RUN/scores/reference.jsonl (resumable in chunks).")
     add_config_args(p)
     add_executor_arg(p)
-    p.set_defaults(func=run_score)
+    p.set_defaults(func=run_score_command)
 
     r = sub.add_parser("rank", help="rank sentences by divergence; write the hard subset",
                        description="Write RUN/hard.jsonl: the most divergent sentences.")
     add_config_args(r)
     r.add_argument("--top-k", type=int, help="hard subset size (overrides ranking.top_k)")
     r.add_argument("--show", type=int, default=10, help="print this many hard sentences")
-    r.set_defaults(func=run_rank)
+    r.set_defaults(func=run_rank_command)
 
     m = sub.add_parser("mine", help="mine n-grams over-represented in the hard subset",
                        description="Write RUN/ngrams.jsonl and RUN/ngrams.csv.")
     add_config_args(m)
     m.add_argument("--show", type=int, default=15, help="print this many n-grams")
-    m.set_defaults(func=run_mine)
+    m.set_defaults(func=run_mine_command)
 
     f = sub.add_parser(
         "focus", help="test the top mined n-grams on new sentences (adaptive focus rounds)",
@@ -41,85 +46,83 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                     "current. Runs even when focus.enabled is false (that only turns the "
                     "stage off in `discover`).")
     add_config_args(f)
-    f.set_defaults(func=run_focus)
+    f.set_defaults(func=run_focus_command)
 
 
-def run_score(args: argparse.Namespace) -> int:
-    from synthcheck._pipeline import score
+UP_TO_DATE = {"score": "scores are up to date ({sentences} sentences)",
+              "rank": "hard subset is up to date", "mine": "n-grams are up to date",
+              "focus": "focus rounds are up to date"}
+"""What each command prints when its stage is current (the report's fields filled in)."""
 
+
+def _run(args: argparse.Namespace, cfg: RunConfig, name: str) -> dict[str, Any] | None:
+    """Run the stage ``name`` of ``cfg`` on ``args.run`` (its declaration, as `discover`
+    does); print that it is up to date and return None when it was current, else return
+    its report."""
+    from synthcheck import _pipeline
+
+    report: dict[str, Any] = getattr(_pipeline, name)(cfg, args.run, **(
+        {"progress": not args.quiet} if name in ("score", "focus") else {}))
+    if report["skipped"]:
+        print(UP_TO_DATE[name].format(**report))
+        return None
+    return report
+
+
+def run_score_command(args: argparse.Namespace) -> int:
     cfg = load_args_config(args, EXECUTOR_FLAG)
     warn_if_shots_off_domain(cfg)
-    report = score(cfg, args.run, progress=not args.quiet)
-    if report["skipped"]:
-        print(f"scores are up to date ({report['sentences']} sentences)")
-    else:
+    if (report := _run(args, cfg, "score")) is not None:
         rate = report["sentences"] / max(report["seconds"], 1e-9)
         print(f"scored {report['sentences']} sentences in {report['seconds']:.1f} s "
               f"({rate:.1f} sentences/s): {args.run / 'scores'}")
     return 0
 
 
-def run_rank(args: argparse.Namespace) -> int:
-    from synth.core import iter_jsonl
-    from synthcheck._pipeline import rank
+def run_rank_command(args: argparse.Namespace) -> int:
+    from synthcheck._summary import head
 
     cfg = load_args_config(args, {"top_k": "ranking.top_k"})
-    report = rank(cfg, args.run)
-    if report["skipped"]:
-        print("hard subset is up to date")
-    else:
+    if (report := _run(args, cfg, "rank")) is not None:
         print(f"hard subset: {report['hard']} of {report['corpus']} sentences "
               f"({report['disagreements']} top-label disagreements in the corpus)")
         if report["hard"] == 0:
             print("note: the hard subset is empty (ranking.require_disagreement keeps only "
                   "sentences whose top labels differ); there is nothing to mine")
-    for i, rec in enumerate(iter_jsonl(args.run / "hard.jsonl")):
-        if i >= args.show:
-            break
+    for rec in head(args.run / "hard.jsonl", args.show):
         print(f"  {rec['rank']:>4} {rec['divergence']:.3f} task={rec['task_label']} "
               f"ref={rec['reference_label']}  {rec['text']}")
     return 0
 
 
-def run_mine(args: argparse.Namespace) -> int:
-    from synth.core import iter_jsonl
-    from synthcheck._pipeline import mine
+def run_mine_command(args: argparse.Namespace) -> int:
+    from synthcheck._summary import head
 
     cfg = load_args_config(args)
-    report = mine(cfg, args.run)
-    if report["skipped"]:
-        print("n-grams are up to date")
-    else:
+    m = cfg.mining
+    if (report := _run(args, cfg, "mine")) is not None:
         print(f"{report['ngrams']} n-grams from {report['hard']} hard sentences: "
-              f"{args.run / 'ngrams.jsonl'} (sorted by {cfg.mining.statistic})")
-    records = list(iter_jsonl(args.run / "ngrams.jsonl"))
-    if not records:
-        m = cfg.mining
+              f"{args.run / 'ngrams.jsonl'} (sorted by {m.statistic})")
+    if not head(args.run / "ngrams.jsonl", 1):
         print(f"no n-gram occurs in at least mining.min_support={m.min_support} hard sentences "
-              f"(of {report.get('hard', 'the')} hard sentences); lower it, e.g. "
+              f"(of {(report or {}).get('hard', 'the')} hard sentences); lower it, e.g. "
               f"-P mining.min_support={max(1, m.min_support - 1)}, or grow the hard subset "
               f"(more sentences, or a larger ranking.top_k or ranking.top_fraction)")
         return 0
     print(f"  {'ngram':<28} {'hard':>5} {'corpus':>6} {'z':>6} {'q':>8} {'disagree':>8}")
-    for i, rec in enumerate(records):
-        if i >= args.show:
-            break
+    for rec in head(args.run / "ngrams.jsonl", args.show):
         print(f"  {rec['ngram']:<28} {rec['hard_count']:>5} {rec['corpus_count']:>6} "
               f"{rec['z']:>6.2f} {rec['q_value']:>8.2g} {rec.get('disagreement_rate', 0):>8.2f}")
     return 0
 
 
-def run_focus(args: argparse.Namespace) -> int:
-    from synthcheck._pipeline import focus
+def run_focus_command(args: argparse.Namespace) -> int:
     from synthcheck._summary import focus_lines
 
-    cfg = load_args_config(args)
-    report = focus(cfg, args.run, progress=not args.quiet)
-    if report["skipped"]:
-        print("focus rounds are up to date")
-    else:
+    report = _run(args, load_args_config(args), "focus")
+    if report is not None:
         print(f"{report['candidates']} candidates, {report['sentences']} new sentences from "
               f"{report['prompts']} prompts in {report['seconds']:.1f} s: "
               f"{args.run / 'focus.jsonl'}")
-    print("\n".join(focus_lines(args.run, report)))
+    print("\n".join(focus_lines(args.run, report or {})))
     return 0

@@ -1,0 +1,194 @@
+"""The rank and mine stages on a run directory: the hard subset, and its n-grams.
+
+Each job takes the run directory, the task's :class:`~synth.core.LabelSpace` and the config
+sections it reads (never the whole run config), records its status and stage hash in the
+run manifest, and is skipped when already complete with the same hash. Scores are read and
+checked and the results computed before the manifest or a final output is touched, so bad
+input leaves the run directory unchanged.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from discovery._config import (
+    MiningConfig,
+    RankingConfig,
+    TaskModelConfig,
+)
+from discovery._data import read_corpus, read_score_file
+from discovery._mining import NgramMiner
+from discovery._ranking import DivergenceRanker, HardSubset, divergence
+from discovery._stage_hashes import mine_stage_hash, rank_stage_hash, stage_record
+from discovery._stage_state import (
+    check_upstream,
+    output_digests,
+    outputs_problem,
+    write_meta,
+)
+from discovery._task_models import ranked_task_name
+from synth.core import (
+    DataError,
+    LabelSpace,
+    RunDir,
+    atomic_open,
+    iter_jsonl,
+    write_jsonl,
+)
+
+
+def load_scores(run_dir: str | Path, *, labels: LabelSpace, task_name: str
+                ) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+    """Read the corpus and the task model ``task_name``'s and the reference's probabilities,
+    aligned (columns in ``labels`` order).
+
+    Raises:
+        DataError: a scores file is missing, names unknown ids, or misses corpus ids.
+    """
+    run = RunDir(run_dir)
+    ids, texts = read_corpus(run.path)
+    task = read_score_file(run.path / "scores" / f"task-{task_name}.jsonl", ids, labels)
+    ref = read_score_file(run.path / "scores" / "reference.jsonl", ids, labels)
+    return ids, texts, task, ref
+
+
+def _ranker(ranking: RankingConfig) -> DivergenceRanker:
+    r = ranking
+    return DivergenceRanker(r.metric, top_k=r.top_k, top_fraction=r.top_fraction,
+                            require_disagreement=r.require_disagreement)
+
+
+def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
+             task_models: Sequence[TaskModelConfig],
+             config_dump: Mapping[str, Any] | None = None,
+             score_hash: str | None = None) -> dict[str, Any]:
+    """Rank the scored corpus by divergence and write ``hard.jsonl`` (the hard subset).
+
+    Scores are read and checked and the hard subset is computed before the manifest or
+    ``hard.jsonl`` is touched, so bad input leaves the run directory unchanged.
+
+    Args:
+        run_dir: a run directory with complete scores.
+        labels: the task's labels.
+        ranking: the ranking section (metric, hard-subset size, which task model).
+        task_models: the configured task models (``ranking.task_model`` is one of them).
+        config_dump: the resolved run config to record in the manifest.
+        score_hash: the score stage hash the caller's config gives (see
+            :func:`score_stage_hash`); scores made with another one are refused.
+
+    Raises:
+        DataError: the scores are missing, incomplete, or were changed after scoring.
+        RunDirError: the scores were made with another config than ``score_hash``'s.
+    """
+    run = RunDir(run_dir)
+    upstream = check_upstream(run, "score", score_hash, what="scores", command="score")
+    rhash = rank_stage_hash(ranking, upstream)
+    out = run.path / "hard.jsonl"
+    if run.is_current("rank", rhash) and outputs_problem(run, "rank", [out]) is None:
+        return {"skipped": True, "stage_hash": rhash}
+    name = ranked_task_name(ranking, task_models)
+    ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=name)
+    ranker = _ranker(ranking).fit(task, ref)
+    hard = HardSubset.from_ranker(ranker, ids, texts, labels.list, task, ref)
+    run.open_stage(dict(config_dump) if config_dump is not None else
+                   stage_record(labels, task_models=list(task_models), ranking=ranking),
+                   "rank", rhash)
+    write_jsonl(out, hard.records)
+    write_meta(out, rhash, ranking=ranking.model_dump(mode="json"),
+                task_model=name, corpus=len(ids), hard=len(hard), stage="rank")
+    run.complete("rank", rhash, stage_hash=rhash, hard=len(hard), corpus=len(ids),
+                 disagreements=int(ranker.disagree_.sum()),
+                 digests=output_digests(run, [out]))
+    return {"skipped": False, "stage_hash": rhash, "hard": len(hard), "corpus": len(ids),
+            "disagreements": int(ranker.disagree_.sum())}
+
+
+def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
+             mining: MiningConfig, task_models: Sequence[TaskModelConfig],
+             config_dump: Mapping[str, Any] | None = None,
+             rank_hash: str | None = None) -> dict[str, Any]:
+    """Mine n-grams of the hard subset against the corpus; write ``ngrams.jsonl`` and
+    ``ngrams.csv`` sorted by ``mining.statistic``.
+
+    The n-grams are computed before the manifest or an output is touched, so bad input
+    (an empty hard subset, unknown ids) leaves the run directory unchanged.
+
+    Args:
+        run_dir: a run directory with a current hard subset.
+        labels: the task's labels.
+        ranking: the ranking section (the divergence metric, which task model).
+        mining: the mining section.
+        task_models: the configured task models.
+        config_dump: the resolved run config to record in the manifest.
+        rank_hash: the rank stage hash the caller's config gives (see
+            :func:`rank_stage_hash`); a hard subset ranked with another one is refused.
+
+    Raises:
+        DataError: the hard subset or the scores are missing or were changed.
+        RunDirError: the hard subset was ranked with another config than ``rank_hash``'s.
+    """
+    run = RunDir(run_dir)
+    upstream = check_upstream(run, "rank", rank_hash, what="hard subset", command="rank")
+    check_upstream(run, "score", None, what="scores", command="score")
+    mhash = mine_stage_hash(mining, upstream)
+    out_jsonl, out_csv = run.path / "ngrams.jsonl", run.path / "ngrams.csv"
+    if run.is_current("mine", mhash) and outputs_problem(run, "mine",
+                                                         [out_jsonl, out_csv]) is None:
+        return {"skipped": True, "stage_hash": mhash}
+    hard_path = run.path / "hard.jsonl"
+    hard_ids = [str(r["id"]) for r in iter_jsonl(hard_path)]
+    if not hard_ids:
+        raise DataError("cannot mine an empty hard subset", where=str(hard_path),
+                        fix="no sentence was kept by `synthcheck rank`; rank again with a "
+                            "larger ranking.top_k / top_fraction, or without "
+                            "ranking.require_disagreement")
+    ids, texts, task, ref = load_scores(run.path, labels=labels,
+                                        task_name=ranked_task_name(ranking, task_models))
+    # Full-corpus divergences and disagreements (the hard subset itself is hard.jsonl).
+    div = divergence(task, ref, ranking.metric)
+    disagree = task.argmax(axis=1) != ref.argmax(axis=1)
+    index = {cid: i for i, cid in enumerate(ids)}
+    unknown = [h for h in hard_ids if h not in index]
+    if unknown:
+        raise DataError(f"{len(unknown)} hard-subset ids are missing from the corpus "
+                        f"({', '.join(unknown[:3])})", where=str(hard_path),
+                        fix="rerun `synthcheck rank` on this run")
+    m = mining
+    miner = NgramMiner((m.ngram_min, m.ngram_max), min_support=m.min_support,
+                       statistic=m.statistic, test=m.test, prior_strength=m.prior_strength,
+                       stopwords=m.stopwords, drop_subsumed=m.drop_subsumed,
+                       max_examples=m.max_examples)
+    miner.fit(texts, [index[h] for h in hard_ids], ids=ids, divergence=div,
+              disagree=disagree)
+    records = miner.to_records()
+    run.open_stage(dict(config_dump) if config_dump is not None else
+                   stage_record(labels, task_models=list(task_models), ranking=ranking,
+                                mining=mining), "mine", mhash)
+    write_jsonl(out_jsonl, records)
+    _write_csv(out_csv, records)
+    write_meta(out_jsonl, mhash, mining=m.model_dump(mode="json"), hard=len(hard_ids),
+                corpus=len(ids), ngrams=len(records), stage="mine")
+    run.complete("mine", mhash, stage_hash=mhash, ngrams=len(records),
+                 digests=output_digests(run, [out_jsonl, out_csv]))
+    return {"skipped": False, "stage_hash": mhash, "ngrams": len(records),
+            "hard": len(hard_ids), "top": [r["ngram"] for r in records[:10]]}
+
+
+def _write_csv(path: Path, records: list[dict[str, Any]]) -> None:
+    if not records:
+        with atomic_open(path) as handle:
+            handle.write("ngram\n")
+        return
+    fields = list(records[0])
+    with atomic_open(path) as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        for rec in records:
+            row = dict(rec)
+            row["examples"] = " ".join(rec.get("examples", []))
+            writer.writerow(row)

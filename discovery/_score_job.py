@@ -1,0 +1,246 @@
+"""The score stage on a run directory: every corpus sentence scored by each task model and
+the few-shot reference.
+
+Scoring is resumable (see :mod:`discovery._chunks`): the final files are assembled
+(atomically) once every chunk exists. Bad input never changes what a run directory already
+holds: scoring marks itself ``running`` in the manifest while it works (a killed run shows
+it); if it fails with an error, the manifest is put back as it was (the final files are only
+written once everything is computed, so they are unchanged too).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from discovery._calibration import Calibrator
+from discovery._chunks import (
+    _ChunkRunner,
+    _reference_chunk_fn,
+    _remote,
+    _score_chunks,
+    _stage_calibration,
+    _task_chunk_fn,
+    _task_fn,
+)
+from discovery._config import (
+    EvaluationConfig,
+    ReferenceConfig,
+    TaskModelConfig,
+)
+from discovery._data import read_corpus
+from discovery._kinds import is_few_shot
+from discovery._protocols import TaskScorer
+from discovery._reference import FewShotReference
+from discovery._stage_checks import check_stage2
+from discovery._stage_hashes import (
+    _fingerprint,
+    raw_reference_hash,
+    raw_task_model_hash,
+    reference_hash,
+    score_stage_hash,
+    stage_record,
+    task_model_hash,
+)
+from discovery._stage_state import (
+    files_under,
+    manifest_bytes,
+    output_digests,
+    outputs_problem,
+    remove_new_files,
+    restore_manifest,
+    write_meta,
+)
+from discovery._task_models import _check_task_names, build_task_scorers
+from synth.core import (
+    ConfigError,
+    Executor,
+    LabelSpace,
+    RunDir,
+    SynthcheckError,
+    config_hash,
+    write_jsonl,
+)
+
+
+def score_run(run_dir: str | Path, *, labels: LabelSpace,
+              task_models: Sequence[TaskModelConfig], reference: ReferenceConfig,
+              evaluation: EvaluationConfig, config_dump: Mapping[str, Any] | None = None,
+              task_scorers: Mapping[str, TaskScorer] | None = None,
+              reference_scorer: FewShotReference | None = None,
+              progress: bool = True, executor: Executor | None = None) -> dict[str, Any]:
+    """Score every corpus sentence with each task model and the reference.
+
+    Writes ``scores/task-<name>.jsonl`` ``{"id", "probs"}`` and ``scores/reference.jsonl``
+    ``{"id", "probs", "logprobs"}`` (probs calibrated, logprobs the raw label log-probs),
+    each with a ``.meta.json`` sidecar. Models are loaded only if some chunk needs them. The
+    reference's (and ``fewshot:`` task models') chunks are raw label log-probs, keyed
+    without the calibration settings, and the content-free inputs' raw log-probs are stored
+    whatever the method, so a rerun after changing only the calibration loads no model.
+    The final files are written only once every model has scored every chunk; an error
+    before that leaves the run directory's files (manifest included) as they were.
+
+    Args:
+        run_dir: the run directory (its corpus must exist).
+        labels: the task's labels.
+        task_models: the task models to score with (names must be unique).
+        reference: the few-shot reference's config (also the prompt of ``fewshot:`` models).
+        evaluation: the evaluation section (the split ``demo:`` models are trained on).
+        config_dump: the resolved run config to record in the manifest (default: the
+            sections above, see :func:`stage_record`).
+        task_scorers: already built task scorers by name (default: from ``task_models``).
+        reference_scorer: an already built FewShotReference (default: from ``reference``).
+        progress: show progress bars.
+        executor: scores the chunks on its workers, each holding one loaded model (default:
+            this process). Models given in ``task_scorers``/``reference_scorer`` stay here.
+            Chunks are written by this process, so the files are the same bytes.
+    """
+    if not task_models:
+        raise ConfigError("no task models to score", where="task_models",
+                          fix="add at least one task model (e.g. spec: demo:sentiment)")
+    _check_task_names(task_models)
+    run = RunDir(run_dir)
+    ids, texts = read_corpus(run.path)
+    fp = _fingerprint(ids, texts)
+    shash = score_stage_hash(labels=labels, task_models=task_models, reference=reference,
+                             evaluation=evaluation, corpus_fp=fp,
+                             upstream=run.stage_hash("generate"))
+    out_dir = run.path / "scores"
+    outputs = [out_dir / f"task-{t.name}.jsonl" for t in task_models] + [
+        out_dir / "reference.jsonl"]
+    if run.is_current("score", shash) and outputs_problem(run, "score", outputs) is None:
+        return {"skipped": True, "stage_hash": shash, "sentences": len(ids)}
+    names = labels.list
+    # Every spec, the prompt, shots and label words are checked before anything is written.
+    check_stage2(labels, task_models=task_models, reference=reference,
+                 built=list(task_scorers or {}), reference_built=reference_scorer is not None)
+    saved = manifest_bytes(run)
+    parts_before = files_under(out_dir)
+    record = dict(config_dump) if config_dump is not None else stage_record(
+        labels, reference=reference, task_models=list(task_models), evaluation=evaluation)
+    run.open_stage(record, "score", shash)
+    run.set_stage("score", "running", stage_hash=shash)
+    started = time.perf_counter()
+    try:
+        task_probs, raw, calib, task_calib = _score_all(
+            ids, texts, out_dir, labels=labels, task_models=task_models, reference=reference,
+            evaluation=evaluation, task_scorers=task_scorers, reference_scorer=reference_scorer,
+            progress=progress, executor=executor)
+    except SynthcheckError:
+        # Bad input (a model's bad output, a model that cannot load): every byte back.
+        restore_manifest(run, saved)
+        remove_new_files(out_dir, parts_before)
+        raise
+    except Exception:
+        # Anything else (out of memory, a bug): the chunks scored so far are kept for a
+        # rerun, the manifest is put back.
+        restore_manifest(run, saved)
+        raise
+    for tm, probs in zip(task_models, task_probs, strict=True):
+        path = out_dir / f"task-{tm.name}.jsonl"
+        write_jsonl(path, ({"id": i, "probs": dict(zip(names, map(float, row), strict=True))}
+                           for i, row in zip(ids, probs, strict=True)))
+        extra = {"calibration": _calib_info(task_calib[tm.name], names)} \
+            if tm.name in task_calib else {}
+        write_meta(path, task_model_hash(tm, labels=labels, reference=reference,
+                                          evaluation=evaluation),
+                    task_model=tm.model_dump(mode="json"),
+                    labels=names, sentences=len(ids), stage="score", **extra)
+    probs = calib.predict_proba(raw) if len(raw) else raw
+    path = out_dir / "reference.jsonl"
+    write_jsonl(path, ({"id": i, "probs": dict(zip(names, map(float, p), strict=True)),
+                        "logprobs": dict(zip(names, map(float, lp), strict=True))}
+                       for i, p, lp in zip(ids, probs, raw, strict=True)))
+    write_meta(path, reference_hash(reference, labels),
+                reference=reference.model_dump(mode="json"), labels=names,
+                calibration=_calib_info(calib, names),
+                sentences=len(ids), stage="score")
+    seconds = time.perf_counter() - started
+    run.complete("score", shash, stage_hash=shash, sentences=len(ids),
+                 seconds=round(seconds, 2),
+                 outputs=[str(p.relative_to(run.path)) for p in outputs],
+                 digests=output_digests(run, outputs))
+    return {"skipped": False, "stage_hash": shash, "sentences": len(ids), "seconds": seconds}
+
+
+def _calib_info(calib: Any, labels: Sequence[str]) -> dict[str, Any]:
+    return {"method": calib.method, "average": calib.average,
+            "bias": dict(zip(labels, map(float, calib.bias_), strict=True))}
+
+
+def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: LabelSpace,
+               task_models: Sequence[TaskModelConfig], reference: ReferenceConfig,
+               evaluation: EvaluationConfig, task_scorers: Mapping[str, TaskScorer] | None,
+               reference_scorer: FewShotReference | None, progress: bool,
+               executor: Executor | None = None
+               ) -> tuple[list[np.ndarray], np.ndarray, Calibrator, dict[str, Calibrator]]:
+    """Every task model's probabilities, the reference's raw label log-probs, its fitted
+    calibrator and the ``fewshot:`` task models' calibrators; chunks already on disk are
+    reused, models are built only when needed."""
+    names = labels.list
+    scorers: dict[str, TaskScorer] = dict(task_scorers or {})
+    built: dict[str, TaskScorer] = {}
+
+    def get_scorer(name: str) -> TaskScorer:
+        if name not in scorers:
+            if not built:
+                built.update(build_task_scorers(task_models, labels, reference=reference,
+                                                evaluation=evaluation))
+            scorers[name] = built[name]
+        return scorers[name]
+
+    def lazy_task_fn(name: str) -> Callable[[list[str]], np.ndarray]:
+        # The scorer is built only when a chunk is not cached.
+        return lambda texts: _task_fn(get_scorer(name), names)(texts)
+
+    def raw_of(name: str, texts: list[str]) -> np.ndarray:
+        scorer = get_scorer(name)  # a fewshot: task model
+        assert isinstance(scorer, FewShotReference), name
+        return np.asarray(scorer.raw_logprobs(texts))
+
+    task_probs = []
+    task_calib: dict[str, Calibrator] = {}
+    for tm in task_models:
+        key = task_model_hash(tm, labels=labels, reference=reference, evaluation=evaluation)
+        parts = out_dir / ".parts" / f"task-{tm.name}"
+        raw_fn: Callable[[list[str]], np.ndarray] = functools.partial(raw_of, tm.name)
+        runner: _ChunkRunner | None = None
+        if executor is not None and tm.name not in scorers:  # on the executor's workers
+            runner, raw_fn = _remote(executor, f"task:{tm.name}:{key}", functools.partial(
+                _task_chunk_fn, tm, labels, reference, evaluation))
+        if is_few_shot(tm.spec):
+            # Like the reference: raw log-probs per chunk, calibrated once on all of them.
+            rkey = config_hash({"task_model": raw_task_model_hash(
+                tm, labels=labels, reference=reference, evaluation=evaluation),
+                "values": "raw_logprobs"})
+            raw_t = _score_chunks(tm.name, raw_fn, ids, texts, parts, rkey, progress, runner)
+            cal = _stage_calibration(reference, len(labels), raw_fn, raw_t, parts, rkey)
+            task_calib[tm.name] = cal
+            task_probs.append(cal.predict_proba(raw_t) if len(raw_t) else raw_t)
+            continue
+        task_probs.append(_score_chunks(
+            tm.name, lazy_task_fn(tm.name), ids, texts, parts, key, progress, runner))
+
+    ref_holder: list[FewShotReference | None] = [reference_scorer]
+
+    def get_reference() -> FewShotReference:
+        ref = ref_holder[0]
+        if ref is None:
+            ref = ref_holder[0] = FewShotReference.from_config(reference, names)
+        return ref
+
+    rkey = raw_reference_hash(reference, labels)
+    parts = out_dir / ".parts" / "reference"
+    ref_fn: Callable[[list[str]], np.ndarray] = lambda t: get_reference().raw_logprobs(t)  # noqa: E731
+    ref_runner: _ChunkRunner | None = None
+    if executor is not None and reference_scorer is None:
+        ref_runner, ref_fn = _remote(executor, f"reference:{rkey}",
+                                     functools.partial(_reference_chunk_fn, reference, labels))
+    raw = _score_chunks("reference", ref_fn, ids, texts, parts, rkey, progress, ref_runner)
+    calib = _stage_calibration(reference, len(labels), ref_fn, raw, parts, rkey)
+    return task_probs, raw, calib, task_calib
