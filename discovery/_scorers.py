@@ -163,7 +163,13 @@ class HFClassifierScorer:
 
 
 # Types a .skops task model may hold beyond skops' own defaults; nothing executable.
-TRUSTED_SKOPS_TYPES: list[str] = []
+TRUSTED_SKOPS_TYPES: list[str] = [
+    # CalibratedClassifierCV keeps its fitted calibrators in these private scikit-learn
+    # classes (arrays and estimators only, no code); skops does not trust them by default,
+    # and a user cannot list them on `verify --model` without knowing skops' internals.
+    "sklearn.calibration._CalibratedClassifier",
+    "sklearn.calibration._SigmoidCalibration",
+]
 
 
 class SklearnScorer:
@@ -172,9 +178,20 @@ class SklearnScorer:
     def __init__(self, estimator: Any, labels: Sequence[str], *,
                  label_map: Mapping[str, str] | None = None, name: str = "sklearn",
                  batch_size: int = 4096, where: str = "sklearn") -> None:
+        #: How the probabilities are made: ``predict_proba``, or for a model with only
+        #: ``decision_function`` (LinearSVC, RidgeClassifier...) the logistic sigmoid
+        #: (binary) or softmax (multi-class) of its decision scores: a monotone map, so the
+        #: top label is the model's own, but not calibrated probabilities.
+        self.probability = "predict_proba"
         if not hasattr(estimator, "predict_proba"):
-            raise ConfigError("the scikit-learn model has no predict_proba", where=where,
-                              fix="use a classifier with probabilities (e.g. LogisticRegression)")
+            if not hasattr(estimator, "decision_function"):
+                raise ConfigError(
+                    "the scikit-learn model has neither predict_proba nor decision_function",
+                    where=where, fix="use a classifier with probabilities (e.g. "
+                                     "LogisticRegression, or CalibratedClassifierCV around it)")
+            binary = len(estimator.classes_) == 2
+            self.probability = ("sigmoid of decision_function (uncalibrated)" if binary
+                                else "softmax of decision_function (uncalibrated)")
         self.estimator = estimator
         self.labels = list(labels)
         self.name = name
@@ -182,6 +199,21 @@ class SklearnScorer:
         self.where = where
         self.mapper = LabelMapper([str(c) for c in estimator.classes_], self.labels,
                                   label_map, where)
+
+    @property
+    def uncalibrated(self) -> bool:
+        """Whether the probabilities are a squashing of decision scores, not calibrated."""
+        return self.probability != "predict_proba"
+
+    def _proba(self, texts: list[str]) -> np.ndarray:
+        if not self.uncalibrated:
+            return np.asarray(self.estimator.predict_proba(texts))
+        scores = np.asarray(self.estimator.decision_function(texts), dtype=np.float64)
+        if scores.ndim == 1:  # binary: the score of classes_[1]
+            p1 = 1.0 / (1.0 + np.exp(-scores))
+            return np.column_stack([1.0 - p1, p1])
+        z = np.exp(scores - scores.max(axis=1, keepdims=True))
+        return z / z.sum(axis=1, keepdims=True)
 
     @classmethod
     def from_file(cls, path: str | Path, labels: Sequence[str], *,
@@ -208,7 +240,8 @@ class SklearnScorer:
             raise DataError(
                 f"refusing to load untrusted types {refused}", where=where,
                 fix="if you trust this file, list these types under the task model's "
-                    "trusted_types")
+                    "trusted_types (on the command line: verify --trusted-types "
+                    + ",".join(refused) + ")")
         try:
             estimator = sio.load(path, trusted=[t for t in untrusted if t in allowed])
         except Exception as exc:  # noqa: BLE001 - a damaged archive fails in many ways
@@ -222,7 +255,7 @@ class SklearnScorer:
             return []
         texts = join_pairs(texts)  # a pipeline takes strings: pairs joined
         batches = length_sorted_batches([len(t) for t in texts], self.batch_size)
-        parts = [np.asarray(self.estimator.predict_proba([texts[i] for i in idx]))
+        parts = [self._proba([texts[i] for i in idx])
                  for idx in batches]
         rows = np.empty((len(texts), *parts[0].shape[1:]), dtype=parts[0].dtype)
         for idx, part in zip(batches, parts, strict=True):

@@ -9,7 +9,7 @@ from typing import Any
 
 #: The fields of a failing case kept as an example.
 EXAMPLE_FIELDS = ("test", "model", "case_id", "text", "orig_text", "label", "pred", "orig_pred",
-                  "probs")
+                  "probs", "orig_probs")
 
 
 @dataclass

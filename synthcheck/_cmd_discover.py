@@ -22,9 +22,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="generate -> score -> rank -> mine -> focus -> evaluate -> verify -> report",
         description="Run the whole pipeline into --run DIR. Stages whose outputs are complete "
                     "and current (by config hash) are skipped, so a rerun after a crash or a "
-                    "suite edit redoes only what changed.")
+                    "suite edit redoes only what changed. Exit status 1 when a suite test's "
+                    "fail rate is above its gate (the test's max_fail_rate in the suite, else "
+                    "--max-fail-rate), the same rule as 'synthcheck verify'.")
     add_config_args(p)
     p.add_argument("--n", type=int, help="prompts to generate (default: generator.n)")
+    from synthcheck._cli_common import fraction
+
+    p.add_argument("--max-fail-rate", type=fraction, default=None, metavar="R",
+                   help="exit 1 when a model's fail rate on a suite test is above R (0-1); a "
+                        "test's own max_fail_rate in the suite wins (as for verify)")
     add_allow_outside_files(p)
     add_executor_arg(p)
     p.set_defaults(func=run)
@@ -39,7 +46,32 @@ def run(args: argparse.Namespace) -> int:
                       allow_outside_files=args.allow_outside_files)
     print()
     print(format_summary(cfg, result.run_dir, result.info))
-    return 0
+    return _gate(cfg, result.info.get("verify"), args.max_fail_rate,
+                 allow_outside_files=args.allow_outside_files)
+
+
+def _gate(cfg: RunConfig, verify: Any, max_fail_rate: float | None, *,
+          allow_outside_files: bool = False) -> int:
+    """The suite's gates on the verify stage's result, by `verify`'s rule: print one line
+    per (test, model) over its gate and return 1, else 0 (also without a suite)."""
+    import sys
+
+    if verify is None or not cfg.suite:
+        return 0
+    from formalize import VerifyResult, load_suite
+    from synthcheck._gates import apply_gates
+
+    if not hasattr(verify, "format_table"):  # skipped as current: its summary.json
+        verify = VerifyResult.from_summary_json(verify)
+    suite = load_suite(cfg.suite, allow_outside_files=allow_outside_files)
+    failed = apply_gates(suite, verify, max_fail_rate)
+    for r in failed:
+        print(f"gate exceeded: {r.test} [{r.model}] fail rate {r.fail_rate:.3f} > {r.gate:g}",
+              file=sys.stderr)
+    if failed:
+        print(f"{len(failed)} gate(s) exceeded: exit status 1 (as 'synthcheck verify')",
+              file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _probs(p: dict[str, float]) -> str:
@@ -104,6 +136,9 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
                          f"{'' if dis is None else f'{dis:.2f}':>10}")
 
     lines += focus_lines(run_dir, info.get("focus"))
+    from synthcheck._summary import findings_lines
+
+    lines += findings_lines(run_dir)
     verify = info.get("verify")
     if verify is not None:
         lines.append("per-template results:")

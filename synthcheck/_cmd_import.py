@@ -40,7 +40,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--sample", type=positive_int, default=None, metavar="N",
                    help="write 'sample: N' on every imported test with templates (N seeded "
                         "fills per test instead of the full product)")
-    p.add_argument("--name", default=None, help="suite name (default: the output file's stem)")
+    p.add_argument("--suite-name", "--name", dest="name", default=None, metavar="SUITE",
+                   help="name of the written SUITE (default: the output file's stem)")
     p.add_argument("--out", required=True, help="suite YAML to write")
     p.set_defaults(func=run)
 

@@ -14,7 +14,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                                    "tagged sentences (lexicon words become placeholders) and "
                                    "print them ranked by how many sentences each covers. With "
                                    "--append-to SUITE --accept K, append draft K to SUITE.")
-    p.add_argument("--run", required=True, type=Path, metavar="DIR", help="run directory")
+    p.add_argument("--run", required=True, type=Path, metavar="DIR",
+                   help="run directory (required)")
     p.add_argument("--tag", default="task-model error",
                    help="use sentences with this tag (default: 'task-model error')")
     p.add_argument("--hypothesis", default=None,
@@ -23,13 +24,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--max-slots", type=positive_int, default=3,
                    help="placeholders per draft (default 3)")
     p.add_argument("--append-to", type=Path, default=None, metavar="SUITE",
-                   help="suite YAML to append the accepted draft to (created if missing)")
+                   help="suite YAML to append the accepted draft to (created if missing); "
+                        "when it exists, drafts use its own lexicons (its domain)")
     p.add_argument("--accept", type=int, default=None, metavar="K",
                    help="number of the draft to append (as listed, from 1)")
     p.add_argument("--label", default=None,
                    help="gold label of the appended test (default: the reference's label "
                         "of most covered sentences)")
-    p.add_argument("--name", default=None, help="name of the appended test")
+    p.add_argument("--test-name", "--name", dest="name", default=None, metavar="TEST",
+                   help="name of the appended TEST in the suite (not the suite's name)")
     p.add_argument("--capability", default="Discovered", help="capability of the appended test")
     p.set_defaults(func=run)
 
@@ -44,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
     )
     from synth.core import ConfigError, DataError
 
-    if (args.append_to is None) != (args.accept is None):
-        raise ConfigError("--append-to and --accept go together", where="--append-to/--accept",
+    if args.accept is not None and args.append_to is None:
+        raise ConfigError("--accept needs --append-to", where="--append-to/--accept",
                           fix="give both (e.g. --append-to suite.yaml --accept 1), or neither")
     run_data = RunOutputs(args.run)  # RunDirError without a manifest
     sentences = tagged_sentences(args.run, tag=args.tag, hypothesis=args.hypothesis)
@@ -54,11 +57,27 @@ def run(args: argparse.Namespace) -> int:
                         + (f" with hypothesis {args.hypothesis!r}" if args.hypothesis else ""),
                         where=str(args.run / "review" / "decisions.jsonl"),
                         fix="tag sentences in notebooks/review.ipynb (or ReviewLog.tag) first")
-    drafts = propose_templates(sentences, max_drafts=args.top, max_slots=args.max_slots)
+    lexicons = None
+    if args.append_to is not None and args.append_to.is_file():
+        from formalize import load_suite
+        from formalize.review._propose import suite_lexicons
+
+        # Drafts in the domain of the suite they go to: its own lexicons (AIRLINE, THING),
+        # not the built-in movie ones.
+        lexicons = suite_lexicons(load_suite(args.append_to))
+        if lexicons is not None:
+            print(f"lexicons of {args.append_to}: {', '.join(lexicons)}")
+    every = propose_templates(sentences, lexicons, max_drafts=10**6, max_slots=args.max_slots)
+    drafts = every[:args.top]
     print(f"{len(sentences)} sentence(s) tagged {args.tag!r}; {len(drafts)} draft(s), "
           f"most coverage first:")
     print(format_drafts(drafts) if drafts else
           "  (no lexicon word found in the tagged sentences: no drafts)")
+    from formalize.review._propose import uncovered
+
+    for sid in uncovered(sentences, every):
+        print(f"  no draft from {sid}: none of its words is in a lexicon where every value "
+              "fits" + (f" (lexicons: {', '.join(lexicons)})" if lexicons else ""))
     if args.accept is None:
         return 0
     if not 1 <= args.accept <= len(drafts):

@@ -14,7 +14,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                                    "`verify` alone. Sections whose inputs are missing are "
                                    "skipped with a note; a run with nothing to report is an "
                                    "error (exit status 2) that leaves existing files alone.")
-    p.add_argument("--run", required=True, type=Path, metavar="DIR", help="run directory")
+    p.add_argument("--run", required=True, type=Path, metavar="DIR",
+                   help="run directory (required)")
     p.add_argument("--out", type=Path, default=None,
                    help="where to write the HTML (default: RUN/report.html; summary.md beside it)")
     p.set_defaults(func=run)

@@ -1,6 +1,6 @@
-"""`synthcheck score`, `rank`, `mine` and `focus`: the stage-2 commands, one stage
-declaration each (``synthcheck.stages``): the scores, the hard subset, its n-grams and the
-focus rounds that test them."""
+"""`synthcheck score`, `rank`, `mine`, `focus` and `slices`: the stage-2 commands, one stage
+declaration each (``synthcheck.stages``): the scores, the hard subset, its n-grams, the
+focus rounds that test them, and the slices and findings beyond n-grams."""
 
 from __future__ import annotations
 
@@ -47,6 +47,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                     "stage off in `discover`).")
     add_config_args(f)
     f.set_defaults(func=run_focus_command)
+
+    s = sub.add_parser(
+        "slices", help="semantic slices, metadata slices, word occlusion; write findings.jsonl",
+        description="On a scored run: group the corpus by sentence embeddings "
+                    "(RUN/slices.jsonl), test surface properties such as length, '?', digits "
+                    "and negation (RUN/metadata.jsonl), delete each word and rescore "
+                    "(RUN/words.jsonl), then rank every finding of the run (n-grams, focus "
+                    "rounds, slices, words) into RUN/findings.jsonl. Each stage is skipped "
+                    "when current; stages turned off with slices.<stage>.enabled: false are "
+                    "skipped here too.")
+    add_config_args(s)
+    s.add_argument("--show", type=int, default=10, help="print this many findings")
+    s.set_defaults(func=run_slices)
 
 
 UP_TO_DATE = {"score": "scores are up to date ({sentences} sentences)",
@@ -125,4 +138,25 @@ def run_focus_command(args: argparse.Namespace) -> int:
               f"{report['prompts']} prompts in {report['seconds']:.1f} s: "
               f"{args.run / 'focus.jsonl'}")
     print("\n".join(focus_lines(args.run, report or {})))
+    return 0
+
+
+def run_slices(args: argparse.Namespace) -> int:
+    from synthcheck._pipeline import run_stage
+    from synthcheck._summary import findings_lines
+    from synthcheck.stages import stage_named
+
+    cfg = load_args_config(args)
+    for name in ("semantic", "metadata", "occlusion"):
+        stage = stage_named(name)
+        if stage.off(stage.sections(cfg)) is not None:
+            print(f"{name}: off")
+            continue
+        report = run_stage(cfg, name, args.run, progress=not args.quiet).info[name]
+        print(f"{name}: " + ("up to date" if report["skipped"]
+                             else f"{report['rows']} rows in {report['seconds']:.1f} s"))
+    report = run_stage(cfg, "findings", args.run).info["findings"]
+    state = "up to date" if report["skipped"] else f"{report['rows']} rows"
+    print(f"findings: {state}: {args.run / 'findings.jsonl'}")
+    print("\n".join(findings_lines(args.run, top=args.show)))
     return 0

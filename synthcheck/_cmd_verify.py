@@ -39,12 +39,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--label-map", default=None, metavar="MODEL=TASK,...",
                    help="rename the --model outputs' labels to the suite's, e.g. "
                         "LABEL_0=negative,LABEL_1=positive (or 0=negative,1=positive)")
+    p.add_argument("--trusted-types", default=None, metavar="TYPE,...",
+                   help="extra types a --model sklearn: .skops file may hold, comma-separated "
+                        "(only for a file you trust; scikit-learn's own types, "
+                        "CalibratedClassifierCV's included, are trusted already)")
     p.add_argument("--config", "-c", default=None, metavar="C",
                    help="run config: the suite's labels must be its task.labels; supplies "
                         "the task models, the suite and the held-out data when not given")
     p.add_argument("-P", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override one field of --config, e.g. -P evaluation.size=200")
-    p.add_argument("--run", required=True, help="run directory; writes verify/<suite>/")
+    p.add_argument("--run", required=True, metavar="DIR",
+                   help="run directory; writes verify/<suite>/ (required)")
     # Each of these overrides the config's verify: section (default: that section's value).
     p.add_argument("--sample", type=positive_int, default=None,
                    help="fills drawn per templated test (default: verify.sample, else all)")
@@ -234,10 +239,30 @@ def _load_scorers(args: argparse.Namespace, cfg: RunConfig | None, specs: Mappin
     # the config's held-out side does not overlap it).
     reference = cfg.reference if cfg is not None else None
     evaluation = cfg.evaluation if cfg is not None else None
+    from synth.core import ConfigError
+
+    trusted = [t.strip() for t in (args.trusted_types or "").split(",") if t.strip()]
     # Labels come from the suite; each model is named by its spec in every output.
-    return {name: load_task_scorer(spec, labels, name=name, reference=reference,
-                                   evaluation=evaluation, label_map=label_map)
-            for name, spec in specs.items()}
+    scorers = {}
+    for name, spec in specs.items():
+        try:
+            scorers[name] = load_task_scorer(spec, labels, name=name, reference=reference,
+                                             evaluation=evaluation, label_map=label_map,
+                                             trusted_types=trusted)
+        except ConfigError as exc:
+            if not (exc.fix or "").startswith("add label_map to the task model's config"):
+                raise
+            # On the command line the fix is the flag, not a config field.
+            pairs = exc.fix.split("label_map: {", 1)[1].rstrip("}").split(", ")
+            raise ConfigError(exc.what, where=exc.where,
+                              fix="pass --label-map "
+                                  + ",".join(p.replace(": ", "=") for p in pairs)
+                                  + " (model label=suite label, for each model label)") from None
+    for name, scorer in scorers.items():
+        if getattr(scorer, "uncalibrated", False):
+            print(f"note: {name} has no predict_proba; its probabilities are the "
+                  f"{scorer.probability}", file=sys.stderr)
+    return scorers
 
 
 def heldout_recall(cfg: RunConfig | None, scorers: Mapping[str, Any], labels: Sequence[str],

@@ -13,6 +13,7 @@ from discovery import (
     MiningConfig,
     RankingConfig,
     ReferenceConfig,
+    SlicesConfig,
     TaskModelConfig,
 )
 from formalize import VerifyConfig
@@ -42,6 +43,9 @@ class RunConfig(Stage1Config):
     """Adaptive focus rounds after mining: new sentences for the top candidates, scored by
     both models, each candidate's failure rate tested against the base corpus's (stage 2;
     on by default)."""
+    slices: SlicesConfig = Field(default_factory=SlicesConfig)
+    """Semantic slices, metadata slices and per-word occlusion over the whole scored corpus,
+    and the unified ranked ``findings.jsonl`` (stage 2; each on by default)."""
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     """Held-out evaluation of the task models and the reference (stage 2)."""
     suite: str | None = None

@@ -80,6 +80,8 @@ def gate_rows(result: VerifyResult, gates: Mapping[str, float | None],
             failures = int(r.failures) if r is not None else 0
             rate = float(r.fail_rate) if r is not None and r.fail_rate is not None else math.nan
             examples = sorted(by_key.get((test, model), []), key=_gold_prob)[:worst]
+            if info.get("checks"):  # a directional test: the direction it was held to
+                examples = [{**ex, "checks": info["checks"]} for ex in examples]
             rows.append(GateRow(test, info.get("capability", ""), info.get("type", ""), model,
                                 n, failures, rate, gates.get(test), examples))
     return rows
@@ -100,6 +102,12 @@ def _example_line(ex: Mapping[str, Any]) -> str:
     orig = (f" (original: {ex['orig_text']!r} -> {ex.get('orig_pred')})"
             if _given(ex.get("orig_text")) else "")
     gold = f"expected {ex['label']}, " if _given(ex.get("label")) else ""
+    if _given(ex.get("checks")):  # directional: no label was expected, a direction was
+        before = (ex.get("orig_probs") or {}) if isinstance(ex.get("orig_probs"), Mapping) else {}
+        label = ex.get("label")
+        moved = (f" ({float(before[label]):.2f} -> {float(probs[label]):.2f})"
+                 if isinstance(probs, Mapping) and label in before and label in probs else "")
+        gold = f"checked {ex['checks']}{moved}, "
     return f"{ex.get('text')!r}: {gold}predicted {ex.get('pred')} [{shown}]{orig}"
 
 

@@ -10,6 +10,7 @@ changed; the generation stage itself resumes shard by shard. The single-stage co
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -64,8 +65,9 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
     """Check every part of ``cfg`` that a later stage of `discover` would refuse, before
     anything is generated or written (in seconds: no LLM or transformers model is loaded):
     the stage-2 sections (task models, reference, ranking, evaluation data; see
-    :func:`discovery.check_stage2`) and the suite (schema, files, labels, case limit; a
-    suite that reads the corpus this run is to generate is checked without it).
+    :func:`discovery.check_stage2`), the semantic slices' encoder, and the suite (schema,
+    files, labels, case limit; a suite that reads the corpus this run is to generate is
+    checked without it).
 
     Raises:
         ConfigError / DataError / ModelNotAvailable / TemplateError: the first problem.
@@ -76,6 +78,10 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
     m = ev.models
     check_stage2(m.labels, task_models=m.task_models, reference=m.reference,
                  evaluation=m.evaluation.resolved(ev.corpus), ranking=ev.ranking)
+    if cfg.slices.semantic.enabled:  # the encoder is found (not loaded) before any work
+        from discovery import encoder_folder
+
+        encoder_folder(cfg.slices.semantic.encoder)
     vs = verify.sections(cfg)
     if not vs.suite:
         return
@@ -116,6 +122,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
     Raises:
         RunDirError: ``run_dir`` holds a corpus generated with another config.
     """
+    from synthcheck._estimate import estimate_line, record_rate
     from synthcheck._executors import make_executor
 
     check_before_work(cfg, allow_outside_files=allow_outside_files)  # before any worker starts
@@ -135,8 +142,13 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
                 result.stages[stage.name] = off
                 continue
             log(f"[{stage.name}] ...")
+            # An estimate before a long stage: its work x a rate measured here.
+            model, work = _stage_work(cfg, RunDir(run_dir), stage.name, n)
+            line = estimate_line(stage.name, model, work)
+            if line:
+                log(line)
             t0 = time.perf_counter()
-            if stage.name == "generate":  # shards are claimed one by one: shared work
+            if stage.shares_work:  # e.g. generation: shards are claimed one by one
                 done = stage.run(s, ctx)
             else:  # a second `discover` waits for this stage, then finds it current
                 with run.stage_lock(stage.name, on_wait=lambda m, st=stage.name:
@@ -146,8 +158,41 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
             result.stages[stage.name] = "ran" if done.ran else "skipped (current)"
             log(f"[{stage.name}] {result.stages[stage.name]} in "
                 f"{result.seconds[stage.name]:.1f}s")
+            if done.ran:
+                record_rate(stage.name, model, work, result.seconds[stage.name])
             result.info.update(done.info)
     return result
+
+
+def _stage_work(cfg: RunConfig, run: RunDir, stage: str, n: int | None) -> tuple[str, int]:
+    """The model doing a long stage's work and how much is left (0: nothing to estimate):
+    generate's prompts in unfinished shards, score's sentences unless the stage is complete,
+    focus's candidates x budget x rounds unless complete."""
+    status = (run.stage_status(stage) or {}).get("status") if run.path.is_dir() else None
+    if stage == "generate":
+        total = n if n is not None else cfg.generator.n
+        done = 0
+        for marker in (run.path / "corpus").glob("shard-*.done.json"):
+            try:
+                done += int(json.loads(marker.read_text(encoding="utf-8")).get("prompts", 0))
+            except (OSError, ValueError):
+                continue
+        return cfg.generator.model, max(0, total - done)
+    if status == "complete":
+        return "", 0
+    if stage == "score":
+        stats = run.path / "corpus" / "stats.json"
+        try:
+            kept = int(json.loads(stats.read_text(encoding="utf-8")).get("kept", 0))
+        except (OSError, ValueError):
+            kept = 0
+        return cfg.reference.model, kept
+    if stage == "focus" and cfg.focus.enabled:
+        f = cfg.focus
+        return cfg.generator.model, f.candidates * f.budget * f.rounds
+    return "", 0
+
+
 
 
 # --- one stage at a time (the `score`, `rank`, `mine`, `evaluate` and `verify` commands)

@@ -41,7 +41,7 @@ def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10)
             f"{entry.get('prompts', '?')} prompts{took}; {len(confirmed)} confirmed failure "
             f"pattern(s)")
     if base is not None:
-        head += f" (base failure rate {base:.2f})"
+        head += f" (failure: {_focus_rule(run_dir)}; base rate {base:.2f})"
     lines = [head + ":"]
     shown = confirmed[:top] if confirmed else rows[:min(3, top)]
     if not confirmed and rows:
@@ -50,6 +50,53 @@ def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10)
         rate = r.get("rate")
         rate_s = "n/a" if rate is None else (f"{rate:.2f} [{r['rate_lo']:.2f}, "
                                              f"{r['rate_hi']:.2f}]")
-        lines.append(f"  {str(r['ngram'])[:27]:<28} fails {r['failures']}/{r['n']} = {rate_s}"
-                     f" vs {r['base_rate']:.2f}  q={r['q_value']:.2g}")
+        lines.append(f"  {str(r['ngram'])[:27]:<28} [{r.get('source', 'ngram')}] fails "
+                     f"{r['failures']}/{r['n']} = {rate_s} vs {r['base_rate']:.2f}  "
+                     f"q={r['q_value']:.2g}")
+    return lines
+
+
+def _focus_rule(run_dir: Path) -> str:
+    """The failure rule ``focus.jsonl.meta.json`` records, in words."""
+    import json
+    from types import SimpleNamespace
+
+    from discovery import focus_rule_text
+
+    try:
+        meta = json.loads((run_dir / "focus.jsonl.meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        meta = {}
+    focus = meta.get("focus") or {}
+    return focus_rule_text(SimpleNamespace(failure=focus.get("failure", "disagreement"),
+                                           confidence=focus.get("confidence", 0.6)))
+
+
+def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
+    """The summary's findings block: what each slice stage found and took, then the top
+    ``top`` findings of ``findings.jsonl`` (one line each)."""
+    from synth.core import iter_jsonl
+
+    run = RunDir(run_dir)
+    parts = []
+    for stage, what in [("semantic", "semantic slices"), ("metadata", "metadata slices"),
+                        ("occlusion", "occlusion words")]:
+        e = run.stage_status(stage) or {}
+        if e.get("status") == "complete":
+            parts.append(f"{e.get('significant', 0)} significant {what} "
+                         f"({float(e.get('seconds', 0.0)):.1f}s)")
+    path = run_dir / "findings.jsonl"
+    entry = run.stage_status("findings") or {}
+    if not path.is_file() or entry.get("status") != "complete":
+        return []
+    rows = list(iter_jsonl(path))
+    head = (f"findings: {len(rows)} ({entry.get('confirmed', 0)} confirmed on new sentences); "
+            f"corpus failure: {entry.get('rule', '?')}, base rate "
+            f"{float(entry.get('base_rate', 0.0)):.2f}")
+    lines = [head + (f"; {', '.join(parts)}" if parts else "") + ":"]
+    for r in rows[:top]:
+        lines.append(f"  {r['id']} {r['kind']:<8} {str(r['name'])[:34]:<35} "
+                     f"{r['failures']}/{r['n']} = {r['rate']:.2f} [{r['low']:.2f}, "
+                     f"{r['high']:.2f}] vs {r['base_rate']:.2f}"
+                     f"{'  confirmed' if r['confirmed'] else ''}")
     return lines

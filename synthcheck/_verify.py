@@ -62,4 +62,9 @@ def run_verify(suite: Suite, scorers: Mapping[str, Any], verify_cfg: VerifyConfi
                             heldout_recall=recall, progress=progress)
     out = Path(out_dir)
     result = runner.run(suite, scorers, cases_path=out / "cases.jsonl")
+    # Models whose probabilities are squashed decision scores say so in summary.json.
+    uncalibrated = {name: s.probability for name, s in scorers.items()
+                    if getattr(s, "uncalibrated", False)}
+    if uncalibrated:
+        result.meta["uncalibrated"] = uncalibrated
     return result, result.write(out, chash)

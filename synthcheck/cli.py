@@ -8,10 +8,11 @@ Each command lives in its own ``synthcheck._cmd_*`` module exposing ``add_parser
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from synth.core import SynthcheckError
 
@@ -30,6 +31,7 @@ COMMAND_MODULES = [
     "synthcheck._cmd_import",
     "synthcheck._cmd_report",
     "synthcheck._cmd_propose",
+    "synthcheck._cmd_annotate",
 ]
 
 
@@ -46,6 +48,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def _library_bars(quiet: bool) -> Iterator[None]:
+    """Hide transformers' and huggingface_hub's own bars ("Loading weights") for one
+    command when it is quiet (``-q``) or draws no bars (stderr is not a terminal), and
+    restore them after: the libraries read ``HF_HUB_DISABLE_PROGRESS_BARS`` when imported,
+    and an imported transformers is switched off and on again."""
+    from synth.core import progress_enabled
+
+    if not quiet and progress_enabled():
+        yield
+        return
+    env = os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS")
+    os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    tf_logging = getattr(sys.modules.get("transformers.utils.logging"), "is_progress_bar_enabled",
+                         None) and sys.modules["transformers.utils.logging"]
+    was_on = bool(tf_logging and tf_logging.is_progress_bar_enabled())
+    if was_on:
+        tf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if env is None:
+            os.environ.pop("HF_HUB_DISABLE_PROGRESS_BARS", None)
+        else:
+            os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = env
+        if was_on:
+            tf_logging.enable_progress_bar()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit status (2 for user errors, printed without a traceback)."""
     parser = build_parser()
@@ -59,7 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        code = int(args.func(args) or 0)
+        with _library_bars(getattr(args, "quiet", False)):
+            code = int(args.func(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return code
     except BrokenPipeError:

@@ -1,9 +1,19 @@
 """Review and propose (stage 3): tag a run's hard sentences in an append-only decision log,
 then draft templates from the tagged sentences and append accepted drafts to a suite."""
 
+from formalize.review._annotate import (
+    annotation_items,
+    export_annotations,
+    import_annotations,
+)
 from formalize.review._drafts import append_tests, draft_suite, run_draft
 from formalize.review._log import DECISIONS, TAGS, ReviewLog, ReviewLogWarning
-from formalize.review._propose import TemplateDraft, format_drafts, propose_templates
+from formalize.review._propose import (
+    TemplateDraft,
+    format_drafts,
+    propose_templates,
+    suite_lexicons,
+)
 from formalize.review._session import DEFAULT_RUN, RUN_ENV, ReviewSession, tagged_sentences
 from formalize.review._widget import ReviewWidget
 
@@ -17,10 +27,14 @@ __all__ = [
     "ReviewSession",
     "ReviewWidget",
     "TemplateDraft",
+    "annotation_items",
     "append_tests",
     "draft_suite",
+    "export_annotations",
     "format_drafts",
+    "import_annotations",
     "propose_templates",
     "run_draft",
+    "suite_lexicons",
     "tagged_sentences",
 ]

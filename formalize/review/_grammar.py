@@ -15,17 +15,21 @@ _INITIALS = re.compile(r"^(?:[^\W\d_]\.)+[^\W\d_]?$")  # U.S., e.g.
 _CAMEL = re.compile(r"[a-z][A-Z]")
 _NUMBER = re.compile(r"^[$£€]?\d+(?:[.,:/]\d+)*(?:%|s|st|nd|rd|th)?$")
 _PUNCT_TOKENS = frozenset({"-", "–", "—", "...", "…", "&", "/"})
+_HANDLE = re.compile(r"^[@#][^\W_]\w*$")  # @united, #fail: a tweet's words
 _PAIRS = (('"', '"'), ("“", "”"), ("(", ")"), ("[", "]"), ("«", "»"))
 
 
 def _is_word_token(token: str) -> bool:
     """A word (letters or digits, with inner apostrophes or hyphens; initials such as
     "U.S."), a number, or a dash/ellipsis, with any quotes, brackets and punctuation around
-    it. Glued-together words ("its.uments", "site.com") and run-together capitalised words
-    ("dingDogShop": two or more lower-to-upper case changes; "YouTube" has one) are not."""
+    it; a social-media handle or hashtag (``@united``, ``#fail``). Glued-together words
+    ("its.uments", "site.com") and run-together capitalised words ("dingDogShop": two or
+    more lower-to-upper case changes; "YouTube" has one) are not."""
     if token in _PUNCT_TOKENS:
         return True
     core = token.lstrip(_OPENERS).rstrip(_CLOSERS)
+    if _HANDLE.match(core):
+        return True
     if not core or len(_CAMEL.findall(core)) >= 2:
         return False
     return bool(_WORD.match(core) or _INITIALS.match(core + ".") or _NUMBER.match(core))

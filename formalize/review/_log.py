@@ -69,7 +69,7 @@ class ReviewLog:
         if known and sid not in known:
             raise DataError(f"unknown sentence id {sid!r}", where=str(self.run_dir),
                             fix="tag an id from hard.jsonl or the corpus; "
-                                + did_you_mean(sid, sorted(known)))
+                                + closest_ids(sid, known))
         record = {"id": sid, "tag": tag,
                   "note": note or None, "hypothesis": (hypothesis or "").strip() or None,
                   "annotator": annotator or self.annotator,
@@ -193,3 +193,24 @@ def _bad_line(raw: bytes) -> bool:
     except DataError:
         return True
     return False
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance (insertions, deletions and substitutions cost 1)."""
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def closest_ids(sid: str, known: Iterable[str], n: int = 3) -> str:
+    """``did you mean 'a', 'b' or 'c'? (of 207 ids)``: the ``n`` known ids nearest ``sid`` by
+    edit distance (ties in id order), never the whole list."""
+    ids = sorted(known)
+    ranked = sorted(ids, key=lambda k: (_edit_distance(sid, k), k))[:n]
+    shown = [repr(k) for k in ranked]
+    said = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+    return f"did you mean {said}? (of {len(ids)} ids in the run)"

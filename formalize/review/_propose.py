@@ -275,4 +275,22 @@ def format_drafts(drafts: Sequence[TemplateDraft]) -> str:
     return "\n".join(lines)
 
 
-# -- trying and accepting drafts -------------------------------------------------------
+def suite_lexicons(suite: Any) -> dict[str, tuple[str, ...]] | None:
+    """The lexicons a suite defines itself (``lexicons:`` and ``lexicon_files``), the
+    domain ``propose`` drafts in when it appends to that suite; None for a suite that
+    defines none (drafts then use the built-in lexicons, as the suite does)."""
+    own = set(suite.spec.lexicons)
+    for rel in suite.spec.lexicon_files:
+        from formalize._lexicons import read_lexicon_yaml
+
+        own.update(read_lexicon_yaml(suite.base_dir / rel, {}))
+    names = [n for n in suite.lexicons.names() if n in own]
+    return {n: suite.lexicons.values(n) for n in names} if names else None
+
+
+def uncovered(sentences: Sequence[str | Mapping[str, Any]], drafts: Sequence[TemplateDraft]
+              ) -> list[str]:
+    """The ids (or texts) of tagged sentences no draft covers: none of their words is in a
+    lexicon, or none fits where it stands."""
+    seen = {i for d in drafts for i in d.ids}
+    return [str(sid) for sid, _, _ in _as_items(sentences) if sid not in seen]

@@ -59,7 +59,10 @@ def tagged_sentences(run_dir: str | Path, *, tag: str | None = "task-model error
         if h is not None:
             text, label = str(h["text"]), h.get("reference_label")
         else:
-            corpus = run.corpus_texts() if corpus is None else corpus
+            if corpus is None:  # the corpus, and the focus rounds' new sentences
+                from formalize.review._annotate import focus_texts
+
+                corpus = {**focus_texts(run.path), **run.corpus_texts()}
             if sid not in corpus:
                 raise DataError(f"decision names sentence id {sid!r}, which is not in the run",
                                 where=str(run.path / DECISIONS),

@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from synth.engines._hf_cache import cache_kwargs, output_cache
 from synth.engines._sampling import SamplingConfig
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -134,10 +135,10 @@ class GenerationLoop:
         import torch
 
         out = self.model(input_ids=batch.tokens, attention_mask=batch.mask,
-                         position_ids=batch.positions, past_key_values=batch.cache,
+                         position_ids=batch.positions, **cache_kwargs(self.model, batch.cache),
                          use_cache=True)
         self.forward_calls += 1
-        batch.cache = out.past_key_values
+        batch.cache = output_cache(out)
         go_on = self._take(batch.rows, out.logits[:, -1, :].float().cpu())
         nxt = [self.out[p][-1] if p >= 0 and go_on[r] else self.pad
                for r, p in enumerate(batch.rows)]
@@ -181,7 +182,7 @@ class GenerationLoop:
                 finished += 1
                 if self.on_done is not None:
                     self.on_done(1)
-        batch = _Batch(rows=rows, cache=out.past_key_values,
+        batch = _Batch(rows=rows, cache=output_cache(out),
                        mask=torch.cat([mask, torch.ones_like(mask[:, :1])], dim=-1),
                        positions=positions[:, -1:] + 1,
                        tokens=torch.tensor(nxt, dtype=torch.long).unsqueeze(-1).to(self.device),

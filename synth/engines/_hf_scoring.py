@@ -16,6 +16,7 @@ from typing import Any
 
 from synth.core._batching import length_sorted_batches
 from synth.core._errors import ConfigError
+from synth.engines._hf_cache import cache_kwargs, output_cache
 from synth.engines._planner import (
     PrefixAlignment,
     build_rows,
@@ -39,7 +40,7 @@ def _prefix_state(model: Any, prefix_ids: list[int]) -> tuple[Any, Any]:
             use_cache=True,
             logits_to_keep=1,
         )
-    cache = out.past_key_values
+    cache = output_cache(out)
     layers = [(layer.keys, layer.values) for layer in cache.layers]
     last = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
     return layers, last
@@ -154,7 +155,8 @@ def hf_label_logprobs(
                     input_ids=ids.to(device),
                     attention_mask=mask.to(device),
                     position_ids=position_ids.to(device),
-                    past_key_values=_batch_cache(model, layers, len(rows_b)) if layers else None,
+                    **cache_kwargs(model, _batch_cache(model, layers, len(rows_b))
+                                   if layers else None),
                     use_cache=layers is not None,
                     logits_to_keep=keep,
                 )

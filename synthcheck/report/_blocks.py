@@ -101,8 +101,16 @@ class ReportSection:
         return [b.id for b in self.blocks if isinstance(b, Figure)]
 
 
+class FailRate(float):
+    """A fail rate: shown as the terminal and summary tables show it (``12.5%``), sorted by
+    value, shaded green (0%) to red (100%)."""
+
+
 def fmt(x: Any, digits: int = 3) -> str:
-    """A value as the report shows it (floats to ``digits`` places, None and NaN as ``-``)."""
+    """A value as the report shows it (floats to ``digits`` places, None and NaN as ``-``;
+    a :class:`FailRate` as a percentage with one decimal, as ``verify`` prints it)."""
+    if isinstance(x, FailRate):
+        return "-" if math.isnan(x) else f"{100 * x:.1f}%"
     if isinstance(x, float):
         if math.isnan(x):
             return "-"
@@ -111,12 +119,14 @@ def fmt(x: Any, digits: int = 3) -> str:
 
 
 def cell(v: Any, shade: bool = False) -> Cell:
-    """A formatted cell; numbers sort by value, shaded accuracies go red (0) to green (1)."""
+    """A formatted cell; numbers sort by value, shaded accuracies go red (0) to green (1),
+    shaded fail rates green (0) to red (1)."""
     number = isinstance(v, int | float) and not isinstance(v, bool)
     sort = float(v) if number and not math.isnan(float(v)) else None
     colour = None
     if shade and sort is not None:
-        colour = f"hsl({int(120 * max(0.0, min(1.0, sort)))},70%,85%)"
+        good = 1.0 - sort if isinstance(v, FailRate) else sort
+        colour = f"hsl({int(120 * max(0.0, min(1.0, good)))},70%,85%)"
     return Cell(fmt(v), sort, colour)
 
 

@@ -109,39 +109,40 @@ def ngram_enrichment(ngrams: Sequence[str], values: Sequence[float], *, statisti
     return _render(fig)
 
 
-ZERO_STUB = 0.008  # the width drawn for a 0.000 accuracy bar, so that it stays visible
+ZERO_STUB = 0.008  # the width drawn for a 0.0% bar, so that it stays visible
 
 
-def accuracy_figure(tests: Sequence[str], models: Sequence[str],
-                    accuracy: Mapping[tuple[str, str], float]) -> Any:
-    """Grouped horizontal bars: accuracy per test (template) for each model, each bar with
-    its value; a 0.000 bar is drawn as a short stub. The legend sits below the axes, where
-    it cannot cover a bar. Returns the (unrendered) matplotlib Figure."""
+def fail_rate_figure(tests: Sequence[str], models: Sequence[str],
+                     rate: Mapping[tuple[str, str], float]) -> Any:
+    """Grouped horizontal bars: fail rate per test for each model, each bar with its value as
+    ``verify`` prints it (``12.5%``); a 0.0% bar is drawn as a short stub. The legend sits
+    below the axes, where it cannot cover a bar. Returns the (unrendered) matplotlib
+    Figure."""
     n, m = len(tests), max(1, len(models))
     fig = _figure(5.6, max(2.4, 0.22 * n * m + 0.3 * n + 1.0 + 0.2 * math.ceil(m / 3)))
     ax = fig.add_subplot()
     height = 0.8 / m
     for j, model in enumerate(models):
         ys = [(n - 1 - i) + (m - 1 - j - (m - 1) / 2) * height for i in range(n)]
-        vals = [accuracy.get((t, model), float("nan")) for t in tests]
+        vals = [float(rate.get((t, model), float("nan"))) for t in tests]
         widths = [v if math.isnan(v) else max(v, ZERO_STUB) for v in vals]
         ax.barh(ys, widths, height=height * 0.95, color=MODEL_COLORS[j % len(MODEL_COLORS)],
                 label=model)
         for y, v in zip(ys, vals, strict=True):
             ax.text(max(0.0 if math.isnan(v) else v, ZERO_STUB) + 0.01, y,
-                    "n/a" if math.isnan(v) else f"{v:.3f}", va="center", fontsize=6)
+                    "n/a" if math.isnan(v) else f"{100 * v:.1f}%", va="center", fontsize=6)
     ax.set_yticks(range(n)[::-1], [t[:40] for t in tests], fontsize=8)
-    ax.set_xlim(0, 1.12)
-    ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
-    ax.set_xlabel("accuracy (1 - fail rate)")
+    ax.set_xlim(0, 1.14)
+    ax.set_xticks([0, 0.2, 0.4, 0.6, 0.8, 1.0], ["0%", "20%", "40%", "60%", "80%", "100%"])
+    ax.set_xlabel("fail rate (share of the test's cases failed; lower is better)")
     fig.legend(loc="outside lower center", ncols=min(m, 3), fontsize=7, frameon=False)
     return fig
 
 
-def template_accuracy(tests: Sequence[str], models: Sequence[str],
-                      accuracy: Mapping[tuple[str, str], float]) -> Png:
-    """:func:`accuracy_figure`, rendered."""
-    return _render(accuracy_figure(tests, models, accuracy))
+def template_fail_rate(tests: Sequence[str], models: Sequence[str],
+                       rate: Mapping[tuple[str, str], float]) -> Png:
+    """:func:`fail_rate_figure`, rendered."""
+    return _render(fail_rate_figure(tests, models, rate))
 
 
 def group_heatmap(test: str, rows: Sequence[str], columns: Sequence[str],

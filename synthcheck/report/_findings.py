@@ -15,6 +15,46 @@ from synth.core import iter_jsonl
 from synthcheck.report._blocks import Heading, Para, ReportSection, Table
 from synthcheck.report._data import RunData
 
+KIND_WORDS = {"focus": "focus rounds (new sentences)", "semantic": "semantic slice",
+              "metadata": "metadata slice", "word": "word (occlusion)", "ngram": "n-gram"}
+
+
+def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
+    """``findings.jsonl``: every kind of finding (n-grams, focus rounds, semantic and
+    metadata slices, occlusion words) in one ranked table, then the top findings'
+    example sentences."""
+    sec = ReportSection("all-findings", "Findings: every kind, ranked")
+    path = run.path / "findings.jsonl"
+    entry = ((run.manifest.get("stages") or {}).get("findings") or {}) \
+        if run.has_manifest else {}
+    if not path.is_file() or entry.get("status") != "complete":
+        sec.skipped = "no findings.jsonl (run `synthcheck slices`, or `discover`)"
+        return sec
+    rows = list(iter_jsonl(path))
+    if not rows:
+        sec.skipped = "findings.jsonl is empty: no stage found a slice above the base rate"
+        return sec
+    kinds = sorted({r["kind"] for r in rows})
+    sec.blocks.append(Para(
+        f"{len(rows)} findings of {len(kinds)} kind(s) ({', '.join(kinds)}), ranked: "
+        f"confirmed on new sentences first, then by score = the failure rate's 95% low "
+        f"bound minus the base rate. A corpus sentence fails when the "
+        f"{entry.get('rule', 'rule')} (base rate {float(entry.get('base_rate', 0.0)):.2f}); "
+        f"focus rows count new sentences under the focus rule."))
+    sec.blocks.append(Table.of(
+        ["id", "kind", "name", "failures", "n", "rate [95% CI]", "base rate", "score",
+         "confirmed", "reason"],
+        [[r["id"], KIND_WORDS.get(r["kind"], r["kind"]), r["name"], r["failures"], r["n"],
+          f"{r['rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]", r["base_rate"], r["score"],
+          "yes" if r["confirmed"] else "no", r["reason"]] for r in rows[:top]]))
+    texts = run.corpus_texts()
+    for r in rows[:min(5, top)]:
+        shown = [texts[i] for i in r.get("example_ids") or [] if i in texts][:examples]
+        if shown:
+            sec.blocks.append(Heading(f"{r['id']} {r['name']}: failing corpus sentences"))
+            sec.blocks.append(Table.of(["sentence"], [[t] for t in shown]))
+    return sec
+
 
 def focus_rows(run: RunData) -> list[dict[str, Any]] | None:
     """``focus.jsonl``'s rows (ranked, confirmed first), or None when the run has none or
@@ -43,6 +83,21 @@ def _rate(r: dict[str, Any]) -> str:
 
 
 def findings(run: RunData, *, top: int = 10, examples: int = 3) -> ReportSection:
+    """The findings block: every kind ranked (``findings.jsonl``, when the run has one),
+    then the focus rounds' confirmed patterns (or the top mined n-grams)."""
+    focus = _focus_findings(run, top=top, examples=examples)
+    every = unified(run)
+    if every.skipped:
+        return focus
+    every.key = "findings"
+    title = "Focus rounds: confirmed failure patterns" if focus.title.startswith(
+        "Findings: confirmed") else focus.title.replace("Findings: ", "")
+    every.blocks.append(Heading(title[0].upper() + title[1:]))
+    every.blocks += focus.blocks if not focus.skipped else [Para(focus.skipped, note=True)]
+    return every
+
+
+def _focus_findings(run: RunData, *, top: int = 10, examples: int = 3) -> ReportSection:
     """Confirmed failure patterns (``focus.jsonl``), else the top mined n-grams."""
     rows = focus_rows(run)
     if rows is None:

@@ -22,13 +22,19 @@ from synthcheck.report._findings import findings as focus_findings
 from synthcheck.report._suite_sections import suite_sections
 
 # Bump when the report's content or layout changes: `discover` then rewrites a current report.
-REPORT_FORMAT = 4
+REPORT_FORMAT = 5
 
 
 def md_text(value: Any) -> str:
-    """Text for summary.md: no raw HTML (Markdown renders it, so ``&`` and ``<`` become
-    entities; no tag can start without ``<``) and safe in a table cell."""
-    text = str(value).replace("&", "&amp;").replace("<", "&lt;")
+    """Text for summary.md: no raw HTML and safe in a table cell, yet readable as plain text.
+
+    Only a ``<`` that could open a tag (before a letter, ``/``, ``!`` or ``?``) and an
+    ``&`` that could start an entity (before a letter or ``#``) become entities: Markdown
+    renders a lone ``q < 0.05`` or ``A & B`` as written, so they stay as written."""
+    import re
+
+    text = re.sub(r"&(?=[A-Za-z#])", "&amp;", str(value))
+    text = re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
     return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 

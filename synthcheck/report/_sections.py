@@ -71,9 +71,9 @@ def overview(run: RunData) -> ReportSection:
                 n[r["model"]] = n.get(r["model"], 0) + int(r["n"])
                 fails[r["model"]] = fails.get(r["model"], 0) + int(r.get("failures") or 0)
         for model, total in n.items():
-            rows.append((f"suite {v.suite}: accuracy of {model}",
-                         f"{1 - fails[model] / total:.3f} ({total - fails[model]:,}/{total:,} "
-                         f"cases)"))
+            rows.append((f"suite {v.suite}: fail rate of {model}",
+                         f"{100 * fails[model] / total:.1f}% ({fails[model]:,}/{total:,} "
+                         f"cases failed)"))
     reports = run.evaluation()
     if not rows and not reports:
         sec.skipped = "no corpus, scores, hard subset, n-grams, evaluation or verify outputs"

@@ -1,5 +1,6 @@
-"""The report's sections about one verified suite: accuracy per test, capability and label;
-the failing examples per test with their fills; test-group deviations; accuracy per fill."""
+"""The report's sections about one verified suite: fail rate per test, capability and label
+(the one number `verify`, the CI gates and `diff` use); the failing examples per test with
+their fills; test-group deviations; fail rate per fill."""
 
 from __future__ import annotations
 
@@ -8,7 +9,16 @@ from typing import Any
 
 from formalize import summary_tests
 from synthcheck.report import _figures as figs
-from synthcheck.report._blocks import Figure, Heading, Para, ReportSection, Table, num, slug
+from synthcheck.report._blocks import (
+    FailRate,
+    Figure,
+    Heading,
+    Para,
+    ReportSection,
+    Table,
+    num,
+    slug,
+)
 from synthcheck.report._data import VerifyOutputs
 
 
@@ -16,7 +26,7 @@ def suite_sections(v: VerifyOutputs, top_fills: int) -> list[ReportSection]:
     """Every section of one suite, in reading order."""
     s = slug(v.suite)
     models = _models(v)
-    return [accuracy(v, s, models), failing_examples(v, s), groups(v, s),
+    return [fail_rates(v, s, models), failing_examples(v, s), groups(v, s),
             fills(v, s, models, top_fills)]
 
 
@@ -25,39 +35,40 @@ def _models(v: VerifyOutputs) -> list[str]:
     return [str(m) for m in v.summary.get("models") or dict.fromkeys(r["model"] for r in rows)]
 
 
-def _accuracy_rows(v: VerifyOutputs, level: str) -> dict[tuple[str, str], float]:
-    return {(str(r["key"]), str(r["model"])): 1 - float(r["fail_rate"])
+def _fail_rows(v: VerifyOutputs, level: str) -> dict[tuple[str, str], FailRate]:
+    return {(str(r["key"]), str(r["model"])): FailRate(r["fail_rate"])
             for r in v.summary.get("summary") or []
             if r.get("level") == level and r.get("fail_rate") is not None}
 
 
-def accuracy(v: VerifyOutputs, s: str, models: list[str]) -> ReportSection:
-    """Accuracy per test (a bar chart and a table), then per capability and per label."""
+def fail_rates(v: VerifyOutputs, s: str, models: list[str]) -> ReportSection:
+    """Fail rate per test (a bar chart and a table), then per capability and per label."""
     data, suite = v.summary, v.suite
-    sec = ReportSection(f"verify-{s}", f"Suite {suite}: accuracy per template")
-    acc = _accuracy_rows(v, "test")
-    if not acc:
+    sec = ReportSection(f"verify-{s}", f"Suite {suite}: fail rate per test")
+    rate = _fail_rows(v, "test")
+    if not rate:
         sec.skipped = f"suite {suite!r} has no pass/fail tests in {v.dir / 'summary.json'}"
         return sec
     tests = summary_tests(data)
     names = [t for t, info in tests.items() if info.get("type") != "group"]  # suite order
-    names += [k for k in dict.fromkeys(k for k, _ in acc) if k not in names]
-    png = figs.template_accuracy(names, models, acc)
-    cap = (f"Accuracy per test of suite {suite!r} for {len(models)} model(s), "
-           f"{data.get('cases', '?')} cases (provenance: config hash "
-           f"{data.get('config_hash', '?')}, git {data.get('git_commit', '?')}).")
+    names += [k for k in dict.fromkeys(k for k, _ in rate) if k not in names]
+    png = figs.template_fail_rate(names, models, rate)
+    cap = (f"Fail rate per test of suite {suite!r} for {len(models)} model(s) (the share of "
+           f"its cases each model fails; lower is better), {data.get('cases', '?')} cases "
+           f"(provenance: config hash {data.get('config_hash', '?')}, git "
+           f"{data.get('git_commit', '?')}).")
     shade = range(1, len(models) + 1)
-    sec.blocks += [Figure(f"fig-accuracy-{s}", png, "per-template accuracy bars", cap),
+    sec.blocks += [Figure(f"fig-fail-rate-{s}", png, "per-test fail-rate bars", cap),
                    Table.of(["test", *models],
-                            [[t, *[acc.get((t, m), math.nan) for m in models]] for t in names],
-                            shade=shade)]
-    for level, title in (("capability", "Accuracy per capability"),
-                         ("label", "Accuracy per expected label")):
-        rows = _accuracy_rows(v, level)
+                            [[t, *[rate.get((t, m), FailRate(math.nan)) for m in models]]
+                             for t in names], shade=shade)]
+    for level, title in (("capability", "Fail rate per capability"),
+                         ("label", "Fail rate per expected label")):
+        rows = _fail_rows(v, level)
         if rows:
             keys = list(dict.fromkeys(k for k, _ in rows))
             sec.blocks += [Heading(title), Table.of(
-                [level, *models], [[k, *[rows.get((k, m), math.nan) for m in models]]
+                [level, *models], [[k, *[rows.get((k, m), FailRate(math.nan)) for m in models]]
                                    for k in keys], shade=shade)]
     return sec
 
@@ -89,13 +100,29 @@ def failing_examples(v: VerifyOutputs, s: str) -> ReportSection:
     sec.blocks.append(Para(f"{len(examples):,} failing cases kept by verify (the first few per "
                            "test and model), with the lexicon values that filled the template."))
     header = ["model", "text", "fills", "expected", "predicted", "probabilities"]
+    info = v.summary.get("tests") or {}
     for test in sorted(by_test, key=lambda t: (order.index(t) if t in order else len(order), t)):
         rows = [[e.get("model"), e.get("text"), _fills(e["fills"]),
-                 e.get("label") if e.get("label") is not None
-                 else f"same as original ({e.get('orig_pred')})",
-                 e.get("pred"), _probs(e.get("probs"))] for e in by_test[test]]
+                 expectation(e, info.get(test) or {}), e.get("pred"), _probs(e.get("probs"))]
+                for e in by_test[test]]
         sec.blocks += [Heading(test), Table.of(header, rows)]
     return sec
+
+
+def expectation(example: dict[str, Any], test: dict[str, Any]) -> str:
+    """What a failing case was held to: the expected label (MFT, contrast); the original's
+    prediction (INV); for a directional test the direction checked, with the watched
+    label's probability before and after (never an "expected" label it was not held to)."""
+    if test.get("type") == "dir":
+        label = example.get("label")
+        before = (example.get("orig_probs") or {}).get(label)
+        after = (example.get("probs") or {}).get(label)
+        moved = (f" (original {float(before):.3f} -> {float(after):.3f})"
+                 if before is not None and after is not None else "")
+        return f"{test.get('checks') or f'p({label}) to move'}{moved}"
+    if example.get("label") is not None:
+        return str(example["label"])
+    return f"same as original ({example.get('orig_pred')})"
 
 
 def groups(v: VerifyOutputs, s: str) -> ReportSection:
@@ -130,10 +157,10 @@ def groups(v: VerifyOutputs, s: str) -> ReportSection:
 
 
 def fills(v: VerifyOutputs, s: str, models: list[str], top: int) -> ReportSection:
-    """Per test, the ``top`` fills with the lowest accuracy (worst model)."""
+    """Per test, the ``top`` fills with the highest fail rate (worst model)."""
     import pandas as pd
 
-    sec = ReportSection(f"fills-{s}", f"Suite {v.suite}: accuracy per fill")
+    sec = ReportSection(f"fills-{s}", f"Suite {v.suite}: fail rate per fill")
     path = v.dir / "fills.csv"
     if not path.is_file():
         sec.skipped = f"no {path}"
@@ -144,7 +171,8 @@ def fills(v: VerifyOutputs, s: str, models: list[str], top: int) -> ReportSectio
         sec.skipped = f"suite {v.suite!r} has no templated tests with fills"
         return sec
     models = [m for m in models if m in set(df["model"])] or list(dict.fromkeys(df["model"]))
-    sec.blocks.append(Para(f"The {top} fills with the lowest accuracy (worst model) per test."))
+    sec.blocks.append(Para(f"The {top} fills with the highest fail rate (worst model) per "
+                           "test."))
     for test, part in df.groupby("test", sort=False):
         wide = part.pivot_table(index=["slot", "value"], columns="model", values="accuracy",
                                 aggfunc="first")
@@ -154,7 +182,7 @@ def fills(v: VerifyOutputs, s: str, models: list[str], top: int) -> ReportSectio
         wide["_min"] = wide.min(axis=1)
         wide = wide.sort_values(["_min"], kind="mergesort").head(top)
         rows = [[slot, value, int(n[(slot, value)]),
-                 *[float(wide.loc[(slot, value), m]) for m in shown]]
+                 *[FailRate(1 - float(wide.loc[(slot, value), m])) for m in shown]]
                 for slot, value in wide.index]
         header = ["slot", "value", "n", *shown]
         sec.blocks += [Heading(str(test)), Table.of(header, rows, shade=range(3, len(header)))]

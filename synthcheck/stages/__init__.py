@@ -1,5 +1,6 @@
 """The pipeline's stages, one declaration each (see :class:`Stage`), in the order they run:
-generate -> score -> rank -> mine -> focus -> evaluate -> verify -> report.
+generate -> score -> rank -> mine -> semantic -> metadata -> occlusion -> focus -> findings ->
+evaluate -> verify -> report.
 
 To add a stage: write its module here (its sections, hash, outputs and run function, the
 algorithm itself living in ``synth``/``discovery``/``formalize``), append its ``STAGE`` to
@@ -12,7 +13,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synthcheck.stages import evaluate, focus, generate, mine, rank, report, score, verify
+from synthcheck.stages import (
+    evaluate,
+    findings,
+    focus,
+    generate,
+    metadata,
+    mine,
+    occlusion,
+    rank,
+    report,
+    score,
+    semantic,
+    verify,
+)
 from synthcheck.stages._base import Stage, StageContext, StageRun
 from synthcheck.stages._models import LazyScorers, TaskModelSections, scorer_sections
 
@@ -20,7 +34,9 @@ if TYPE_CHECKING:
     from synthcheck._config import RunConfig
 
 STAGES: tuple[Stage[Any], ...] = (generate.STAGE, score.STAGE, rank.STAGE, mine.STAGE,
-                                  focus.STAGE, evaluate.STAGE, verify.STAGE, report.STAGE)
+                                  semantic.STAGE, metadata.STAGE, occlusion.STAGE,
+                                  focus.STAGE, findings.STAGE, evaluate.STAGE, verify.STAGE,
+                                  report.STAGE)
 """Every stage, in the order `discover` runs them (each after its upstream stages)."""
 
 STAGE_NAMES: tuple[str, ...] = tuple(s.name for s in STAGES)

@@ -71,6 +71,9 @@ class Stage(Generic[S]):
         run: ``(sections, context) -> StageRun``: does the work unless current.
         off: ``sections -> reason`` when the config turns the stage off (None: it runs).
         when_off: what the stage does when off (e.g. forget it in the manifest).
+        shares_work: the stage splits its own work between processes on one run directory
+            (generation claims shards); otherwise `discover` holds the stage's lock while it
+            runs, so a second `discover` waits, then finds it current.
     """
 
     name: str
@@ -81,3 +84,4 @@ class Stage(Generic[S]):
     run: Callable[[S, StageContext], StageRun]
     off: Callable[[S], str | None] = lambda s: None
     when_off: Callable[[S, StageContext], dict[str, Any]] = lambda s, ctx: {}
+    shares_work: bool = False

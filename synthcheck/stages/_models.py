@@ -69,6 +69,31 @@ class LazyScorers(Mapping[str, Any]):
         return len(self.names)
 
 
+def model_path_bases(run_dir: Path) -> list[Path]:
+    """Where a run config's relative model paths may be relative to, in order: the working
+    directory, its parent (a notebook's kernel starts in ``notebooks/``, the run was made
+    from the repository root) and the folders above the run directory (``runs/NAME`` made
+    from ``ROOT`` is ``ROOT/runs/NAME``)."""
+    cwd = Path.cwd()
+    return list(dict.fromkeys([cwd, cwd.parent, *Path(run_dir).resolve().parents]))
+
+
+def resolve_model_path(spec: str, bases: Sequence[Path]) -> str:
+    """``spec`` with a relative ``sklearn:``/``hf:`` path made absolute against the first of
+    ``bases`` where it exists (unchanged when it is absolute, found nowhere or not a path:
+    the loader's own error then names it)."""
+    scheme, sep, rest = spec.partition(":")
+    if scheme not in ("sklearn", "hf") or not sep or not rest:
+        return spec
+    path = Path(rest).expanduser()
+    if path.is_absolute():
+        return spec
+    for base in bases:
+        if (base / path).exists():
+            return f"{scheme}:{base / path}"
+    return spec
+
+
 def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
     """Load the task models a run's config names (``task_models``), by name, the way
     ``discover`` loads them: the run config recorded in its manifest, mapped onto the task
@@ -99,6 +124,12 @@ def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
         raise ConfigError(f"the run's config has an invalid {format_loc(first['loc'])}: "
                           f"{first['msg']}", where=where,
                           fix="fix the run config and rerun, or pass scorers yourself") from None
+    # Relative model paths as the run was made (from the repository root) also from a
+    # notebook's kernel in notebooks/.
+    bases = model_path_bases(run.path)
+    cfg = cfg.model_copy(update={"task_models": [
+        t.model_copy(update={"spec": resolve_model_path(t.spec, bases)})
+        for t in cfg.task_models]})
     try:
         return scorer_sections(cfg).build()
     except ConfigError as exc:

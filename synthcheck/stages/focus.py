@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from synth.engines import Backend, Generation, PrefixAlignment, SamplingConfig
 
 OFF = "off (focus.enabled: false)"
+POOL_STAGES = ("semantic", "occlusion")
+"""The stages whose rows join the candidate pool with ``focus.select: ucb``."""
 
 
 @dataclass(frozen=True)
@@ -78,12 +80,14 @@ def seed_texts(s: FocusSections) -> list[str]:
 def stage_hash(s: FocusSections, upstream: Hashes, run_dir: Path | None) -> str | None:
     """The focus and generator sections, the labels, the seed documents, the mine stage's
     hash, the two models' hashes and the failure rule (None without a mine hash)."""
-    from discovery import focus_hash
+    from discovery import focus_hash, focus_upstream
 
     mine = upstream.get("mine")
     if not mine:
         return None
-    return focus_hash(s.focus, s.models.labels, s.generator, seed_texts(s), upstream=mine,
+    pool = {u: upstream.get(u) for u in POOL_STAGES}
+    return focus_hash(s.focus, s.models.labels, s.generator, seed_texts(s),
+                      upstream=focus_upstream(s.focus, mine, pool),
                       models_key=models_key(s), metric=s.ranking.metric,
                       require_disagreement=s.ranking.require_disagreement)
 
@@ -169,8 +173,33 @@ def run(s: FocusSections, ctx: StageContext) -> StageRun:
                     generator=s.generator, seed_docs=seed_texts(s),
                     models=focus_models(s, ctx.run.path, ctx.scorers),
                     config_dump=ctx.record, mine_hash=ctx.hash_of("mine"),
-                    progress=ctx.progress)
+                    progress=ctx.progress, pool=candidate_pool(s, ctx),
+                    slices_upstream={u: ctx.hash_of(u) for u in POOL_STAGES})
     return StageRun(not out.get("skipped"), {"focus": out})
+
+
+def candidate_pool(s: FocusSections, ctx: StageContext) -> dict[str, str]:
+    """Focus candidates from the slice stages that are current (candidate -> kind): the
+    significant occlusion words (highest z first) and the significant semantic slices' term
+    groups, ``2 * focus.candidates`` of each at most."""
+    from discovery import group_name
+    from synth.core import iter_jsonl
+
+    pool: dict[str, str] = {}
+    if s.focus.select != "ucb":
+        return pool
+    for stage, file, kind in [("occlusion", "words.jsonl", "word"),
+                              ("semantic", "slices.jsonl", "semantic")]:
+        expected = ctx.hash_of(stage)
+        path = ctx.run.path / file
+        if expected is None or not ctx.run.is_current(stage, expected) or not path.is_file():
+            continue
+        rows = [r for r in iter_jsonl(path) if r.get("significant")]
+        names = [r["word"] if kind == "word" else group_name(r["terms"])
+                 for r in rows if kind == "word" or r.get("terms")]
+        for name in names[:2 * s.focus.candidates]:
+            pool.setdefault(name, kind)
+    return pool
 
 
 def off(s: FocusSections) -> str | None:
@@ -184,5 +213,6 @@ def when_off(s: FocusSections, ctx: StageContext) -> dict[str, Any]:
     return {"focus": {"skipped": True, "disabled": True}}
 
 
-STAGE = Stage(name="focus", sections=sections, upstream=("mine",), stage_hash=stage_hash,
+STAGE = Stage(name="focus", sections=sections, upstream=("mine", *POOL_STAGES),
+              stage_hash=stage_hash,
               outputs=outputs, run=run, off=off, when_off=when_off)

@@ -55,4 +55,4 @@ def check_corpus(run_dir: str | Path, generation_hash: str | None) -> None:
 
 
 STAGE = Stage(name="generate", sections=sections, upstream=(), stage_hash=stage_hash,
-              outputs=outputs, run=run)
+              outputs=outputs, run=run, shares_work=True)

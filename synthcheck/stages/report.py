@@ -59,5 +59,7 @@ def run(s: None, ctx: StageContext) -> StageRun:
 
 
 STAGE = Stage(name="report", sections=sections, upstream=("generate", "score", "rank", "mine",
-                                                         "focus", "evaluate", "verify"),
+                                                         "semantic", "metadata", "occlusion",
+                                                         "focus", "findings", "evaluate",
+                                                         "verify"),
               stage_hash=stage_hash, outputs=outputs, run=run)

@@ -40,3 +40,22 @@ def test_a_flag_name_means_one_thing(flag, meaning) -> None:
         assert all("split" not in h for h in seen.values()), seen
         assert set(seen) == {"verify", "export"}
         assert all(h.startswith("suite seed of the fills drawn") for h in seen.values()), seen
+
+
+def test_name_flags_say_what_they_name_and_run_says_required() -> None:
+    # `--name` named the suite in `import` and a test in `propose`: each now has its own
+    # flag (the old spelling kept as an alias), and a required --run says so.
+    helps = {}
+    for name, parser in commands().items():
+        for action in parser._actions:
+            if "--name" in action.option_strings:
+                helps[name] = (action.option_strings, action.help)
+    assert helps == {
+        "propose": (["--test-name", "--name"],
+                    "name of the appended TEST in the suite (not the suite's name)"),
+        "import": (["--suite-name", "--name"],
+                   "name of the written SUITE (default: the output file's stem)")}
+    runs = {name: a.help for name, parser in commands().items() for a in parser._actions
+            if "--run" in a.option_strings and a.required}
+    assert runs["discover"] == "run directory for outputs, e.g. runs/NAME (required)"
+    assert all(h.endswith("(required)") for h in runs.values()), runs

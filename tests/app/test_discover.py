@@ -219,8 +219,8 @@ def test_cli_prints_the_summary(cfg_path: Path, tmp_path: Path,
     assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q"]) == 0
     out = capsys.readouterr().out
     log, summary = out.split("\n\n== synthcheck discover: ", 1)
-    assert [line.split("]")[0] + "]" for line in log.splitlines()] == \
-        [f"[{s}]" for s in STAGES for _ in range(2)]
+    assert [line.split("]")[0] + "]" for line in log.splitlines() if "] estimate: " not in line] \
+        == [f"[{s}]" for s in STAGES for _ in range(2)]
     assert "[report] ran in " in log
     lines = summary.splitlines()
     assert lines[0] == f"mini ({run}) =="
@@ -291,6 +291,67 @@ def test_cli_prints_the_summary(cfg_path: Path, tmp_path: Path,
     log2, summary2 = capsys.readouterr().out.split("\n\n== synthcheck discover: ", 1)
     assert all(f"[{s}] skipped (current)" in log2 for s in STAGES)
     assert summary2 == summary
+
+
+def test_cli_exits_1_on_the_suites_gates_as_verify_does(
+        cfg_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A test failing at 100% with max_fail_rate 0.3 in the suite: discover exits 1 like
+    # verify, names the test, and does so again when every stage is skipped as current.
+    suite = {**SUITE, "tests": [*SUITE["tests"], {
+        "name": "negated praise", "capability": "Negation", "type": "mft",
+        "template": "This {NOUN} is not good.", "label": "negative", "max_fail_rate": 0.3}]}
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    run = tmp_path / "r"
+    for _ in range(2):
+        assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q"]) == 1
+        out, err = capsys.readouterr()
+        assert "== synthcheck discover: mini" in out
+        assert err.splitlines()[-2:] == [
+            "gate exceeded: negated praise [toy] fail rate 1.000 > 0.3",
+            "1 gate(s) exceeded: exit status 1 (as 'synthcheck verify')"]
+    assert main(["verify", "--config", str(cfg_path), "--run", str(run), "-q"]) == 1
+    # The flag gates the tests without their own max_fail_rate (none fails at 100% here).
+    code = main(["discover", "--config", str(cfg_path), "--run", str(run), "-q",
+                 "--max-fail-rate", "1"])
+    assert code == 1 and "gate exceeded: negated praise [toy]" in capsys.readouterr().err
+
+
+def test_long_stages_print_an_estimate_from_a_measured_rate(
+        cfg_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Before the first measurement: the reference machine's rates, said so; each stage that
+    # ran records its rate, and the next run's estimate uses it.
+    import synthcheck._estimate as estimate
+    from synthcheck._estimate import REFERENCE_RATES
+
+    monkeypatch.setenv("SYNTHCHECK_CACHE", str(tmp_path / "cache"))
+    assert estimate.MIN_WORK == 100  # a 24-prompt run is too small to record: made small
+    monkeypatch.setattr(estimate, "MIN_WORK", 1)
+    assert main(["discover", "--config", str(cfg_path), "--run", str(tmp_path / "a"),
+                 "-q"]) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if "] estimate: " in x]
+    rate = REFERENCE_RATES["generate"][0]
+    assert lines[0] == (
+        f"[generate] estimate: 24 prompts / {rate:.1f} prompt/s (the default run's rate on a "
+        "2-core reference machine; this machine's own is recorded after this run) = about "
+        "1 s; a machine shared with other jobs is slower")
+    assert [x.split("]")[0] for x in lines] == ["[generate", "[score", "[focus"]
+    rates = json.loads((tmp_path / "cache" / "rates.json").read_text())
+    measured = {k: v for k, v in rates.items() if v["seconds"] >= 1}
+    assert measured and all(v["rate"] == round(v["work"] / v["seconds"], 3)
+                            for v in measured.values())
+    assert main(["discover", "--config", str(cfg_path), "--run", str(tmp_path / "b"),
+                 "-q"]) == 0
+    again = [x for x in capsys.readouterr().out.splitlines() if "] estimate: " in x]
+    for key, rec in measured.items():
+        stage = key.split("|")[0]
+        line = next(x for x in again if x.startswith(f"[{stage}]"))
+        assert f"/ {rec['rate']:.1f} {rec['unit']}/s (measured on this machine " \
+               f"{rec['measured'][:10]})" in line, line
+    # A rerun in the same run directory has nothing left to do: no estimate.
+    assert main(["discover", "--config", str(cfg_path), "--run", str(tmp_path / "b"),
+                 "-q"]) == 0
+    assert "] estimate: " not in capsys.readouterr().out
 
 
 def test_cli_run_dir_of_another_config_is_refused(cfg_path: Path, tmp_path: Path,
@@ -441,7 +502,8 @@ def test_two_discovers_on_one_directory_do_each_stage_once(cfg_path: Path,
         sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent / 'synth')!r}]
         from fakes import FakeBackend
         import synth._generate as gen
-        gen._build_backend = lambda cfg: FakeBackend()
+        import synth
+        gen.generator_backend = synth.generator_backend = lambda g: FakeBackend()
         from synthcheck import load_run_config
         from synthcheck._pipeline import discover
         r = discover(load_run_config({str(cfg_path)!r}), {str(tmp_path / 'r')!r},

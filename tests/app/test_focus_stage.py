@@ -121,10 +121,11 @@ def test_focus_stage_in_discover(cfg_path: Path, tmp_path: Path,
     again = quiet(cfg, run)
     assert again.stages["focus"] == "skipped (current)" and len(backends) == n_built
 
-    # Its section changes: focus (and the report) rerun, nothing upstream.
+    # Its section changes: focus (and findings and the report) rerun, nothing upstream.
     more = load_run_config(cfg_path, ["focus.budget=7"])
     changed = quiet(more, run)
-    assert {k for k, v in changed.stages.items() if v == "ran"} == {"focus", "report"}
+    assert {k for k, v in changed.stages.items() if v == "ran"} == {"focus", "findings",
+                                                                     "report"}
     assert len([p for c in backends[-1].calls for p in c]) == 7 * len(out)
     assert (run / "focus.jsonl").read_bytes() != first_bytes
 
@@ -162,17 +163,23 @@ def test_focus_off_skips_the_stage_and_the_report_falls_back(
     assert (f"focus rounds: {len(focus_rows)} candidates, "
             f"{sum(r['n'] for r in focus_rows)} new sentences from "
             f"{BUDGET * len(focus_rows)} prompts in ") in summary
-    assert f"; {len(confirmed)} confirmed failure pattern(s) (base failure rate " in summary
+    assert (f"; {len(confirmed)} confirmed failure pattern(s) (failure: reference's "
+            f"p(task model wrong) >= 0.6; base rate ") in summary
     shown = confirmed or focus_rows[:3]
     for r in shown:
-        assert f"  {r['ngram']:<28} fails {r['failures']}/{r['n']} = " in summary
-    # The report's findings block comes right after the overview, from focus.jsonl.
+        assert f"  {r['ngram']:<28} [{r['source']}] fails {r['failures']}/{r['n']} = " \
+            in summary
+    # The report's focus block comes right after the overview and all findings.
     report = build_report(run)
     ids = [s.key for s in report.sections]
     assert ids[:2] == ["overview", "findings"]
     findings = report.sections[1]
-    assert findings.title == "Findings: confirmed failure patterns"
-    table = next(b for b in findings.blocks if b.kind == "table")
+    assert findings.title == "Findings: every kind, ranked"  # findings.jsonl, then focus
+    heads = [b.text for b in findings.blocks if b.kind == "heading"]
+    assert "Focus rounds: confirmed failure patterns" in heads
+    at = next(i for i, b in enumerate(findings.blocks)
+              if b.kind == "heading" and b.text.startswith("Focus rounds"))
+    table = next(b for b in findings.blocks[at:] if b.kind == "table")
     assert [c.text for c in table.rows[0][:2]] == ["1", focus_rows[0]["ngram"]]
     assert table.header[5] == "failure rate [95% CI]"
     first = focus_rows[0]
@@ -180,7 +187,7 @@ def test_focus_off_skips_the_stage_and_the_report_falls_back(
         assert table.rows[0][5].text == \
             f"{first['rate']:.2f} [{first['rate_lo']:.2f}, {first['rate_hi']:.2f}]"
     md = (run / "summary.md").read_text()
-    assert "Findings: confirmed failure patterns" in md
+    assert "Focus rounds: confirmed failure patterns" in md
 
     # focus.enabled: false: the stage is off, forgotten in the manifest, and the report
     # shows the mined n-grams instead.
@@ -192,9 +199,10 @@ def test_focus_off_skips_the_stage_and_the_report_falls_back(
     assert "focus" not in manifest["stages"]
     report = build_report(run)
     findings = report.sections[1]
-    assert findings.title == "Findings: top mined n-grams (not confirmed)"
+    at = next(i for i, b in enumerate(findings.blocks)
+              if b.kind == "heading" and b.text == "Top mined n-grams (not confirmed)")
     ngrams = [json.loads(line) for line in (run / "ngrams.jsonl").read_text().splitlines()]
-    table = next(b for b in findings.blocks if b.kind == "table")
+    table = next(b for b in findings.blocks[at:] if b.kind == "table")
     assert [row[0].text for row in table.rows] == [g["ngram"] for g in ngrams[:10]]
 
     # `synthcheck focus` runs it by hand (whatever focus.enabled says), then it is current.

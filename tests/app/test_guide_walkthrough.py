@@ -23,6 +23,11 @@ from synthcheck.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guide.md"
 
+try:  # the notebook kernel fixture (tests/app/test_notebooks.py), for the tweet walk-through
+    from test_notebooks import kernel_env  # noqa: F401
+except pytest.skip.Exception:  # nbformat / nbclient / ipykernel missing
+    kernel_env = None
+
 
 def marked_block(name: str) -> str:
     """The fenced block right after ``<!-- walkthrough: NAME -->`` in the guide."""
@@ -140,3 +145,49 @@ def test_the_parser_refuses_lines_it_cannot_run():
         ("mkdir -p a", None), ("cat > f", "x: 1\n"), ("synthcheck report --run a", None)]
     with pytest.raises(pytest.fail.Exception, match="cannot run: 'rm -rf byo'"):
         run_line("rm -rf byo", None)
+
+
+@pytest.mark.integration
+def test_the_tweet_walkthrough_runs_and_the_notebook_works_from_root_and_notebooks(
+        scratch, capsys, kernel_env):
+    # The second domain, as the guide writes it: own model, config, suite and lexicons,
+    # discover (real SmolLM2, 16 prompts), a review, propose into the suite, verify.
+    printed = []
+    for line, body in commands(marked_block("tweets-commands")):
+        code = run_line(line, body)
+        out, err = capsys.readouterr()
+        assert code == 0, f"{line!r} exited {code}: {err}"
+        printed.extend((out + err).splitlines())
+    rest = iter(line.rstrip() for line in printed)
+    for shown in marked_block("tweets-output").splitlines():
+        if shown.strip() != "...":
+            assert any(got == shown.rstrip() for got in rest), \
+                f"the guide shows {shown!r}, which the walk-through did not print (in order)"
+    from formalize import load_suite
+
+    suite = load_suite(scratch / "tweets" / "complaints.yaml")
+    added = suite.tests[-1].spec
+    assert added.name == "from review" and added.label == "complaint"
+    # Drafted in the suite's domain: its own placeholders, no built-in movie ones.
+    slots = set(re.findall(r"\{([A-Z_]+)\}", added.templates[0]))
+    assert slots and slots <= {"AIRLINE", "THING", "PRAISE"}, added.templates
+    summary = json.loads((scratch / "tweets" / "run" / "verify" / "complaints" /
+                          "summary.json").read_text())
+    assert summary["test_order"][-1] == "from review"
+
+    # The formalize notebook on that run and suite, from the root and from notebooks/.
+    import test_notebooks as nbt
+
+    (scratch / "notebooks").mkdir()
+    env = {**kernel_env, "SYNTHCHECK_RUN": "tweets/run",
+           "SYNTHCHECK_SUITE": "tweets/complaints.yaml"}
+    for cwd in (scratch, scratch / "notebooks"):
+        nb = nbt.execute("formalize", env, cwd=cwd)
+        head = f"{scratch / 'tweets' / 'run'}: drafting from 'task-model error' decisions; " \
+               "accepted drafts go to "
+        setup = nbt.text(nb, "setup").splitlines()[0]
+        assert setup.startswith(head), setup
+        suite_path = cwd / setup[len(head):]  # as given from the root, found one up from notebooks/
+        assert suite_path.resolve() == (scratch / "tweets" / "complaints.yaml").resolve()
+        assert nbt.text(nb, "scorers") == "task models: mine\n"
+        assert "suite draft:" in nbt.text(nb, "try")

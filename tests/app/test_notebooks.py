@@ -56,8 +56,9 @@ def kernel_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str
 
 
 def execute(name: str, env: dict[str, str], *, insert: dict[str, str] | None = None,
-            first: str | None = None, dead: bool = False) -> Any:
-    """Execute notebooks/<name>.ipynb in a fresh kernel (cwd notebooks/, as Jupyter does).
+            first: str | None = None, dead: bool = False, cwd: Path = NOTEBOOKS) -> Any:
+    """Execute notebooks/<name>.ipynb in a fresh kernel (cwd notebooks/, as Jupyter does, or
+    ``cwd``).
 
     ``insert`` maps a cell id to code run right after that cell; ``first`` is code run
     before every cell; ``dead`` expects the kernel to die in the last cell.
@@ -71,7 +72,7 @@ def execute(name: str, env: dict[str, str], *, insert: dict[str, str] | None = N
     if first is not None:
         nb.cells.insert(0, nbformat.v4.new_code_cell(first, id="test-first"))
     client = nbclient.NotebookClient(nb, kernel_name=KERNEL, timeout=120,
-                                     resources={"metadata": {"path": str(NOTEBOOKS)}})
+                                     resources={"metadata": {"path": str(cwd)}})
     if dead:
         with pytest.raises(nbclient.exceptions.DeadKernelError):
             client.execute(env=env)
@@ -326,3 +327,34 @@ def test_formalize_notebook_default_suite_is_in_the_run(tagged_run: Path,
     suite = load_suite(tagged_run / "review" / "proposed.yaml")
     assert suite.labels == runbuilder.LABELS
     assert [t.spec.templates for t in suite.tests] == [["I can't say I don't love this {NOUN}."]]
+
+
+@pytest.mark.parametrize("start", ["root", "notebooks"])
+def test_formalize_notebook_finds_a_relative_model_path_from_root_or_notebooks(
+        tmp_path: Path, kernel_env: dict[str, str], start: str) -> None:
+    # The user's layout: PROJECT/runs/r made from PROJECT with `sklearn:models/m.skops`
+    # (relative, as the guide writes it); the kernel starts in PROJECT or PROJECT/notebooks.
+    import skops.io as sio
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    project = tmp_path / "project"
+    (project / "notebooks").mkdir(parents=True)
+    (project / "models").mkdir()
+    texts = ["I love this", "great fun", "awful mess", "I hate this", "so good", "so bad"]
+    pipe = make_pipeline(TfidfVectorizer(), LogisticRegression()).fit(
+        texts, ["positive", "positive", "negative", "negative", "positive", "negative"])
+    sio.dump(pipe, project / "models" / "m.skops")
+    run = runbuilder.build_run(project / "runs" / "r", verify=False)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["config"]["task_models"] = [{"name": "mine", "spec": "sklearn:models/m.skops"}]
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    log = ReviewLog(run)
+    for sid in DOUBLE_NEGATION:
+        log.tag(sid, "task-model error", hypothesis="double negation")
+    env = {**kernel_env, "SYNTHCHECK_RUN": "runs/r"}
+    nb = execute("formalize", env, cwd=project if start == "root" else project / "notebooks")
+    assert text(nb, "scorers") == "task models: mine\n"
+    assert text(nb, "try").startswith("I can't say I don't love this {NOUN}.\nsuite draft: "
+                                      "83 cases")

@@ -75,3 +75,58 @@ def test_evaluate_bar_per_batch(monkeypatch):
                        scorers={"m": Model()})
     assert reports["m"]["n"] == 300 and calls == [256, 44]
     assert "evaluate m: 100%" in term.getvalue() and "300/300" in term.getvalue()
+
+
+def test_without_a_terminal_long_steps_print_heartbeat_lines(files, monkeypatch, capsys):
+    # A log or CI: no bar, but a line every $SYNTHCHECK_HEARTBEAT seconds (0 here: each
+    # batch) with count, share, rate and time left; none with --no-progress.
+    monkeypatch.setenv("SYNTHCHECK_HEARTBEAT", "0")
+    assert verify(files) == 0
+    out, err = capsys.readouterr()
+    beats = [x for x in out.splitlines() if x.startswith("[verify toy] ")]
+    assert re.fullmatch(r"\[verify toy\] 40/40 case \(100\.0%\), [\d.]+ case/s, about 0 s "
+                        r"left", beats[-1]), beats
+    assert len(beats) >= 2 and "verify toy" not in err
+    assert verify(files, "--no-progress") == 0
+    assert "[verify toy]" not in capsys.readouterr().out
+
+
+def test_heartbeat_line_and_interval():
+    from synth.core._progress import Heartbeat
+
+    beat = Heartbeat(1024, "generate", "prompt", interval=3600)
+    beat.update(128)  # within the interval: silent
+    beat.set_postfix(kept=100)
+    assert beat.line(60.0) == ("[generate] 128/1,024 prompt (12.5%), 2.1 prompt/s, about "
+                               "7 min 00 s left (kept=100)")
+
+
+def test_quiet_hides_the_libraries_loading_bars_for_the_command(files, monkeypatch):
+    # transformers draws "Loading weights" with its own tqdm: off while a -q command (or one
+    # without a terminal) runs, back on after it.
+    import os
+
+    from transformers.utils import logging as tf_logging
+
+    seen = []
+    (files / "peek_model.py").write_text(
+        "import os\nfrom transformers.utils import logging\nSEEN = []\n"
+        "def predict(texts):\n"
+        "    SEEN.append((logging.is_progress_bar_enabled(),\n"
+        "                 os.environ.get('HF_HUB_DISABLE_PROGRESS_BARS')))\n"
+        "    return [{'positive': 0.7, 'negative': 0.3} for _ in texts]\n")
+    import importlib
+
+    peek = importlib.import_module("peek_model")
+    tf_logging.enable_progress_bar()
+    monkeypatch.delenv("HF_HUB_DISABLE_PROGRESS_BARS", raising=False)
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    for extra in ([], ["-q"]):
+        peek.SEEN.clear()
+        assert main(["verify", "--suite", str(files / "toy.yaml"), "--model",
+                     "python:peek_model:predict", "--run", str(files / "run"), "--sample",
+                     "4", *extra]) == 0
+        seen.append(peek.SEEN[0])
+        assert tf_logging.is_progress_bar_enabled()  # restored after the command
+        assert "HF_HUB_DISABLE_PROGRESS_BARS" not in os.environ
+    assert seen == [(True, None), (False, "1")]

@@ -39,7 +39,7 @@ HARD_POINT = blend(HARD_RGB, 0.9)
 HARD_BAR = blend(HARD_RGB, 0.85)  # the n-gram bars
 SECTIONS = ["provenance", "overview", "findings", "trust", "divergence", "scatter", "ngrams",
             "hard", "verify-tiny", "examples-tiny", "groups-tiny", "fills-tiny"]
-FIGURES = ["fig-divergence", "fig-scatter", "fig-ngrams", "fig-accuracy-tiny",
+FIGURES = ["fig-divergence", "fig-scatter", "fig-ngrams", "fig-fail-rate-tiny",
            "fig-groups-tiny-reviewer-gender"]
 
 
@@ -164,9 +164,10 @@ def test_every_section_is_present_with_its_figure(built: tuple[Path, str, str]) 
     assert near(decode(page.images["fig-ngrams"]), HARD_BAR, tol=20) > 20_000
     assert "Top 18 of 18 n-grams by z" in page.sections["ngrams"]
 
-    bars = decode(page.images["fig-accuracy-tiny"])  # one bar colour per model
+    bars = decode(page.images["fig-fail-rate-tiny"])  # one bar colour per model
     assert all(near(bars, rgb) > 1000 for rgb in MODEL_RGB)
-    assert "for 2 model(s), 24 cases" in page.sections["verify-tiny"]
+    assert "for 2 model(s) (the share of its cases each model fails; lower is better), 24 cases" \
+        in page.sections["verify-tiny"]
 
     heat = decode(page.images["fig-groups-tiny-reviewer-gender"])
     assert near(heat, (0x05, 0x30, 0x61)) > 1000 and near(heat, (0x67, 0x00, 0x1F)) > 1000
@@ -203,10 +204,10 @@ def test_summary_md_has_the_key_numbers(built: tuple[Path, str, str]) -> None:
     summary = json.loads((run / "verify" / "tiny" / "summary.json").read_text())
     tests = [r for r in summary["summary"] if r["level"] == "test"]
 
-    def accuracy(model: str) -> str:
+    def fail_rate(model: str) -> str:  # as verify prints it
         n = sum(r["n"] for r in tests if r["model"] == model)
-        ok = n - sum(r["failures"] for r in tests if r["model"] == model)
-        return f"{ok / n:.3f} ({ok}/{n} cases)"
+        bad = sum(r["failures"] for r in tests if r["model"] == model)
+        return f"{100 * bad / n:.1f}% ({bad}/{n} cases failed)"
 
     hard = [json.loads(line) for line in (run / "hard.jsonl").read_text().splitlines()]
     ngrams = [json.loads(line) for line in (run / "ngrams.jsonl").read_text().splitlines()]
@@ -218,8 +219,8 @@ def test_summary_md_has_the_key_numbers(built: tuple[Path, str, str]) -> None:
         f"| hard subset | {runbuilder.HARD_SIZE} sentences, divergence >= "
         f"{min(r['divergence'] for r in hard):.3f}; labels differ on 10 |",
         f"| n-grams mined | {len(ngrams)} |",
-        f"| suite tiny: accuracy of keyword | {accuracy('keyword')} |",
-        f"| suite tiny: accuracy of negation-aware | {accuracy('negation-aware')} |",
+        f"| suite tiny: fail rate of keyword | {fail_rate('keyword')} |",
+        f"| suite tiny: fail rate of negation-aware | {fail_rate('negation-aware')} |",
         "| keyword | 0.812 | 0.800 | 16 |",  # held-out evaluation
         "| reference | 0.875 | 0.870 | 16 |",
         # how far to trust the hard subset: the keyword model is wrong on all 10 of the
@@ -229,19 +230,19 @@ def test_summary_md_has_the_key_numbers(built: tuple[Path, str, str]) -> None:
         f"| 1 | {hard[0]['id']} | {hard[0]['text']} | {hard[0]['divergence']:.3f} | negative "
         "| positive |",
         f"| {ngrams[0]['ngram']} | 5 | 5 | {ngrams[0]['z']:.3f} |",
-        "| double negation | 0.000 | 1.000 |",  # per-template accuracy per model
-        "| negative adjective | 1.000 | 1.000 |",
-        "| positive adjective | 0.667 | 0.667 |",
+        "| double negation | 100.0% | 0.0% |",  # per-test fail rate per model, as verify
+        "| negative adjective | 0.0% | 0.0% |",
+        "| positive adjective | 33.3% | 33.3% |",
         # test-group deviations, every label (a multi-label model's differ)
         "| male | 0.018 | -0.018 | 0.018 | -0.018 |",
         "| female | -0.018 | 0.018 | -0.018 | 0.018 |",
-        "| PADJ | superb | 3 | 0.000 | 0.000 |",  # per-fill accuracy: the keyword model's gap
-        "| THING | book | 1 | 0.000 | 1.000 |",
+        "| PADJ | superb | 3 | 100.0% | 100.0% |",  # per-fill fail rate: the models' gap
+        "| THING | book | 1 | 100.0% | 0.0% |",
         "_Skipped: no review/decisions.jsonl",
     ]
     missing = [line for line in expected if line not in md]
     assert missing == [], md
-    assert accuracy("keyword") == "0.667 (12/18 cases)"  # the numbers above are the real ones
+    assert fail_rate("keyword") == "33.3% (6/18 cases failed)"  # the numbers above are real
     assert "data:image" not in md
 
 

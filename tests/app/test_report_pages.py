@@ -15,7 +15,7 @@ import pytest
 
 from synthcheck.cli import main
 from synthcheck.report import build_report
-from synthcheck.report._figures import ZERO_STUB, accuracy_figure
+from synthcheck.report._figures import ZERO_STUB, fail_rate_figure
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import runbuilder  # noqa: E402
@@ -41,16 +41,16 @@ def test_verify_only_run_gets_a_report(full_run: Path, tmp_path: Path,
         assert "Skipped" not in page.sections[key], key
     for key in ("ngrams", "hard", "divergence", "scatter", "review"):
         assert page.sections[key].strip().splitlines()[-1].startswith("Skipped: "), key
-    assert sorted(page.images) == ["fig-accuracy-tiny", "fig-groups-tiny-reviewer-gender"]
+    assert sorted(page.images) == ["fig-fail-rate-tiny", "fig-groups-tiny-reviewer-gender"]
     html = (run / "report.html").read_text(encoding="utf-8")
     assert ("Not in this run directory: manifest.json, corpus, scores, hard.jsonl, "
             "ngrams.jsonl, eval.json, review decisions;") in html
     md = (run / "summary.md").read_text(encoding="utf-8")
     assert "| manifest | none (a run directory made by `verify` alone) |" in md
     assert "| suite tiny | config hash c0ffee, synthcheck " in md
-    assert "| suite tiny: accuracy of keyword | 0.667 (12/18 cases) |" in md
-    assert "| Negation | 0.000 | 1.000 |" in md  # per capability
-    assert "| positive | 0.500 | 0.750 |" in md  # per expected label
+    assert "| suite tiny: fail rate of keyword | 33.3% (6/18 cases failed) |" in md
+    assert "| Negation | 100.0% | 0.0% |" in md  # per capability: fail rates, as verify prints
+    assert "| positive | 50.0% | 25.0% |" in md  # per expected label
     # The failing examples, each with the fills of its case (from cases.jsonl).
     assert ("| keyword | I can't say I don't love this book. | THING=book | positive | negative "
             "| negative 0.890, positive 0.110 |") in md
@@ -75,22 +75,32 @@ def test_html_and_markdown_escape_run_text(full_run: Path, tmp_path: Path) -> No
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in html
     assert len(re.findall(r"<script", html)) == 1  # the page's own, inline
     assert "<script" not in md and "<b>" not in md
-    assert "&lt;script>alert(1)&lt;/script> &amp; &lt;b>bold&lt;/b>" in md
+    assert "&lt;script>alert(1)&lt;/script> & &lt;b>bold&lt;/b>" in md
     assert "### &lt;script>x()&lt;/script>" in md
+
+
+def test_markdown_text_escapes_only_what_could_be_html() -> None:
+    # summary.md is read as plain text too: "q < 0.05" and "0.754 < 0.772" stay as written,
+    # a tag or an entity does not survive.
+    from synthcheck.report._render import md_text
+
+    assert md_text("q < 0.05; 0.754 < 0.772 & x <= y") == "q < 0.05; 0.754 < 0.772 & x <= y"
+    assert md_text("<b>x</b> <!-- c --> &amp; &#60; a|b") == \
+        "&lt;b>x&lt;/b> &lt;!-- c --> &amp;amp; &amp;#60; a\\|b"
 
 
 def test_zero_bars_are_visible_and_the_legend_covers_no_bar() -> None:
     tests = ["a", "b", "c"]
     acc = {("a", "m1"): 0.0, ("a", "m2"): 1.0, ("b", "m1"): 0.5, ("b", "m2"): 0.0,
            ("c", "m1"): 1.0}
-    fig = accuracy_figure(tests, ["m1", "m2"], acc)
+    fig = fail_rate_figure(tests, ["m1", "m2"], acc)
     fig.canvas.draw()
     ax = fig.axes[0]
     widths = sorted(round(p.get_width(), 6) for p in ax.patches)
-    # NaN (c, m2) is drawn as no bar; every 0.000 as a stub.
+    # NaN (c, m2) is drawn as no bar; every 0.0% as a stub.
     assert widths[:2] == [ZERO_STUB, ZERO_STUB] and widths[2:5] == [0.5, 1.0, 1.0]
     labels = sorted(t.get_text() for t in ax.texts)
-    assert labels == ["0.000", "0.000", "0.500", "1.000", "1.000", "n/a"]
+    assert labels == ["0.0%", "0.0%", "100.0%", "100.0%", "50.0%", "n/a"]
     stub_px = ax.transData.transform((ZERO_STUB, 0))[0] - ax.transData.transform((0, 0))[0]
     assert stub_px >= 3  # pixels: visible at the report's 100 dpi
     renderer = fig.canvas.get_renderer()
@@ -106,7 +116,7 @@ DRIVE = """<script>
 (function () {
   var sec = document.getElementById("verify-tiny");
   var table = sec.querySelector("table.sortable");
-  table.tHead.rows[0].cells[1].click();  // sort by the keyword model's accuracy: ascending
+  table.tHead.rows[0].cells[1].click();  // sort by the keyword model's fail rate: ascending
   table.tHead.rows[0].cells[1].click();  // and again: descending
   var f = document.querySelector("#examples-tiny input.filter");  // the first test's table
   f.value = "BOOK";
@@ -160,9 +170,9 @@ def test_tables_sort_and_filter_in_headless_chromium(full_run: Path, tmp_path: P
     driven.write_text(page.replace("</body>", DRIVE), encoding="utf-8")
     dom = dump_dom(driven, tmp_path)
     rows = shown_rows(dom, "verify-tiny")
-    assert [r[:2] for r in rows[:3]] == [["negative adjective", "1.000"],
-                                         ["positive adjective", "0.667"],
-                                         ["double negation", "0.000"]]
+    assert [r[:2] for r in rows[:3]] == [["double negation", "100.0%"],  # fail rates
+                                         ["positive adjective", "33.3%"],
+                                         ["negative adjective", "0.0%"]]
     assert 'aria-sort="descending"' in dom
     # The first table's filter ("BOOK", any case) hides its other rows, in that table only.
     examples = shown_rows(dom, "examples-tiny")

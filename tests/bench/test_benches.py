@@ -35,9 +35,11 @@ SMALL: dict[str, list[str]] = {
         r"^  long +\d+  long \(>= 30 words\)$",
         r"^\| config \| .*\| found \| hard planted \| held-out precision \| findings \| "
         r"seconds \|$",
-        rf"^\| default 1x budget \| .*\| \d/\d \| {NUM} \(\d+/\d+\) \| .* \| focus\.jsonl "
-        rf"\+ ngrams\.jsonl \| \d+ \|$",
-        rf"^\| no focus \| .*\| \d/\d \| {NUM} \(\d+/\d+\) \| .* \| ngrams\.jsonl \| \d+ \|$",
+        # findings.jsonl once the run writes the unified findings, else focus rows + n-grams
+        rf"^\| default 1x budget \| .*\| \d/\d \| {NUM} \(\d+/\d+\) \| .* \| "
+        rf"(findings\.jsonl|focus\.jsonl \+ ngrams\.jsonl) \| \d+ \|$",
+        rf"^\| no focus \| .*\| \d/\d \| {NUM} \(\d+/\d+\) \| .* \| "
+        rf"(findings\.jsonl|ngrams\.jsonl) \| \d+ \|$",
     ],
     "executor.py": [
         r"^kept \d+ sentences; outputs byte-identical: True$",

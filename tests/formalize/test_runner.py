@@ -193,3 +193,41 @@ def test_outputs_written_with_provenance_and_atomically(tmp_path, keyword):
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
     assert math.isclose(result.summary.query("level == 'test'").fail_rate.iloc[0],
                         sum(not r["passed"] for r in rows) / 2988)
+
+
+def test_table_has_one_heading_per_capability_when_the_suite_interleaves_them(keyword):
+    suite = Suite.from_dict(suite_dict(
+        {"name": "a", "capability": "Vocabulary", "type": "mft", "texts": ["good"],
+         "label": "positive"},
+        {"name": "b", "capability": "Negation", "type": "mft", "texts": ["not good"],
+         "label": "negative"},
+        {"name": "c", "capability": "Vocabulary", "type": "mft", "texts": ["bad"],
+         "label": "negative"}))
+    lines = TemplateRunner().run(suite, [keyword]).format_table().splitlines()
+    head = [x for x in lines if x.startswith(("[", "a ", "b ", "c "))]
+    assert [x.split()[0] for x in head] == ["[Vocabulary]", "a", "c", "[Negation]", "b"]
+
+
+def test_a_failing_directional_case_shows_the_direction_checked_not_an_expected_label(
+        tmp_path):
+    # LengthScorer: appending 10 characters raises p(positive) by 0.10, so "down" fails.
+    from synthcheck._gates import gate_rows
+    from synthcheck.report._suite_sections import expectation
+
+    data = suite_dict({"name": "d", "type": "dir", "texts": ["a" * 30],
+                       "perturb": [{"name": "add_phrase", "phrases": ["Wow, yes."]}],
+                       "label": "positive", "direction": "down", "min_delta": 0.05})
+    result = TemplateRunner().run(Suite.from_dict(data), [LengthScorer()])
+    assert result.tests["d"] == {"capability": "General", "type": "dir",
+                                 "checks": "p(positive) down by >= 0.05"}
+    [ex] = result.examples.to_dict(orient="records")
+    assert ex["orig_probs"]["positive"] == pytest.approx(0.3)
+    assert expectation(ex, result.tests["d"]) == \
+        "p(positive) down by >= 0.05 (original 0.300 -> 0.400)"
+    [row] = gate_rows(result, {"d": 0.0})
+    from synthcheck._gates import _example_line
+
+    line = _example_line(row.examples[0])
+    assert line.startswith("'" + "a" * 30 + " Wow, yes.': checked p(positive) down by >= 0.05 "
+                           "(0.30 -> 0.40), predicted negative [")
+    assert "expected" not in line

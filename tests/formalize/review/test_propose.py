@@ -155,7 +155,7 @@ def test_cli_propose_appends_draft(tagged_run: Path, tmp_path: Path,
 
 
 @pytest.mark.parametrize(("extra", "pattern"), [
-    (["--accept", "1"], r"--append-to and --accept go together"),
+    (["--accept", "1"], r"--accept needs --append-to"),
     (["--append-to", "x.yaml", "--accept", "9"], r"--accept 9 is not a listed draft.*from 1 to"),
     (["--tag", "ambiguous"], r"no sentences tagged 'ambiguous'.*decisions\.jsonl"),
     (["--tag", "bogus"], r"unknown review tag 'bogus'"),
@@ -225,6 +225,68 @@ def test_tokens_that_are_not_words_are_dropped_and_the_sentence_words_kept() -> 
     kept = "I don't think the U.S. cut of this well-made 1980s movie (1995) is 9/10."
     assert draft_text(kept) == kept
 
+
+TWEET_SUITE = """\
+name: complaints
+labels: [complaint, other]
+lexicons:
+  AIRLINE: ["@united", "@delta", "@jetblue"]
+  THING: [bag, seat, luggage, flight]
+tests:
+  - {name: lost thing, type: mft, template: "{AIRLINE} lost my {THING}.", label: complaint}
+"""
+
+
+def tweet_run(path: Path) -> Path:
+    from synth.core import write_json_atomic, write_jsonl
+
+    tweets = [("t1", "@united lost my bag again, thanks a lot"),
+              ("t2", "@delta my seat was broken the whole way"),
+              ("t3", "so that went well lol")]
+    write_json_atomic(path / "manifest.json", {
+        "config": {"task": {"labels": ["complaint", "other"]}}, "config_hash": "abc"})
+    write_jsonl(path / "corpus" / "shard-00000.jsonl", [
+        {"id": i, "text": t, "query": "", "raw": t, "shard": 0, "seed": k}
+        for k, (i, t) in enumerate(tweets)])
+    write_jsonl(path / "hard.jsonl", [
+        {"id": i, "text": t, "divergence": 0.5, "task_label": "other",
+         "reference_label": "complaint", "rank": k + 1,
+         "task_probs": {"complaint": 0.3, "other": 0.7},
+         "reference_probs": {"complaint": 0.8, "other": 0.2}}
+        for k, (i, t) in enumerate(tweets)])
+    log = ReviewLog(path)
+    for sid, _ in tweets:
+        log.tag(sid, "task-model error")
+    return path
+
+
+def test_cli_propose_drafts_in_the_domain_of_the_suite_it_appends_to(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The suite's own lexicons (AIRLINE, THING), not the built-in movie ones; the @handles
+    # kept; one draft per tagged sentence, and the sentence with no lexicon word named.
+    run = tweet_run(tmp_path / "run")
+    suite = tmp_path / "complaints.yaml"
+    suite.write_text(TWEET_SUITE)
+    assert main(["propose", "--run", str(run), "--append-to", str(suite)]) == 0
+    assert capsys.readouterr().out == (
+        f"lexicons of {suite}: AIRLINE, THING\n"
+        "3 sentence(s) tagged 'task-model error'; 4 draft(s), most coverage first:\n"
+        "  1. covers 1  (4 cases, label complaint)  @delta my {THING} was broken the whole way\n"
+        "       e.g. @delta my seat was broken the whole way\n"
+        "  2. covers 1  (4 cases, label complaint)  @united lost my {THING} again, thanks a lot\n"
+        "       e.g. @united lost my bag again, thanks a lot\n"
+        "  3. covers 1  (12 cases, label complaint)  {AIRLINE} lost my {THING} again, thanks a "
+        "lot\n"
+        "       e.g. @united lost my bag again, thanks a lot\n"
+        "  4. covers 1  (12 cases, label complaint)  {AIRLINE} my {THING} was broken the whole "
+        "way\n"
+        "       e.g. @delta my seat was broken the whole way\n"
+        "  no draft from t3: none of its words is in a lexicon where every value fits "
+        "(lexicons: AIRLINE, THING)\n")
+    assert main(["propose", "--run", str(run), "--append-to", str(suite), "--accept", "3",
+                 "--test-name", "lost thing, sarcastic"]) == 0
+    assert load_suite(suite).tests[1].spec.templates == [
+        "{AIRLINE} lost my {THING} again, thanks a lot"]
 
 def test_appending_to_a_malformed_suite_is_one_line(tmp_path):
     """Issue 19: PyYAML's multi-line problem text was printed as it was."""

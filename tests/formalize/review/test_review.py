@@ -87,6 +87,18 @@ def test_unknown_id_is_refused_with_did_you_mean(run: Path) -> None:
     ReviewLog(run).tag("c9", "not a pattern")  # corpus ids outside the hard subset are fine
 
 
+def test_mistyped_id_suggests_the_nearest_few_by_edit_distance(tmp_path: Path) -> None:
+    # 207 ids q00000000..q00000206 and a digit left out of q00000051: the nearest three by
+    # edit distance, not difflib's q00000251-like pick, and not the whole list.
+    ids = [f"q{i:08d}" for i in range(207)]
+    write_jsonl(tmp_path / "hard.jsonl", [{"id": i, "text": f"t {i}"} for i in ids])
+    with pytest.raises(DataError) as err:
+        ReviewLog(tmp_path).tag("q0000051", "ambiguous")
+    assert str(err.value) == (
+        f"unknown sentence id 'q0000051' ({tmp_path}): tag an id from hard.jsonl or the "
+        "corpus; did you mean 'q00000051', 'q00000151' or 'q00000001'? (of 207 ids in the run)")
+
+
 def test_cut_off_last_line_is_skipped_with_a_warning(run: Path) -> None:
     log = ReviewLog(run)
     log.tag("h1", "task-model error")

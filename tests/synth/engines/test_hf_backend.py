@@ -134,3 +134,41 @@ def test_auto_dtype_resolves_before_the_hash(monkeypatch: pytest.MonkeyPatch, na
     manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
     assert stats["dtype"] == manifest["stages"]["generate"]["dtype"] == want
     assert stats["config_hash"] == pinned[want]
+
+
+def test_the_projects_own_llm_calls_raise_no_future_warning(tiny_backend: HFBackend) -> None:
+    # transformers 5.2x warns on every forward that passes `past_key_values` (renamed
+    # `cache`): generation and prefix-cached label scoring pass the declared name. Warnings
+    # are errors here, raised at the call that would warn, not filtered away.
+    import logging
+    import warnings
+
+    from transformers.utils import logging as tf_logging
+
+    # transformers also *logs* a deprecation, once per process, on `out.past_key_values`.
+    tf_logging.warning_once.cache_clear()
+    logged: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
+    tf_logging.get_logger("transformers").addHandler(handler)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        tiny_backend.generate(PROMPTS[:2], SamplingConfig(max_new_tokens=4,
+                                                          stop_at_sentence_end=False), [1, 2])
+        tiny_backend.label_logprobs("Review: ", ["great film", "dull"],
+                                    {"negative": " bad", "positive": " good"})
+    tf_logging.get_logger("transformers").removeHandler(handler)
+    assert [m for m in logged if "deprecated" in m] == []
+
+
+def test_cache_is_passed_under_the_name_forward_declares() -> None:
+    from synth.engines._hf_cache import cache_kwargs
+
+    class New:
+        def forward(self, input_ids=None, cache=None): ...  # noqa: ANN001, ANN202
+
+    class Old:
+        def forward(self, input_ids=None, past_key_values=None): ...  # noqa: ANN001, ANN202
+
+    assert cache_kwargs(New(), "kv") == {"cache": "kv"}
+    assert cache_kwargs(Old(), "kv") == {"past_key_values": "kv"}

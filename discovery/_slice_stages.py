@@ -1,0 +1,287 @@
+"""The slice stages on a run directory: ``semantic``, ``metadata``, ``occlusion`` and
+``findings``.
+
+Each reads the scored corpus (the ranked task model's and the calibrated reference's
+probabilities), computes its rows before anything is written (bad input leaves the run
+directory unchanged), and records in the manifest a hash of its own config section's
+``output_dump``, the failure rule, and its upstream stage's hash (``score``; ``findings``:
+every stage it unifies). A current stage is skipped; a deleted or edited output is redone.
+The semantic stage caches the corpus's embeddings in 512-sentence chunks under
+``slices/.parts/`` (a killed run re-embeds only missing chunks); the others recompute in
+seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from discovery._config import RankingConfig, SlicesConfig, TaskModelConfig
+from discovery._focus_rounds import failures
+from discovery._stage_state import check_upstream, output_digests, outputs_problem
+from synth.core import (
+    RunDir,
+    atomic_open,
+    config_hash,
+    iter_jsonl,
+    output_dump,
+    provenance,
+    write_json_atomic,
+    write_jsonl,
+)
+
+CHUNK = 512
+OUTPUTS = {"semantic": "slices.jsonl", "metadata": "metadata.jsonl",
+           "occlusion": "words.jsonl", "findings": "findings.jsonl"}
+
+
+def failure_rule(slices: SlicesConfig) -> dict[str, Any]:
+    """The failure rule's fields, as every slice stage hashes them."""
+    return {"failure": slices.failure, "confidence": slices.confidence}
+
+
+def corpus_failures(task: np.ndarray, reference: np.ndarray, slices: SlicesConfig
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(failure flags under ``slices.failure``, the reference's probability that the task
+    model's top label is wrong) per sentence."""
+    p_wrong = 1.0 - reference[np.arange(len(task)), task.argmax(axis=1)]
+    return failures(task, reference, slices.failure, confidence=slices.confidence), p_wrong
+
+
+def slice_stage_hash(stage: str, slices: SlicesConfig, score_hash: str, task_name: str,
+                     models: str = "") -> str:
+    """Hash of a slice stage (``semantic``, ``metadata``, ``occlusion``): its own section,
+    the failure rule, the ranked task model and the score stage hash (and, for occlusion,
+    ``models``: what changes the two models' scores of new text)."""
+    section = getattr(slices, stage)
+    return config_hash({stage: output_dump(section), **failure_rule(slices),
+                        "task_model": task_name, "score": score_hash, "models": models})
+
+
+def findings_stage_hash(slices: SlicesConfig, upstream: Mapping[str, str | None]) -> str:
+    """Hash of the findings stage: ``max_findings``, the failure rule and the hashes of the
+    stages it unifies (None for one that did not run)."""
+    return config_hash({"max_findings": slices.max_findings, **failure_rule(slices),
+                        "upstream": dict(upstream)})
+
+
+def _load(run: RunDir, labels: Any, ranking: RankingConfig,
+          task_models: Sequence[TaskModelConfig], score_hash: str | None
+          ) -> tuple[str, str, list[str], list[str], np.ndarray, np.ndarray]:
+    from discovery._rank_mine import load_scores
+    from discovery._task_models import ranked_task_name
+
+    upstream = check_upstream(run, "score", score_hash, what="scores", command="score")
+    name = ranked_task_name(ranking, task_models)
+    ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=name)
+    return upstream, name, ids, texts, task, ref
+
+
+def _finish(run: RunDir, stage: str, shash: str, rows: list[dict[str, Any]],
+            config_dump: Mapping[str, Any] | None, started: float, **info: Any
+            ) -> dict[str, Any]:
+    out = run.path / OUTPUTS[stage]
+    run.open_stage(dict(config_dump) if config_dump is not None else {"stage": stage},
+                   stage, shash)
+    write_jsonl(out, rows)
+    write_json_atomic(out.with_name(out.name + ".meta.json"),
+                      {**provenance(shash), "stage": stage, "rows": len(rows), **info})
+    seconds = round(time.perf_counter() - started, 2)
+    run.complete(stage, shash, stage_hash=shash, rows=len(rows), seconds=seconds,
+                 digests=output_digests(run, [out]), **info)
+    return {"skipped": False, "stage_hash": shash, "rows": len(rows), "seconds": seconds,
+            **info}
+
+
+def _current(run: RunDir, stage: str, shash: str) -> bool:
+    return run.is_current(stage, shash) and outputs_problem(
+        run, stage, [run.path / OUTPUTS[stage]]) is None
+
+
+def _embeddings(run: RunDir, texts: Sequence[str], encoder: str, batch_size: int,
+                progress: bool) -> np.ndarray:
+    """The corpus's embeddings, chunk by chunk, each cached under ``slices/.parts/`` by the
+    encoder and the chunk's texts."""
+    from discovery._embed import SentenceEmbedder
+    from synth.core import progress_bar
+
+    embedder = SentenceEmbedder(encoder, batch_size=batch_size)
+    parts = run.path / "slices" / ".parts"
+    chunks = []
+    bar = progress_bar(len(texts), "semantic: embedding", "sentence", enabled=progress)
+    for start in range(0, len(texts), CHUNK):
+        chunk = list(texts[start:start + CHUNK])
+        h = hashlib.sha256(encoder.encode("utf-8"))
+        for t in chunk:
+            h.update(t.encode("utf-8") + b"\n")
+        path = parts / f"embed-{start // CHUNK:05d}-{h.hexdigest()[:16]}.npy"
+        if path.is_file():
+            chunks.append(np.load(path, allow_pickle=False))
+        else:
+            emb = embedder.embed(chunk)
+            parts.mkdir(parents=True, exist_ok=True)
+            with atomic_open(path, "wb") as handle:
+                np.save(handle, emb, allow_pickle=False)
+            chunks.append(emb)
+        bar.update(len(chunk))
+    bar.close()
+    return np.concatenate(chunks) if chunks else np.zeros((0, 0), dtype=np.float32)
+
+
+def semantic_run(run_dir: str | Path, *, labels: Any, slices: SlicesConfig,
+                 ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
+                 score_hash: str | None = None, config_dump: Mapping[str, Any] | None = None,
+                 progress: bool = True) -> dict[str, Any]:
+    """Semantic slices of the scored corpus into ``slices.jsonl`` (see
+    :class:`discovery.SemanticSlicer`).
+
+    Raises:
+        DataError: the scores are missing or were changed.
+        RunDirError: they were made with another config than ``score_hash``'s.
+        ModelNotAvailable: the encoder is not installed.
+    """
+    from discovery._embed import SentenceEmbedder
+    from discovery._slices import SemanticSlicer
+
+    run = RunDir(run_dir)
+    upstream, name, ids, texts, task, ref = _load(run, labels, ranking, task_models,
+                                                  score_hash)
+    shash = slice_stage_hash("semantic", slices, upstream, name)
+    if _current(run, "semantic", shash):
+        return {"skipped": True, "stage_hash": shash}
+    started = time.perf_counter()
+    s = slices.semantic
+    fail, p_wrong = corpus_failures(task, ref, slices)
+    emb = _embeddings(run, texts, s.encoder, s.batch_size, progress)
+    words = SentenceEmbedder(s.encoder, batch_size=s.batch_size)
+    slicer = SemanticSlicer(s.size, seed=s.seed, max_terms=s.max_terms,
+                            max_examples=s.max_examples, alpha=s.alpha).fit(
+        texts, emb, fail, p_wrong=p_wrong, ids=ids, embed_words=words.embed)
+    return _finish(run, "semantic", shash, slicer.slices_, config_dump, started,
+                   significant=sum(r["significant"] for r in slicer.slices_),
+                   base_rate=float(fail.mean()))
+
+
+def metadata_run(run_dir: str | Path, *, labels: Any, slices: SlicesConfig,
+                 ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
+                 score_hash: str | None = None, config_dump: Mapping[str, Any] | None = None
+                 ) -> dict[str, Any]:
+    """Metadata slices of the scored corpus into ``metadata.jsonl`` (see
+    :class:`discovery.MetadataSlicer`); raises as :func:`semantic_run`."""
+    from discovery._slices import MetadataSlicer
+
+    run = RunDir(run_dir)
+    upstream, name, ids, texts, task, ref = _load(run, labels, ranking, task_models,
+                                                  score_hash)
+    shash = slice_stage_hash("metadata", slices, upstream, name)
+    if _current(run, "metadata", shash):
+        return {"skipped": True, "stage_hash": shash}
+    started = time.perf_counter()
+    m = slices.metadata
+    fail, p_wrong = corpus_failures(task, ref, slices)
+    slicer = MetadataSlicer(min_size=m.min_size, max_examples=m.max_examples,
+                            alpha=m.alpha).fit(texts, fail, p_wrong=p_wrong, ids=ids)
+    return _finish(run, "metadata", shash, slicer.slices_, config_dump, started,
+                   significant=sum(r["significant"] for r in slicer.slices_),
+                   base_rate=float(fail.mean()))
+
+
+def occlusion_run(run_dir: str | Path, *, labels: Any, slices: SlicesConfig,
+                  ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
+                  task_fn: Callable[[list[str]], np.ndarray],
+                  reference_fn: Callable[[list[str]], np.ndarray] | None, models_key: str,
+                  score_hash: str | None = None,
+                  config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Per-word occlusion evidence into ``words.jsonl`` (see
+    :class:`discovery.OcclusionScorer`). ``task_fn``/``reference_fn`` score new text like
+    the score stage did (the reference calibrated with its recorded bias); they are called
+    only when the stage is not current. ``models_key`` is part of the hash."""
+    from discovery._occlusion import OcclusionScorer
+
+    run = RunDir(run_dir)
+    upstream, name, ids, texts, task, ref = _load(run, labels, ranking, task_models,
+                                                  score_hash)
+    shash = slice_stage_hash("occlusion", slices, upstream, name, models_key)
+    if _current(run, "occlusion", shash):
+        return {"skipped": True, "stage_hash": shash}
+    started = time.perf_counter()
+    o = slices.occlusion
+    fail, _ = corpus_failures(task, ref, slices)
+    scorer = OcclusionScorer(reference_words=o.reference_words,
+                             reference_sentences=o.reference_sentences,
+                             min_count=o.min_count, max_examples=o.max_examples,
+                             alpha=o.alpha).fit(
+        texts, task, ref, fail, task_fn=task_fn,
+        reference_fn=reference_fn if o.reference_words else None, ids=ids)
+    return _finish(run, "occlusion", shash, scorer.words_, config_dump, started,
+                   deletions=scorer.deletions_, reference_sentences=scorer.reference_calls_,
+                   significant=sum(r["significant"] for r in scorer.words_),
+                   base_rate=float(fail.mean()))
+
+
+def _rows_if_current(run: RunDir, stage: str, file: str, expected: str | None
+                     ) -> list[dict[str, Any]]:
+    """``file``'s rows when ``stage`` is complete with hash ``expected`` and its output
+    intact; else none (a stage that is off, or not run with this config)."""
+    path = run.path / file
+    if expected is None or not run.is_current(stage, expected) or not path.is_file() \
+            or outputs_problem(run, stage, [path]) is not None:
+        return []
+    return list(iter_jsonl(path))
+
+
+def findings_run(run_dir: str | Path, *, labels: Any, slices: SlicesConfig,
+                 ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
+                 upstream: Mapping[str, str | None], focus_rule: str = "",
+                 score_hash: str | None = None,
+                 config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Unify the rows of the discovery stages that are current under ``upstream`` (stage
+    name -> the hash the caller's config gives it, None when off: ``mine``
+    (``ngrams.jsonl``), ``semantic`` (``slices.jsonl``), ``metadata``, ``occlusion``
+    (``words.jsonl``), ``focus``) into the ranked ``findings.jsonl`` (see
+    :func:`discovery.build_findings`); a stage that is off or not current adds nothing."""
+    from discovery._findings import build_findings
+
+    run = RunDir(run_dir)
+    score, name, ids, texts, task, ref = _load(run, labels, ranking, task_models, score_hash)
+    files = {"mine": "ngrams.jsonl", "semantic": "slices.jsonl",
+             "metadata": "metadata.jsonl", "occlusion": "words.jsonl", "focus": "focus.jsonl"}
+    got = {stage: _rows_if_current(run, stage, file, upstream.get(stage))
+           for stage, file in files.items()}
+    shash = findings_stage_hash(slices, {"score": score, "task_model": name,
+                                         "focus_rule": focus_rule,
+                                         **{k: upstream.get(k) for k in files}})
+    if _current(run, "findings", shash):
+        return {"skipped": True, "stage_hash": shash}
+    started = time.perf_counter()
+    fail, p_wrong = corpus_failures(task, ref, slices)
+
+    def significant(stage: str) -> list[dict[str, Any]]:
+        return [r for r in got[stage] if r.get("significant")]
+
+    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=p_wrong,
+                          rule=_rule_text(slices), ngrams=got["mine"],
+                          semantic=significant("semantic"), metadata=significant("metadata"),
+                          words=significant("occlusion"), focus=got["focus"],
+                          focus_rule=focus_rule, max_per_kind=slices.max_findings)
+    return _finish(run, "findings", shash, rows, config_dump, started,
+                   confirmed=sum(r["confirmed"] for r in rows), base_rate=float(fail.mean()),
+                   rule=_rule_text(slices))
+
+
+def focus_rule_text(focus: Any) -> str:
+    """The focus failure rule of a ``FocusConfig`` in words."""
+    if focus.failure == "confident":
+        return f"reference's p(task model wrong) >= {focus.confidence:g}"
+    return "top labels differ" if focus.failure == "disagreement" else "hard-subset rule"
+
+
+def _rule_text(slices: SlicesConfig) -> str:
+    if slices.failure == "confident":
+        return f"reference's p(task model wrong) >= {slices.confidence:g}"
+    return "top labels differ"

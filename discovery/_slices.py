@@ -1,0 +1,250 @@
+"""Slices of the corpus where the task model fails more often than elsewhere.
+
+Two slicers, each a small estimator over the whole scored corpus (not only the hard cut):
+
+- :class:`SemanticSlicer` groups sentences by their embeddings (a seeded k-means over the
+  whole corpus) and tests each group's failure rate against the rest (Domino, Eyuboglu et
+  al. 2022, without failure-aware clustering, so the test stays honest): a failure spread
+  over many related words, each rare, falls into one group.
+- :class:`MetadataSlicer` tests fixed properties of a sentence (length bands, ``!``, ``?``,
+  digits, questions, negation, all-caps words, ...), as Giskard's text scan does.
+
+Every slice gets its size, failures, failure rate with its 95% Wilson interval, the rate
+of the rest of the corpus, a one-sided Fisher exact p-value (is the slice's rate above the
+rest's?) and a Benjamini-Hochberg q-value across the slicer's slices.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from discovery._stats import benjamini_hochberg, wilson_interval
+from synth.core import DataError
+
+NEGATIONS = ("not", "no", "never", "nothing", "none", "nobody", "neither", "nor", "nowhere",
+             "cannot", "without")
+_NEGATION = re.compile(r"\b(?:" + "|".join(NEGATIONS) + r")\b|n't\b", re.IGNORECASE)
+_WH = re.compile(r"^\W*(?:who|what|when|where|why|how|which|is|are|do|does|did|can|could|"
+                 r"would|will|should)\b", re.IGNORECASE)
+_CAPS = re.compile(r"\b[A-Z]{2,}\b")
+_WORD = re.compile(r"[\w']+")
+
+
+def slice_table(members: np.ndarray, failures: np.ndarray) -> dict[str, np.ndarray]:
+    """Failure statistics of each slice (rows of the boolean ``members`` matrix, slices x
+    sentences) against the rest of the corpus: ``n``, ``failures``, ``rate``, ``low``,
+    ``high`` (95% Wilson), ``base_rate`` (the rest's rate), ``p_value`` (one-sided Fisher
+    exact, scipy) and ``q_value`` (Benjamini-Hochberg)."""
+    from scipy.stats import fisher_exact
+
+    members = np.asarray(members, dtype=bool).reshape(-1, len(failures))
+    fail = np.asarray(failures, dtype=bool)
+    n = members.sum(axis=1)
+    k = (members & fail).sum(axis=1)
+    n_rest = len(fail) - n
+    k_rest = int(fail.sum()) - k
+    low, high = wilson_interval(k, n)
+    p = np.array([1.0 if ni == 0 else float(fisher_exact(
+        [[ki, ni - ki], [kr, nr - kr]], alternative="greater").pvalue)
+        for ki, ni, kr, nr in zip(k, n, k_rest, n_rest, strict=True)])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(n > 0, k / np.maximum(n, 1), 0.0)
+        base = np.where(n_rest > 0, k_rest / np.maximum(n_rest, 1), 0.0)
+    return {"n": n, "failures": k, "rate": rate, "low": low, "high": high, "base_rate": base,
+            "p_value": p, "q_value": benjamini_hochberg(p)}
+
+
+def _row(table: dict[str, np.ndarray], i: int, alpha: float) -> dict[str, Any]:
+    return {"n": int(table["n"][i]), "failures": int(table["failures"][i]),
+            "rate": float(table["rate"][i]), "low": float(table["low"][i]),
+            "high": float(table["high"][i]), "base_rate": float(table["base_rate"][i]),
+            "p_value": float(table["p_value"][i]), "q_value": float(table["q_value"][i]),
+            "significant": bool(table["q_value"][i] < alpha
+                                and table["rate"][i] > table["base_rate"][i])}
+
+
+def _check(n: int, failures: np.ndarray, p_wrong: np.ndarray | None) -> None:
+    if n == 0:
+        raise DataError("cannot slice an empty corpus", where="corpus",
+                        fix="generate and score a corpus first")
+    if len(failures) != n or (p_wrong is not None and len(p_wrong) != n):
+        raise DataError(f"{n} sentences but {len(failures)} failure flags",
+                        where="scores", fix="score the corpus again")
+
+
+class SemanticSlicer:
+    """Groups of semantically close sentences whose failure rate is above the rest's.
+
+    Args:
+        size: the mean group size k-means aims at (``k = ceil(n / size)``, at least 2).
+        seed: k-means' random state.
+        max_terms: distinguishing words kept per slice.
+        max_examples: example ids kept per slice (failing ones, most typical first).
+        alpha: a slice is significant when its q-value is below ``alpha`` and its rate is
+            above the rest's.
+    """
+
+    def __init__(self, size: int = 25, *, seed: int = 0, max_terms: int = 6,
+                 max_examples: int = 20, alpha: float = 0.05) -> None:
+        self.size = size
+        self.seed = seed
+        self.max_terms = max_terms
+        self.max_examples = max_examples
+        self.alpha = alpha
+
+    def fit(self, texts: Sequence[str], embeddings: np.ndarray, failures: np.ndarray, *,
+            p_wrong: np.ndarray | None = None, ids: Sequence[str] | None = None,
+            embed_words: Callable[[list[str]], np.ndarray] | None = None) -> SemanticSlicer:
+        """Cluster ``embeddings`` (n x d, rows of ``texts``) and describe each cluster.
+
+        A cluster's terms are the words most over-represented in its failing sentences
+        (its sentences when none fails) against the corpus; given ``embed_words`` (the
+        sentence encoder, words in, unit vectors out: one call for all clusters), the
+        ``3 * max_terms`` most over-represented are re-ranked by their cosine to the mean
+        of those sentences' embeddings, so a theme of words each seen once (several foods)
+        is named by its words rather than by incidental ones.
+
+        Sets ``slices_``: one dict per cluster (``slice``, ``terms``, ``example_ids``, the
+        :func:`slice_table` fields, ``mean_p_wrong``), significant ones first, then by
+        q-value and rate.
+        """
+        from sklearn.cluster import KMeans
+
+        n = len(texts)
+        fail = np.asarray(failures, dtype=bool)
+        _check(n, fail, p_wrong)
+        emb = np.asarray(embeddings, dtype=np.float64)
+        if emb.shape[0] != n:
+            raise DataError(f"{n} sentences but {emb.shape[0]} embeddings", where="slices",
+                            fix="embed the corpus again")
+        ids = [str(i) for i in range(n)] if ids is None else [str(x) for x in ids]
+        k = max(2, min(n - 1, -(-n // self.size))) if n > 2 else 1
+        if k < 2:
+            self.slices_: list[dict[str, Any]] = []
+            return self
+        km = KMeans(n_clusters=k, n_init=4, random_state=self.seed).fit(emb)
+        labels = km.labels_
+        members = np.stack([labels == c for c in range(k)])
+        table = slice_table(members, fail)
+        dist = np.linalg.norm(emb - km.cluster_centers_[labels], axis=1)
+        pw = np.zeros(n) if p_wrong is None else np.asarray(p_wrong, dtype=np.float64)
+        rows = []
+        pools = []
+        for c in range(k):
+            idx = np.flatnonzero(members[c])
+            failing = [int(i) for i in idx if fail[i]]
+            pools.append((failing or [int(i) for i in idx],
+                          self._terms(texts, failing or [int(i) for i in idx])))
+        vocab = sorted({w for _, ws in pools for w in ws})
+        vectors = {}
+        if embed_words is not None and vocab:
+            vectors = dict(zip(vocab, np.asarray(embed_words(vocab), dtype=np.float64),
+                               strict=True))
+        for c in range(k):
+            idx = np.flatnonzero(members[c])
+            failing = [i for i in idx if fail[i]]
+            order = sorted(failing, key=lambda i: (dist[i], -pw[i], i))
+            terms = pools[c][1]
+            if vectors:
+                centre = emb[pools[c][0]].mean(axis=0)
+                terms = sorted(terms, key=lambda w: (-float(vectors[w] @ centre), w))
+            rows.append({
+                "slice": f"cluster {c}",
+                "terms": terms[:self.max_terms],
+                "example_ids": [ids[i] for i in order[:self.max_examples]],
+                **_row(table, c, self.alpha),
+                "mean_p_wrong": float(pw[idx].mean()) if len(idx) else 0.0,
+            })
+        rows.sort(key=lambda r: (not r["significant"], r["q_value"], -r["rate"], r["slice"]))
+        self.slices_ = rows
+        return self
+
+    def _terms(self, texts: Sequence[str], members: Sequence[int]) -> list[str]:
+        """The words most over-represented in ``members`` against the whole corpus (the
+        informative-Dirichlet log-odds z of :class:`discovery.NgramMiner`)."""
+        from discovery._mining import NgramMiner
+
+        if not members or len(members) >= len(texts):
+            return []
+        miner = NgramMiner((1, 1), min_support=1, statistic="z", max_examples=0,
+                           drop_subsumed=False)
+        table = miner.fit(texts, list(members)).table_
+        return [str(g) for g, z in zip(table["ngram"], table["z"], strict=True)
+                if z > 0][:3 * self.max_terms]
+
+
+# Each metadata slice: a name, the words that name it in a query (none: not focusable),
+# and its predicate on one sentence.
+def _words(text: str) -> int:
+    return len(_WORD.findall(text))
+
+
+METADATA: dict[str, Callable[[str], bool]] = {
+    "exclamation": lambda t: "!" in t,
+    "question mark": lambda t: "?" in t,
+    "question": lambda t: t.rstrip().endswith("?") or _WH.search(t) is not None,
+    "digits": lambda t: any(c.isdigit() for c in t),
+    "negation": lambda t: _NEGATION.search(t) is not None,
+    "all-caps word": lambda t: _CAPS.search(t) is not None,
+    "quotation": lambda t: '"' in t or "\u201c" in t,
+    "parenthesis": lambda t: "(" in t,
+    "ellipsis": lambda t: "..." in t or "\u2026" in t,
+    "two or more commas": lambda t: t.count(",") >= 2,
+}
+
+
+class MetadataSlicer:
+    """Sentences sharing a surface property (see :data:`METADATA`) and length bands (the
+    shortest and the longest quarter of the corpus by words), each tested against the rest.
+
+    Args:
+        min_size: slices with fewer sentences are left out.
+        max_examples: example ids kept per slice (failing ones, highest ``p_wrong`` first).
+        alpha: significance level of the q-value (as :class:`SemanticSlicer`).
+    """
+
+    def __init__(self, *, min_size: int = 5, max_examples: int = 20,
+                 alpha: float = 0.05) -> None:
+        self.min_size = min_size
+        self.max_examples = max_examples
+        self.alpha = alpha
+
+    def fit(self, texts: Sequence[str], failures: np.ndarray, *,
+            p_wrong: np.ndarray | None = None, ids: Sequence[str] | None = None
+            ) -> MetadataSlicer:
+        """Sets ``slices_``: one dict per slice of at least ``min_size`` sentences that is
+        not the whole corpus (``slice``, ``terms`` (empty), ``example_ids``, the
+        :func:`slice_table` fields), significant ones first."""
+        n = len(texts)
+        fail = np.asarray(failures, dtype=bool)
+        _check(n, fail, p_wrong)
+        ids = [str(i) for i in range(n)] if ids is None else [str(x) for x in ids]
+        pw = np.zeros(n) if p_wrong is None else np.asarray(p_wrong, dtype=np.float64)
+        names, masks = [], []
+        for name, pred in METADATA.items():
+            names.append(name)
+            masks.append(np.array([pred(t) for t in texts], dtype=bool))
+        words = np.array([_words(t) for t in texts])
+        lo, hi = np.quantile(words, 0.25), np.quantile(words, 0.75)
+        names += [f"short (<= {int(lo)} words)", f"long (>= {int(np.ceil(hi))} words)"]
+        masks += [words <= lo, words >= np.ceil(hi)]
+        keep = [i for i, m in enumerate(masks) if self.min_size <= m.sum() < n]
+        if not keep:
+            self.slices_: list[dict[str, Any]] = []
+            return self
+        members = np.stack([masks[i] for i in keep])
+        table = slice_table(members, fail)
+        rows = []
+        for j, i in enumerate(keep):
+            failing = [s for s in np.flatnonzero(members[j]) if fail[s]]
+            order = sorted(failing, key=lambda s: (-pw[s], s))
+            rows.append({"slice": names[i], "terms": [],
+                         "example_ids": [ids[s] for s in order[:self.max_examples]],
+                         **_row(table, j, self.alpha)})
+        rows.sort(key=lambda r: (not r["significant"], r["q_value"], -r["rate"], r["slice"]))
+        self.slices_ = rows
+        return self

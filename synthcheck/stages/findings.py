@@ -1,0 +1,43 @@
+"""Stage 2, findings: every discovery stage's rows (n-grams, semantic and metadata slices,
+occlusion words, focus rounds) in one ranked ``findings.jsonl``
+(``discovery.findings_run``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
+from synthcheck.stages._slice_base import SliceSections, sections
+from synthcheck.stages.generate import check_corpus
+
+UNIFIED = ("mine", "semantic", "metadata", "occlusion", "focus")
+
+
+def stage_hash(s: SliceSections, upstream: Hashes, run_dir: Path | None) -> str | None:
+    """``slices.max_findings``, the failure rules and the hashes of the score stage and of
+    every stage it unifies (None for one that is off; None without a score hash)."""
+    from discovery import findings_stage_hash
+
+    score = upstream.get("score")
+    if not score:
+        return None
+    return findings_stage_hash(s.slices, {"score": score, "task_model": s.ranked,
+                                          "focus_rule": s.focus_rule,
+                                          **{u: upstream.get(u) for u in UNIFIED}})
+
+
+def outputs(s: SliceSections, run_dir: Path) -> list[Path]:
+    return [run_dir / "findings.jsonl"]
+
+
+def run(s: SliceSections, ctx: StageContext) -> StageRun:
+    from discovery import findings_run
+
+    check_corpus(ctx.run.path, ctx.hash_of("generate"))
+    out = findings_run(ctx.run.path, focus_rule=s.focus_rule,
+                       upstream={u: ctx.hash_of(u) for u in UNIFIED}, **s.kwargs(ctx))
+    return StageRun(not out.get("skipped"), {"findings": out})
+
+
+STAGE = Stage(name="findings", sections=sections, upstream=("score", *UNIFIED),
+              stage_hash=stage_hash, outputs=outputs, run=run)

@@ -1,0 +1,244 @@
+"""Semantic slices, metadata slices and per-word occlusion on tiny inline corpora with
+planted failures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from discovery._occlusion import OcclusionScorer, deletions
+from discovery._slices import MetadataSlicer, SemanticSlicer, slice_table
+from synth.core import DataError
+
+FOODS = ["pizza", "sushi", "tacos", "curry", "ramen", "lasagna", "dumplings", "burritos",
+         "pancakes", "paella", "falafel", "risotto"]
+FOOD_SENTENCES = [
+    "We ate pizza for dinner at the little place downtown.",
+    "Grandma's sushi rolls were on the table by six.",
+    "The tacos at that stand come with extra lime.",
+    "He spooned the hot curry over a bowl of rice.",
+    "A steaming bowl of ramen is perfect after work.",
+    "Her lasagna needs another ten minutes in the oven.",
+    "They steamed dumplings for the whole family.",
+    "Two burritos and a soda cost less than a movie ticket.",
+    "Sunday mornings mean pancakes with maple syrup.",
+    "The paella was cooked in a huge iron pan.",
+    "I grabbed falafel with hummus on the way home.",
+    "Stir the risotto slowly and add the stock bit by bit.",
+]
+OTHER = [
+    "The train to the city was late again this morning.",
+    "She parked the car in the garage before the storm.",
+    "Our team won the football match on Saturday.",
+    "The guitar solo at the concert was very loud.",
+    "He fixed the broken laptop with a new battery.",
+    "It rained all afternoon and the streets flooded.",
+    "The meeting at the office lasted three hours.",
+    "They painted the old fence a bright blue colour.",
+    "The museum opened a new exhibition on ancient Egypt.",
+    "My phone screen cracked when I dropped it.",
+    "The basketball game went into overtime.",
+    "A cold wind blew across the frozen lake.",
+    "The orchestra rehearsed the symphony twice.",
+    "The bus driver waved at the children.",
+    "We planted tomatoes in the garden in spring.",
+    "The printer in the office jammed again.",
+    "Snow covered the mountains by December.",
+    "The marathon runners crossed the bridge at noon.",
+    "The band released their second album last year.",
+    "The plane landed safely despite the fog.",
+    "The tennis final was cancelled because of rain.",
+    "He repaired the bicycle chain in the shed.",
+    "The library extended its opening hours.",
+    "Thunder shook the windows during the night.",
+]
+
+
+def test_slice_table_matches_scipy_on_a_two_by_two() -> None:
+    members = np.array([[1, 1, 1, 0, 0, 0, 0, 0]], dtype=bool)
+    fail = np.array([1, 1, 0, 0, 0, 0, 1, 0], dtype=bool)
+    t = slice_table(members, fail)
+    assert (int(t["n"][0]), int(t["failures"][0])) == (3, 2)
+    assert t["rate"][0] == pytest.approx(2 / 3)
+    assert t["base_rate"][0] == pytest.approx(1 / 5)
+    # scipy.stats.fisher_exact([[2, 1], [1, 4]], alternative="greater").pvalue
+    assert t["p_value"][0] == pytest.approx(0.2857142857142857)
+    assert (t["low"][0], t["high"][0]) == pytest.approx((0.2076596, 0.9385081), abs=1e-6)
+
+
+def test_semantic_slicer_finds_a_planted_blob_and_its_words() -> None:
+    # Two clean blobs of 10 and a failing blob of 6 in 2-d; the failing blob's words are
+    # its own.
+    rng = np.random.default_rng(0)
+    centers = np.array([[0.0, 0.0]] * 10 + [[5.0, 0.0]] * 10 + [[0.0, 5.0]] * 6)
+    emb = centers + rng.normal(0, 0.1, centers.shape)
+    texts = ["a grey stone wall"] * 10 + ["a quiet blue lake"] * 10 + [
+        f"spicy {w} stew" for w in ["bean", "lentil", "pork", "beef", "fish", "corn"]]
+    fail = np.array([0] * 9 + [1] + [0] * 10 + [1] * 6, dtype=bool)
+    s = SemanticSlicer(size=9, seed=0, max_terms=2, max_examples=3).fit(
+        texts, emb, fail, ids=[f"s{i}" for i in range(26)])
+    top = s.slices_[0]
+    assert (top["n"], top["failures"], top["significant"]) == (6, 6, True)
+    assert top["terms"] == ["spicy", "stew"]
+    assert len(top["example_ids"]) == 3 and all(int(x[1:]) >= 20 for x in top["example_ids"])
+    assert top["base_rate"] == pytest.approx(1 / 20)
+    assert [r["significant"] for r in s.slices_[1:]] == [False, False]
+
+
+@pytest.mark.integration
+def test_minilm_groups_rare_food_words_that_each_fail_once() -> None:
+    """The planted group-of-words failure: 12 foods, each seen once, all failing; n-gram
+    counting sees 12 singletons, the embedding sees one topic."""
+    from discovery._embed import SentenceEmbedder
+
+    texts = FOOD_SENTENCES + OTHER
+    fail = np.array([True] * len(FOOD_SENTENCES) + [i % 8 == 0 for i in range(len(OTHER))])
+    embedder = SentenceEmbedder()
+    emb = embedder.embed(texts)
+    assert emb.shape == (36, 384)
+    assert np.allclose(np.linalg.norm(emb, axis=1), 1.0, atol=1e-5)
+    s = SemanticSlicer(size=9, seed=0).fit(texts, emb, fail, embed_words=embedder.embed)
+    top = s.slices_[0]
+    food_ids = {str(i) for i in range(12)}
+    assert top["significant"]
+    assert top["failures"] >= 8 and top["rate"] >= 0.8
+    assert set(top["example_ids"]) <= food_ids
+    assert s.slices_[1]["significant"] is False
+    assert top["terms"][:4] == ["burritos", "cooked", "dinner", "dumplings"]
+
+
+def test_embedding_batches_do_not_change_the_order() -> None:
+    from discovery._embed import SentenceEmbedder
+
+    texts = ["short one.", "a much longer sentence about the weather in the hills.",
+             "mid size text"]
+    a = SentenceEmbedder(batch_size=1).embed(texts)
+    b = SentenceEmbedder(batch_size=3).embed(texts)
+    assert np.allclose(a, b, atol=1e-5)
+    assert float(a[0] @ a[1]) < 0.99
+
+
+def test_metadata_slicer_finds_failing_questions() -> None:
+    texts = [f"Is the film number {i} any good?" for i in range(6)] + [
+        f"The film number {i} was fine." for i in range(14)]
+    fail = np.array([True] * 6 + [False] * 13 + [True])
+    m = MetadataSlicer(min_size=3, max_examples=2).fit(texts, fail,
+                                                        p_wrong=np.linspace(0, 1, 20))
+    by = {r["slice"]: r for r in m.slices_}
+    q = by["question mark"]
+    assert (q["n"], q["failures"], q["base_rate"]) == (6, 6, pytest.approx(1 / 14))
+    assert q["significant"] and q["example_ids"] == ["5", "4"]
+    assert by["question"]["n"] == 6
+    assert "exclamation" not in by  # no sentence has one
+    assert "digits" not in by  # every sentence has one: not a slice
+
+
+def test_slicers_refuse_misaligned_failures() -> None:
+    with pytest.raises(DataError, match="3 sentences but 2 failure flags"):
+        MetadataSlicer().fit(["a", "b", "c"], np.array([True, False]))
+
+
+def test_deletions_skip_stopwords_and_keep_the_rest() -> None:
+    assert deletions("The pizza wasn't bad at all.", frozenset({"the", "at", "all"})) == [
+        ("pizza", "The wasn't bad at all."), ("wasn't", "The pizza bad at all."),
+        ("bad", "The pizza wasn't at all.")]
+
+
+def _keyword(trigger: bool):  # noqa: ANN202
+    pos, neg = {"good", "great", "lovely"}, {"bad", "awful", "boring"}
+
+    def fn(texts: list[str]) -> np.ndarray:
+        out = []
+        for t in texts:
+            ws = t.lower().replace(".", " ").split()
+            s = sum(w in pos for w in ws) - sum(w in neg for w in ws)
+            if trigger:
+                s -= 3 * ws.count("pizza")
+            p = min(0.95, max(0.05, 0.5 + 0.2 * s))
+            out.append([1 - p, p])
+        return np.array(out)
+    return fn
+
+
+def test_occlusion_surfaces_a_trigger_seen_twice_and_not_a_sentiment_word() -> None:
+    texts = ["a good evening with pizza and friends.", "the pizza night was great fun.",
+             "a bad film with a boring plot.", "the good actors made it lovely.",
+             "an awful show on a rainy night.", "a good book on a quiet night.",
+             "the great music filled the hall.", "a boring talk about taxes."]
+    task_fn, ref_fn = _keyword(True), _keyword(False)
+    task, ref = task_fn(texts), ref_fn(texts)
+    fail = task.argmax(1) != ref.argmax(1)
+    assert fail.tolist() == [True, True] + [False] * 6
+    calls: list[int] = []
+
+    def counted(x: list[str]) -> np.ndarray:
+        calls.append(len(x))
+        return ref_fn(x)
+
+    o = OcclusionScorer(reference_words=3, reference_sentences=1).fit(
+        texts, task, ref, fail, task_fn=task_fn, reference_fn=counted,
+        ids=[f"c{i}" for i in range(8)])
+    top = o.words_[0]
+    assert top["word"] == "pizza"
+    assert (top["n"], top["failures"], top["checked"]) == (2, 2, 1)
+    assert top["task_shift"] == pytest.approx(0.6)
+    assert top["reference_shift"] == pytest.approx(0.0)
+    assert top["example_ids"] == ["c0", "c1"]
+    assert calls == [3]  # one batched reference call, capped at 3 words x 1 sentence
+    assert o.reference_calls_ == 3
+    words = [r["word"] for r in o.words_]
+    assert "good" not in words[:1]
+
+
+def test_confident_failure_rule_is_stricter_than_disagreement() -> None:
+    from discovery._focus_rounds import failures
+
+    task = np.array([[0.9, 0.1], [0.9, 0.1], [0.2, 0.8]])
+    ref = np.array([[0.45, 0.55], [0.3, 0.7], [0.9, 0.1]])
+    assert failures(task, ref, "disagreement").tolist() == [True, True, True]
+    assert failures(task, ref, "confident", confidence=0.6).tolist() == [False, True, True]
+    assert failures(task, ref, "confident", confidence=0.8).tolist() == [False, False, True]
+
+
+def test_ucb_tests_a_rare_candidate_with_strong_evidence_first() -> None:
+    from discovery import FocusBase, FocusConfig, MiningConfig, ucb_candidates
+
+    # "zorb" in 2 sentences, both failing; "movie" in 12, 5 failing (a higher count, a
+    # lower upper bound: 2/2 -> 1.0, 5/12 -> 0.68).
+    texts = ["the zorb was here.", "a zorb again."] + [
+        f"the movie number {i}." for i in range(12)] + [f"plain line {i}." for i in range(6)]
+    fail = [True, True] + [i < 5 for i in range(12)] + [False] * 6
+    task = np.array([[0.9, 0.1]] * len(texts))
+    ref = np.array([[0.1, 0.9] if f else [0.9, 0.1] for f in fail])
+    base = FocusBase(texts=texts, task=task, reference=ref,
+                     hard_indices=[i for i, f in enumerate(fail) if f])
+    cfg = FocusConfig(candidates=1, failure="disagreement", min_support=3)  # "zorb" unmined
+    chosen, sources = ucb_candidates(base, cfg, MiningConfig(), {"zorb": "word"})
+    assert (chosen, sources) == (["zorb"], {"zorb": "word"})
+    chosen, _ = ucb_candidates(base, cfg, MiningConfig(), {})
+    assert chosen == ["the movie number"]  # without the pool, only mined n-grams compete
+
+
+def test_findings_rank_dedupe_and_schema() -> None:
+    from discovery import build_findings
+
+    texts = ["pizza night.", "more pizza.", "a dull film.", "plain.", "plain again."]
+    ids = [f"c{i}" for i in range(5)]
+    fail = np.array([True, True, False, False, False])
+    pw = np.array([0.7, 0.9, 0.1, 0.2, 0.1])
+    words = [{"word": "pizza", "n": 2, "failures": 2, "base_rate": 0.0, "task_shift": 0.5,
+              "reference_shift": 0.0, "z": 4.0, "q_value": 0.01,
+              "example_ids": ["c1", "c0"]},
+             {"word": "dull", "n": 1, "failures": 0, "base_rate": 0.5, "task_shift": 0.3,
+              "reference_shift": 0.2, "z": 1.0, "q_value": 0.04, "example_ids": []}]
+    focus = [{"ngram": "dull", "n": 10, "failures": 9, "base_rate": 0.4, "q_value": 0.001,
+              "confirmed": True, "source": "word", "examples": [{"text": "so dull."}]}]
+    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r", words=words,
+                          focus=focus, focus_rule="fr")
+    assert [(r["id"], r["rank"], r["kind"], r["name"]) for r in rows] == [
+        ("f0001", 1, "focus", "dull"), ("f0002", 2, "word", "pizza")]
+    assert rows[0]["confirmed"] and rows[0]["corpus_n"] == 1 and rows[0]["source"] == "word"
+    assert rows[1]["example_ids"] == ["c1", "c0"]
+    assert rows[1]["score"] == pytest.approx(rows[1]["low"] - 0.0)
+    assert rows[0]["reason"] == ("focus rounds: 9 of 10 new sentences fail (fr) vs the "
+                                 "corpus's 0.40, q=0.001")
