@@ -61,7 +61,7 @@ def _cached_prefix_state(model: Any, prefix_ids: list[int],
         while len(cache) >= _PREFIX_CACHE_SIZE:
             cache.pop(next(iter(cache)))
         cache[key] = state
-    return state  # type: ignore[no-any-return]
+    return state
 
 
 def _batch_cache(model: Any, layers: list[tuple[Any, Any]], batch: int) -> Any:
