@@ -245,3 +245,21 @@ def test_unreadable_annotation_exports(run: Path, tmp_path: Path,
         else:
             assert err == f"error: {what} ({path}): {fix}\n"
     assert (run / "review" / "decisions.jsonl").read_bytes() == before
+
+
+def test_export_refuses_a_bad_out_or_include_before_work(run: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    out = tmp_path / "no" / "such" / "x.json"
+    assert main(["annotate", "export", "--run", str(run), "--format", "argilla",
+                 "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: cannot write: the folder {out.parent} does not exist, nor its parent "
+        f"{out.parent.parent} (--out {out}): create the folder first (mkdir -p {out.parent}), "
+        f"or write into an existing folder\n")
+    assert not (tmp_path / "no").exists()
+    assert main(["annotate", "export", "--run", str(run), "--format", "argilla",
+                 "--out", str(tmp_path / "x.json"), "--include", ","]) == 2
+    assert capsys.readouterr().err == (
+        "error: --include names no source (--include ','): name some of: hard, focus, "
+        "findings (e.g. --include hard)\n")
