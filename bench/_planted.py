@@ -8,13 +8,14 @@ runs every ``bench/[!_]*.py`` in its small mode.
 from __future__ import annotations
 
 import json
-import random
 import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from synth.core import derive_rng
 
 TOKEN = re.compile(r"(?u)[\w']+")  # mining's TOKEN_PATTERN (discovery._mining)
 
@@ -137,7 +138,7 @@ def choose_slices(texts: Sequence[str], *, seed: int = 0,
             lo, hi = WORD_BANDS[kind]
             pool = sorted(w for w, c in words.items() if lo <= c / n < hi and content(w))
         if pool:
-            w = random.Random(f"{seed}:word:{kind}").choice(pool)
+            w = derive_rng(seed, "word", kind).choice(pool)
             out.append(Slice(f"word:{kind}", "word", (w,), band=kind))
             used.add(w)
     if "phrase" in kinds:
@@ -145,7 +146,7 @@ def choose_slices(texts: Sequence[str], *, seed: int = 0,
                       if PHRASE_COUNTS[0] <= c <= PHRASE_COUNTS[1]
                       and all(content(w) for w in p.split()))
         if pool:
-            p = random.Random(f"{seed}:phrase").choice(pool)
+            p = derive_rng(seed, "phrase").choice(pool)
             out.append(Slice("phrase", "phrase", (p,), band="phrase"))
             used.update(p.split())
     if "long" in kinds and any(len(t.split()) >= LONG_WORDS for t in texts):

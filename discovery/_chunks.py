@@ -16,12 +16,14 @@ from typing import Any
 
 import numpy as np
 
+from discovery._calibration import Calibrator
 from discovery._config import (
     EvaluationConfig,
     ReferenceConfig,
     TaskModelConfig,
 )
 from discovery._kinds import is_few_shot
+from discovery._protocols import TaskScorer
 from discovery._stage_hashes import (
     _fingerprint,
     raw_reference_hash,
@@ -125,7 +127,7 @@ def _remote(executor: Executor, key: str, setup: Callable[[], Any]
     return runner, one
 
 
-def _task_fn(scorer: Any, labels: Sequence[str]) -> Callable[[list[str]], np.ndarray]:
+def _task_fn(scorer: TaskScorer, labels: Sequence[str]) -> Callable[[list[str]], np.ndarray]:
     def fn(texts: list[str]) -> np.ndarray:
         rows = scorer.predict_proba(texts)
         return np.array([[row[lab] for lab in labels] for row in rows])
@@ -162,7 +164,7 @@ def heldout_raw_scores(run_dir: Path, name: str, raw_fn: Callable[[list[str]], n
 
 def _stage_calibration(reference: ReferenceConfig, n_labels: int,
                        raw_fn: Callable[[list[str]], np.ndarray], raw: np.ndarray,
-                       parts: Path, key: str) -> Any:
+                       parts: Path, key: str) -> Calibrator:
     """Fit a few-shot scorer's calibrator (reference or ``fewshot:`` task model) over raw
     label log-probs.
 

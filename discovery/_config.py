@@ -417,6 +417,15 @@ class SemanticSlicesConfig(BaseModel):
     batch_size: int = runtime_field(64, ge=1)
     """Sentences per encoder batch (does not change outputs)."""
 
+    @field_validator("encoder")
+    @classmethod
+    def _encoder_spec(cls, encoder: str) -> str:
+        # The form is checked when the config loads; whether the model is there, before work.
+        scheme, _, rest = encoder.partition(":")
+        if scheme not in ("packaged", "hf") or not rest.strip():
+            raise ValueError("encoder must be packaged:all-minilm-l6-v2 or hf:<local folder>")
+        return encoder
+
 
 class MetadataSlicesConfig(BaseModel):
     """Metadata slices: sentences sharing a surface property (length band, ``!``, ``?``,

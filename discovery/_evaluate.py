@@ -16,6 +16,8 @@ from discovery._kinds import is_few_shot
 from synth.core import ConfigError, LabelSpace, derive_seed
 
 if TYPE_CHECKING:
+    from discovery._protocols import TaskScorer
+    from discovery._reference import FewShotReference
     from synth import SeedCorpusConfig
 
 
@@ -103,7 +105,8 @@ class HeldOutScores:
 def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None = None, *,
              task_models: Sequence[TaskModelConfig] = (),
              reference: ReferenceConfig | None = None,
-             scorers: Mapping[str, Any] | None = None, reference_scorer: Any = None,
+             scorers: Mapping[str, TaskScorer] | None = None,
+             reference_scorer: FewShotReference | None = None,
              progress: bool = True, raw_dir: str | Path | None = None,
              corpus: SeedCorpusConfig | None = None) -> dict[str, dict[str, Any]]:
     """Evaluate each task model and the (calibrated) reference on held-out labeled data:
@@ -118,7 +121,8 @@ def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
                       data: str | None = None, *,
                       task_models: Sequence[TaskModelConfig] = (),
                       reference: ReferenceConfig | None = None,
-                      scorers: Mapping[str, Any] | None = None, reference_scorer: Any = None,
+                      scorers: Mapping[str, TaskScorer] | None = None,
+                      reference_scorer: FewShotReference | None = None,
                       progress: bool = True, raw_dir: str | Path | None = None,
                       corpus: SeedCorpusConfig | None = None
                       ) -> tuple[dict[str, dict[str, Any]], HeldOutScores]:
@@ -165,9 +169,9 @@ def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
     ref_cfg = reference or _Ref()
     by_name = {t.name: t for t in task_models}
     order = list(scorers) if scorers is not None else list(by_name)
-    built: dict[str, Any] = {}
+    built: dict[str, TaskScorer] = {}
 
-    def get(name: str) -> Any:
+    def get(name: str) -> TaskScorer:
         if name not in built:
             if name == "reference" and (reference_scorer is not None
                                         or evaluation.include_reference):
@@ -230,7 +234,8 @@ EVAL_BATCH = 256
 """Texts per call when evaluating a task model (the progress bar moves per call)."""
 
 
-def _predict(name: str, scorer: Any, texts: list[str], progress: bool) -> list[dict[str, float]]:
+def _predict(name: str, scorer: TaskScorer, texts: list[str], progress: bool
+             ) -> list[dict[str, float]]:
     """Score the held-out texts under a progress bar: few-shot scorers calibrate on the whole
     set (their raw scores come in chunks), other scorers are called per batch."""
     from synth.core import progress_bar

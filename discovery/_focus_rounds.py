@@ -10,22 +10,32 @@ across candidates. Output: ``focus.jsonl``, one candidate per line, confirmed fi
 This module holds the pieces (candidates, queries, generation, the failure rule and the
 test); the stage that runs them on a run directory is ``discovery._focus_stage``. Everything
 is seeded: prompt ``i`` of candidate ``c`` in round ``r`` samples with
-``derive_seed(seed, "focus", r, c, i)``.
+``derive_seed(seed, "focus", r, c, i)`` and picks its query window from
+``derive_rng(seed, "focus-query", r, c, i)``: two streams, as stage 1 keeps its query draw
+(``"query"``) apart from its sampling seed (``"prompt"``).
 """
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from discovery._config import FocusConfig
 from discovery._ranking import divergence, reference_margin
-from synth.core import derive_seed
+from synth.core import derive_rng, derive_seed
+
+if TYPE_CHECKING:
+    from synth import GeneratorConfig
+    from synth.engines import Backend
+
+FOCUS_SEED_SCHEME = "window: derive_rng(seed, 'focus-query', r, c, i); " \
+    "sample: derive_seed(seed, 'focus', r, c, i)"
+"""How focus prompts are seeded; part of the focus stage's hash, so rounds run with the
+former single stream (one value for both) are redone, not taken for current."""
 
 _BOUNDARY = re.compile(r"[.!?]\s")
 
@@ -84,7 +94,9 @@ def focus_queries(candidate: str, docs: Sequence[str], cfg: FocusConfig, *, seed
     Seed windows: a random seed document containing the candidate, the candidate's
     occurrence in it and up to ``context_words`` words before it in the same sentence.
     Prompt form: the first ``context_words`` words of a random document, then the candidate.
-    Each query's randomness is ``Random(derive_seed(seed, "focus", round, candidate, i))``.
+    Two streams per query, kept apart as in stage 1: the window is picked by
+    ``derive_rng(seed, "focus-query", round, candidate, i)`` and the LLM samples with
+    ``derive_seed(seed, "focus", round, candidate, i)``.
     """
     pattern = ngram_pattern(candidate)
     holders = [d for d in docs if pattern.search(d)] if cfg.queries != "prompt" else []
@@ -93,7 +105,7 @@ def focus_queries(candidate: str, docs: Sequence[str], cfg: FocusConfig, *, seed
     out = []
     for i in range(start, start + cfg.budget):
         s = derive_seed(seed, "focus", round_, candidate, i)
-        rng = random.Random(s)
+        rng = derive_rng(seed, "focus-query", round_, candidate, i)
         if holders:
             doc = holders[rng.randrange(len(holders))]
             matches = list(pattern.finditer(doc))
@@ -112,7 +124,8 @@ def focus_queries(candidate: str, docs: Sequence[str], cfg: FocusConfig, *, seed
     return out
 
 
-def generate_raw(queries: Sequence[FocusQuery], backend: Any, generator: Any) -> list[str]:
+def generate_raw(queries: Sequence[FocusQuery], backend: Backend, generator: GeneratorConfig
+                 ) -> list[str]:
     """One continuation per query (any number of candidates' queries at once: a single
     ``backend.generate`` call, so the backend batches across candidates), with
     ``generator``'s prompt and sampling; each is a function of its query and seed only."""
@@ -126,7 +139,7 @@ def generate_raw(queries: Sequence[FocusQuery], backend: Any, generator: Any) ->
 
 
 def keep_sentences(candidate: str, queries: Sequence[FocusQuery], raw: Sequence[str],
-                   generator: Any, seen: set[str]) -> list[dict[str, Any]]:
+                   generator: GeneratorConfig, seen: set[str]) -> list[dict[str, Any]]:
     """Keep the first punkt sentence of each generation if it passes ``generator``'s segment
     filter, is new (not in ``seen``, updated) and still contains ``candidate``.
 

@@ -20,12 +20,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from discovery._config import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig
 from discovery._focus_rounds import (
+    FOCUS_SEED_SCHEME,
     confirm_candidates,
     failures,
     focus_queries,
@@ -47,6 +48,11 @@ from synth.core import (
     write_json_atomic,
     write_jsonl,
 )
+
+if TYPE_CHECKING:
+    from discovery._calibration import Calibrator
+    from synth import GeneratorConfig
+    from synth.engines import Backend
 
 STAGE = "focus"
 
@@ -87,14 +93,14 @@ class FocusModels:
         key: a hash of what changes the two models' scores (their stage hashes).
     """
 
-    backend: Any
+    backend: Backend
     task: Callable[[list[str]], np.ndarray]
     reference: Callable[[list[str]], np.ndarray]
     key: str
 
 
-def focus_stage_hash(cfg: FocusConfig, labels: LabelSpace, generator: Any, docs: Sequence[str],
-                     base: FocusBase, models: FocusModels) -> str:
+def focus_stage_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorConfig,
+                     docs: Sequence[str], base: FocusBase, models: FocusModels) -> str:
     """:func:`focus_hash` of a loaded stage: ``base``'s upstream and rule, ``models``' key."""
     return focus_hash(cfg, labels, generator, docs, upstream=base.upstream,
                       models_key=models.key, metric=base.metric,
@@ -102,9 +108,9 @@ def focus_stage_hash(cfg: FocusConfig, labels: LabelSpace, generator: Any, docs:
                       min_margin=base.min_margin)
 
 
-def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: Any, docs: Sequence[str], *,
-               upstream: str, models_key: str, metric: str, require_disagreement: bool,
-               min_margin: float = 0.0) -> str:
+def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorConfig,
+               docs: Sequence[str], *, upstream: str, models_key: str, metric: str,
+               require_disagreement: bool, min_margin: float = 0.0) -> str:
     """Hash of what changes ``focus.jsonl``: the focus and generator configs, the labels,
     the seed documents, the upstream stage's hash, the models' key and the failure rule."""
     h = hashlib.sha256()
@@ -115,7 +121,8 @@ def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: Any, docs: Seque
                         "upstream": upstream, "models": models_key,
                         # the margin only when set: hashes without it are as before
                         "rule": [metric, require_disagreement, *([min_margin] if min_margin
-                                                                 else [])]})
+                                                                 else [])],
+                        "seeds": FOCUS_SEED_SCHEME})
 
 
 def _part_path(run: RunDir, shash: str, round_: int, candidate: str) -> Path:
@@ -130,11 +137,12 @@ def _groups(names: Sequence[str], budget: int, target: int) -> list[list[str]]:
     return [list(names[i:i + per]) for i in range(0, len(names), per)]
 
 
-def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, *, generator: Any,
-              seed_docs: Sequence[str], base: FocusBase, models: FocusModels,
-              candidates: Sequence[str] | None = None, config_dump: dict[str, Any] | None = None,
-              progress: bool = True, mining: MiningConfig | None = None,
-              sources: Mapping[str, str] | None = None) -> dict[str, Any]:
+def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, *,
+                     generator: GeneratorConfig, seed_docs: Sequence[str], base: FocusBase,
+                     models: FocusModels, candidates: Sequence[str] | None = None,
+                     config_dump: dict[str, Any] | None = None,
+                     progress: bool = True, mining: MiningConfig | None = None,
+                     sources: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Run ``cfg.rounds`` focus rounds into ``run_dir`` and write ``focus.jsonl``.
 
     Args:
@@ -196,7 +204,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
     sentences: dict[str, list[dict[str, Any]]] = {c: [] for c in candidates}
     rows: list[dict[str, Any]] = []
     prompts = 0
-    target = 2 * int(getattr(generator, "batch_size", 32) or 32)
+    target = 2 * generator.batch_size
     for r in range(1, cfg.rounds + 1):
         todo = candidates if r == 1 else [
             row["ngram"] for row in rows if not row["confirmed"] and row["n"]
@@ -292,7 +300,7 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
 
 
 def reference_calibrator(run_dir: str | Path, labels: LabelSpace, *,
-                         file: str = "reference.jsonl") -> Any:
+                         file: str = "reference.jsonl") -> Calibrator | None:
     """The calibrator the score stage fitted for ``scores/<file>`` (from its meta sidecar),
     so new sentences are calibrated exactly like the corpus; None when it recorded none.
 
@@ -321,7 +329,7 @@ def reference_calibrator(run_dir: str | Path, labels: LabelSpace, *,
 
 def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
               ranking: RankingConfig, mining: MiningConfig,
-              task_models: Sequence[TaskModelConfig], generator: Any,
+              task_models: Sequence[TaskModelConfig], generator: GeneratorConfig,
               seed_docs: Sequence[str], models: FocusModels,
               config_dump: Mapping[str, Any] | None = None, mine_hash: str | None = None,
               progress: bool = True, pool: Mapping[str, str] | None = None,

@@ -124,18 +124,16 @@ class HateSonarScorer:
         import numpy as np
 
         from discovery._scorers import join_pairs
+        from synth.core import length_sorted_batches
 
         texts = join_pairs(texts)
-        out: list[dict[str, float]] = []
-        for s in range(0, len(texts), self.batch_size):
-            chunk = np.array(list(texts[s:s + self.batch_size]), dtype=object)
-            if not len(chunk):
-                continue
+        matrix = np.zeros((len(texts), len(HATESONAR_CLASSES)))
+        for idx in length_sorted_batches([len(t) for t in texts], self.batch_size):
+            chunk = np.array([texts[i] for i in idx], dtype=object)
             _, probs = self.session.run(None, {"text": chunk})
-            matrix = np.array([[float(row[k]) for k in range(len(HATESONAR_CLASSES))]
-                               for row in probs])
-            out.extend(self.mapper(matrix))
-        return out
+            matrix[idx] = [[float(row[k]) for k in range(len(HATESONAR_CLASSES))]
+                           for row in probs]
+        return self.mapper(matrix) if texts else []
 
 
 def _load_hatesonar(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,

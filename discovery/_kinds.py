@@ -28,6 +28,7 @@ from synth.core import ConfigError, ModelNotAvailable, Registry, did_you_mean
 
 if TYPE_CHECKING:
     from discovery._config import EvaluationConfig, ReferenceConfig
+    from discovery._protocols import TaskScorer
 
 
 def _no_rows() -> list[dict[str, Any]]:
@@ -57,7 +58,7 @@ class TaskModelKind:
     """
 
     scheme: str
-    load: Callable[..., Any]
+    load: Callable[..., TaskScorer]
     check: Callable[..., None]
     availability: Callable[[], list[dict[str, Any]]] = _no_rows
     few_shot: bool = False
@@ -143,7 +144,7 @@ def load_task_scorer(
     trusted_types: Sequence[str] = (),
     reference: ReferenceConfig | None = None,
     evaluation: EvaluationConfig | None = None,
-) -> Any:
+) -> TaskScorer:
     """Load the task model that ``spec`` names as a TaskScorer over ``labels``.
 
     Args:
@@ -174,9 +175,9 @@ def load_task_scorer(
 
 # --- the kinds ------------------------------------------------------------------------------
 
-def _load(target: str) -> Callable[..., Any]:
+def _load(target: str) -> Callable[..., TaskScorer]:
     """The loader ``"module:function"``, imported when first called."""
-    def load(*args: Any, **kwargs: Any) -> Any:
+    def load(*args: Any, **kwargs: Any) -> TaskScorer:
         from synth.core import import_object
 
         fn: Any = import_object(target)

@@ -9,7 +9,7 @@ import numpy as np
 
 from discovery._calibration import Calibrator, fit_calibration
 from discovery._config import ReferenceConfig
-from synth.core import ConfigError
+from synth.core import ConfigError, LabelSpace
 from synth.engines import PrefixAlignment
 
 PROGRESS_CHUNK = 256
@@ -78,7 +78,7 @@ class FewShotReference:
 
     def _check(self) -> None:
         words = self.config.label_words
-        if set(words) != set(self.labels):
+        if not LabelSpace.of(self.labels).same_set(words):
             raise ConfigError(
                 f"reference label words name {sorted(words)}, but the task's labels are "
                 f"{self.labels}", where="reference.label_words",

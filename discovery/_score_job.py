@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from discovery._calibration import Calibrator
 from discovery._chunks import (
     _ChunkRunner,
     _reference_chunk_fn,
@@ -34,6 +35,8 @@ from discovery._config import (
 )
 from discovery._data import read_corpus
 from discovery._kinds import is_few_shot
+from discovery._protocols import TaskScorer
+from discovery._reference import FewShotReference
 from discovery._stage_checks import check_stage2
 from discovery._stage_hashes import (
     _fingerprint,
@@ -68,7 +71,8 @@ from synth.core import (
 def score_run(run_dir: str | Path, *, labels: LabelSpace,
               task_models: Sequence[TaskModelConfig], reference: ReferenceConfig,
               evaluation: EvaluationConfig, config_dump: Mapping[str, Any] | None = None,
-              task_scorers: Mapping[str, Any] | None = None, reference_scorer: Any = None,
+              task_scorers: Mapping[str, TaskScorer] | None = None,
+              reference_scorer: FewShotReference | None = None,
               progress: bool = True, executor: Executor | None = None) -> dict[str, Any]:
     """Score every corpus sentence with each task model and the reference.
 
@@ -171,17 +175,18 @@ def _calib_info(calib: Any, labels: Sequence[str]) -> dict[str, Any]:
 
 def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: LabelSpace,
                task_models: Sequence[TaskModelConfig], reference: ReferenceConfig,
-               evaluation: EvaluationConfig, task_scorers: Mapping[str, Any] | None,
-               reference_scorer: Any, progress: bool, executor: Executor | None = None
-               ) -> tuple[list[np.ndarray], np.ndarray, Any, dict[str, Any]]:
+               evaluation: EvaluationConfig, task_scorers: Mapping[str, TaskScorer] | None,
+               reference_scorer: FewShotReference | None, progress: bool,
+               executor: Executor | None = None
+               ) -> tuple[list[np.ndarray], np.ndarray, Calibrator, dict[str, Calibrator]]:
     """Every task model's probabilities, the reference's raw label log-probs, its fitted
     calibrator and the ``fewshot:`` task models' calibrators; chunks already on disk are
     reused, models are built only when needed."""
     names = labels.list
-    scorers: dict[str, Any] = dict(task_scorers or {})
-    built: dict[str, Any] = {}
+    scorers: dict[str, TaskScorer] = dict(task_scorers or {})
+    built: dict[str, TaskScorer] = {}
 
-    def get_scorer(name: str) -> Any:
+    def get_scorer(name: str) -> TaskScorer:
         if name not in scorers:
             if not built:
                 built.update(build_task_scorers(task_models, labels, reference=reference,
@@ -194,10 +199,12 @@ def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: Label
         return lambda texts: _task_fn(get_scorer(name), names)(texts)
 
     def raw_of(name: str, texts: list[str]) -> np.ndarray:
-        return np.asarray(get_scorer(name).raw_logprobs(texts))
+        scorer = get_scorer(name)  # a fewshot: task model
+        assert isinstance(scorer, FewShotReference), name
+        return np.asarray(scorer.raw_logprobs(texts))
 
     task_probs = []
-    task_calib: dict[str, Any] = {}
+    task_calib: dict[str, Calibrator] = {}
     for tm in task_models:
         key = task_model_hash(tm, labels=labels, reference=reference, evaluation=evaluation)
         parts = out_dir / ".parts" / f"task-{tm.name}"
@@ -219,14 +226,13 @@ def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: Label
         task_probs.append(_score_chunks(
             tm.name, lazy_task_fn(tm.name), ids, texts, parts, key, progress, runner))
 
-    ref_holder: list[Any] = [reference_scorer]
+    ref_holder: list[FewShotReference | None] = [reference_scorer]
 
-    def get_reference() -> Any:
-        if ref_holder[0] is None:
-            from discovery._reference import FewShotReference
-
-            ref_holder[0] = FewShotReference.from_config(reference, names)
-        return ref_holder[0]
+    def get_reference() -> FewShotReference:
+        ref = ref_holder[0]
+        if ref is None:
+            ref = ref_holder[0] = FewShotReference.from_config(reference, names)
+        return ref
 
     rkey = raw_reference_hash(reference, labels)
     parts = out_dir / ".parts" / "reference"

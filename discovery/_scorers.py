@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from discovery._model_checks import SKOPS_FIX, check_probability_rows, check_skops_file
-from synth.core import ConfigError, DataError, ModelNotAvailable, length_sorted_batches
+from discovery._protocols import TaskScorer
+from synth.core import ConfigError, DataError, LabelSpace, ModelNotAvailable, length_sorted_batches
+
+if TYPE_CHECKING:
+    from discovery._config import EvaluationConfig, ReferenceConfig
 
 #: How sentence pairs reach adapters that take one string (scikit-learn pipelines,
 #: hatesonar): ``first + PAIR_SEPARATOR + second``. HF sequence classifiers take pairs
@@ -45,18 +49,19 @@ class LabelMapper:
                  label_map: Mapping[str, str] | None, where: str) -> None:
         self.model_labels = [str(m) for m in model_labels]
         self.task_labels = list(task_labels)
+        space = LabelSpace.of(self.task_labels)
         fix = ("add label_map to the task model's config, e.g. label_map: {"
                + ", ".join(f"{m}: {t}" for m, t in zip(self.model_labels, self.task_labels,
                                                        strict=False)) + "}")
         if label_map is None:
             lower = {t.lower(): t for t in self.task_labels}
             mapping = {m: lower.get(m.lower()) for m in self.model_labels}
-            if None in mapping.values() or set(mapping.values()) != set(self.task_labels):
+            if not space.same_set(mapping.values()):
                 raise ConfigError(
                     f"task model labels {self.model_labels} do not match the task's labels "
                     f"{self.task_labels}", where=where, fix=fix)
         else:
-            bad = [t for t in label_map.values() if t not in self.task_labels]
+            bad = space.unknown(label_map.values())
             if bad:
                 raise ConfigError(f"label_map targets {bad} are not task labels "
                                   f"{self.task_labels}", where=where, fix="map onto task labels")
@@ -69,7 +74,7 @@ class LabelMapper:
                     fix=f"map the model's own labels, e.g. {fix.partition('e.g. ')[2]}")
             mapping = {m: label_map.get(m) for m in self.model_labels}
             unmapped = [m for m, t in mapping.items() if t is None]
-            missing = [t for t in self.task_labels if t not in mapping.values()]
+            missing = space.missing(mapping.values())
             if missing and not unmapped:
                 raise ConfigError(
                     f"{shown} maps no model label to {missing} (every task label needs one)",
@@ -249,10 +254,14 @@ class SklearnScorer:
         if not texts:
             return []
         texts = join_pairs(texts)  # a pipeline takes strings: pairs joined
-        parts = [self._proba(list(texts[s:s + self.batch_size]))
-                 for s in range(0, len(texts), self.batch_size)]
+        batches = length_sorted_batches([len(t) for t in texts], self.batch_size)
+        parts = [self._proba([texts[i] for i in idx])
+                 for idx in batches]
+        rows = np.empty((len(texts), *parts[0].shape[1:]), dtype=parts[0].dtype)
+        for idx, part in zip(batches, parts, strict=True):
+            rows[idx] = part
         probs = check_probability_rows(
-            np.vstack(parts), self.mapper.model_labels, self.where,
+            rows, self.mapper.model_labels, self.where,
             "the estimator's predict_proba must return finite probabilities summing to 1")
         return self.mapper(probs)
 
@@ -370,7 +379,8 @@ class CallableScorer:
 
 
 def _load_hf(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
-             name: str, batch_size: int, max_length: int, device: str, **_: Any) -> Any:
+             name: str, batch_size: int, max_length: int, device: str, **_: object
+             ) -> TaskScorer:
     """Load a sequence classifier with synth's one transformers loader (``~`` expanded, a
     clear error for a missing folder when hub downloads are off); one copy per folder and
     device in a process (scoring and evaluation share it)."""
@@ -383,7 +393,7 @@ def _load_hf(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] |
 
 
 def _load_sklearn(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
-                  name: str, trusted_types: Sequence[str] = (), **_: Any) -> Any:
+                  name: str, trusted_types: Sequence[str] = (), **_: object) -> TaskScorer:
     return SklearnScorer.from_file(rest, labels, trusted_types=trusted_types,
                                    label_map=label_map, name=name)
 
@@ -426,7 +436,7 @@ def _find_module_or_cwd(module_name: str, spec: str) -> None:
 
 
 def _load_python(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
-                 name: str, batch_size: int, **_: Any) -> Any:
+                 name: str, batch_size: int, **_: object) -> TaskScorer:
     from synth.core import import_object
 
     module_name, sep, attr = rest.partition(":")
@@ -446,8 +456,8 @@ def _load_python(rest: str, labels: Sequence[str], *, label_map: Mapping[str, st
                           classes=list(classes) if classes is not None else None)
 
 
-def _load_fewshot(rest: str, labels: Sequence[str], *, name: str, reference: Any = None,
-                  **_: Any) -> Any:
+def _load_fewshot(rest: str, labels: Sequence[str], *, name: str,
+                  reference: ReferenceConfig | None = None, **_: object) -> TaskScorer:
     from discovery._config import ReferenceConfig
     from discovery._reference import FewShotReference
 
@@ -456,7 +466,8 @@ def _load_fewshot(rest: str, labels: Sequence[str], *, name: str, reference: Any
 
 
 def _load_demo(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
-               name: str, evaluation: Any = None, **_: Any) -> Any:
+               name: str, evaluation: EvaluationConfig | None = None, **_: object
+               ) -> TaskScorer:
     from discovery._config import EvaluationConfig
     from discovery._demo import DEMO_TASKS, ensure_demo_model
 

@@ -1,6 +1,7 @@
 """Stage 3: templates, lexicons, perturbations, suites and their registered test types, the
 runner and its verify result, import/export formats, and review/propose."""
 
+from formalize import review
 from formalize._config import VerifyConfig
 from formalize._expand import Case, CompiledTemplate, TemplateSource
 from formalize._groups import (
@@ -42,44 +43,13 @@ from formalize.formats.hatecheck import (
     read_hatecheck_placeholders,
 )
 from formalize.formats.native_cases import export_native_cases
+from formalize.review import *  # noqa: F403 - review's public names are formalize's too
 from formalize.review import TAGS as REVIEW_TAGS
-from formalize.review import (
-    ReviewLog,
-    ReviewLogWarning,
-    ReviewSession,
-    ReviewWidget,
-    TemplateDraft,
-    annotation_items,
-    append_tests,
-    draft_suite,
-    export_annotations,
-    format_drafts,
-    import_annotations,
-    propose_templates,
-    run_draft,
-    suite_lexicons,
-    tagged_sentences,
-)
 from formalize.types import TEST_TYPES, CompiledTest, TestSpecBase
 
 __all__ = [
     "REVIEW_TAGS",
-    "ReviewLog",
-    "ReviewLogWarning",
-    "ReviewSession",
-    "ReviewWidget",
     "RunOutputs",
-    "TemplateDraft",
-    "annotation_items",
-    "append_tests",
-    "draft_suite",
-    "export_annotations",
-    "format_drafts",
-    "import_annotations",
-    "propose_templates",
-    "run_draft",
-    "suite_lexicons",
-    "tagged_sentences",
     "BUILTIN_LEXICON_DIR",
     "PERTURBATIONS",
     "Case",
@@ -138,3 +108,4 @@ __all__ = [
     "summary_tests",
     "tokenize",
 ]
+__all__ += review.__all__  # kept once, in formalize.review

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import math
 import random
 import re
-from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -235,57 +233,25 @@ class TemplateSource:
 
 
 class Deduper:
-    """Remembers texts by an 8-byte digest in an open-addressing hash table (a flat array of
-    unsigned 64-bit integers, at most half full), so remembering a text costs 16 bytes rather
-    than the text or a Python object, and each check is O(1): de-duplicating n texts takes
-    time linear in n (the table doubles when half full; each doubling re-inserts what it
-    holds, so every key is moved about once on average)."""
-
-    _START = 1 << 12
+    """Remembers the case texts seen so far (a set of them), so each text is expanded once."""
 
     def __init__(self) -> None:
-        self._table = array("Q", bytes(8 * self._START))
-        self._mask = self._START - 1
-        self._count = 0
+        self._seen: set[str] = set()
 
     def first(self, text: str) -> bool:
         """True the first time ``text`` is seen."""
-        key = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
-        key = key or 1  # 0 marks an empty slot
-        table, mask = self._table, self._mask
-        i = (key ^ (key >> 29)) & mask
-        while True:
-            held = table[i]
-            if held == key:
-                return False
-            if held == 0:
-                break
-            i = (i + 1) & mask
-        table[i] = key
-        self._count += 1
-        if 2 * self._count > mask:
-            self._grow()
+        if text in self._seen:
+            return False
+        self._seen.add(text)
         return True
 
-    def _grow(self) -> None:
-        old = self._table
-        size = 2 * len(old)
-        table = array("Q", bytes(8 * size))
-        mask = size - 1
-        for key in old:
-            if key:
-                i = (key ^ (key >> 29)) & mask
-                while table[i]:
-                    i = (i + 1) & mask
-                table[i] = key
-        self._table, self._mask = table, mask
+
+SEED_SCHEME = "derive_rng(seed, test, 'sample' | i, j, v | 'corpus')"
+"""How a suite's draws are seeded (which fills are sampled, each perturbation's randomness,
+a group's corpus draw): part of :meth:`Suite.fingerprint`, so cases drawn with the former
+``"|"``-joined streams are never taken for current ones."""
 
 
 def slugify(name: str) -> str:
     """Return a file- and id-safe slug of a test name."""
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "test"
-
-
-def case_rng(seed: int, *parts: object) -> random.Random:
-    """Return a ``random.Random`` derived from the seed and the case's position only."""
-    return random.Random("|".join([str(seed), *map(str, parts)]))

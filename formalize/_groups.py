@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-import random
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 from formalize._perturb import case_like
 from formalize._template import indefinite_article
 from synth import has_corpus, iter_corpus
-from synth.core import DataError, TemplateError, iter_records
+from synth.core import DataError, TemplateError, derive_rng, iter_records
 
 
 class RunCorpusMissing(TemplateError):
@@ -51,7 +50,7 @@ def read_texts_file(path: str | Path, where: str) -> list[str]:
 
 
 def read_run_texts(run: str | Path, where: str, *, base_dir: str | Path = ".",
-                   limit: int | None = None, seed: int | str = 0,
+                   limit: int | None = None, seed: int = 0, stream: str = "",
                    keep: Callable[[str], bool] | None = None) -> list[str]:
     """Read base texts from a run's generated corpus (``corpus/shard-*.jsonl``, via
     ``synth.iter_corpus``: shard order, duplicates dropped).
@@ -62,6 +61,8 @@ def read_run_texts(run: str | Path, where: str, *, base_dir: str | Path = ".",
         limit: keep this many texts, drawn by a seeded reservoir sample (memory stays at
             ``limit`` texts) and returned in corpus order; None keeps every text.
         seed: seed of the draw.
+        stream: names the draw's stream beside the seed (a group test passes its name, so two
+            tests drawing from one run draw independently).
         keep: only texts for which this returns True are considered (drawn from).
 
     Raises:
@@ -83,7 +84,7 @@ def read_run_texts(run: str | Path, where: str, *, base_dir: str | Path = ".",
                    "directory")
         raise RunCorpusMissing("no corpus in the run directory (no corpus/shard-*.jsonl)",
                                where=f"{where}: {run_dir}", fix=fix)
-    rng = random.Random(f"{seed}|corpus")
+    rng = derive_rng(seed, *([stream] if stream else []), "corpus")
     reservoir: list[tuple[int, str]] = []
     i = 0
     try:

@@ -51,17 +51,17 @@ def check_spec_labels(spec: SuiteSpec, task_labels: Iterable[str], *, source: st
         TemplateError: a gold label (or a suite label) is not one of the task's labels
             (naming the test and line that uses it), or the suite lacks a task label.
     """
-    task = list(task_labels)
+    task = LabelSpace.of(task_labels)
     listed = ", ".join(task)
-    extra = [lab for lab in spec.labels if lab not in task]
-    missing = [lab for lab in task if lab not in spec.labels]
+    extra = task.unknown(spec.labels)
+    missing = task.missing(spec.labels)
     if extra:
         for i, fld, lab, test in label_uses(spec):
             if lab in extra:
                 raise TemplateError(
                     f"label {lab!r} is not one of the task's labels ({listed}) from "
                     f"{task_source}", where=suite_where(source, node, "tests", i, *fld, test=test),
-                    fix=did_you_mean(lab, task) + "; or run the suite with a config of "
+                    fix=did_you_mean(lab, task.list) + "; or run the suite with a config of "
                     "its own task")
         raise TemplateError(
             f"the suite's label {extra[0]!r} is not one of the task's labels ({listed}) "
@@ -101,8 +101,9 @@ def check_model_labels(models: Mapping[str, Any], labels: Sequence[str], source:
     Raises:
         DataError: naming the model and both label lists.
     """
+    space = LabelSpace.of(labels)
     for name, scorer in models.items():
-        if set(scorer.labels) != set(labels):
+        if not space.same_set(scorer.labels):
             raise DataError(
                 f"model {name!r} has labels {list(scorer.labels)}, the suite has {list(labels)}",
                 where=source,

@@ -14,7 +14,7 @@ from formalize._labels import check_model_labels
 from formalize._suite import Suite
 from formalize.types import TEST_TYPES, CompiledTest
 from formalize.types._base import predict
-from synth.core import DataError, SynthcheckError, atomic_open, dumps_record
+from synth.core import DataError, SynthcheckError, atomic_open, dumps_record, length_sorted_batches
 
 if TYPE_CHECKING:
     from formalize._result import VerifyResult
@@ -232,19 +232,20 @@ class TemplateRunner:
     def _score(self, name: str, scorer: TaskScorer, texts: list[Any], labels: list[str],
                moved: Callable[[int], None] | None = None) -> dict[Any, dict[str, float]]:
         # A text, or a sentence pair (first, second), which adapters take as documented.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]) if isinstance(
-            texts[i], str) else sum(map(len, texts[i])))
+        lengths = [len(t) if isinstance(t, str) else sum(map(len, t)) for t in texts]
         out: dict[Any, dict[str, float]] = {}
-        for start in range(0, len(order), self.batch_size):
-            batch = [texts[i] for i in order[start:start + self.batch_size]]
+        done = 0
+        for idx in length_sorted_batches(lengths, self.batch_size, longest_first=False):
+            batch = [texts[i] for i in idx]
             probs = scorer.predict_proba(batch)
             if len(probs) != len(batch):
                 raise DataError(f"model {name!r} returned {len(probs)} rows for {len(batch)} texts",
                                 where="predict_proba", fix="return one dict per input text")
             for text, p in zip(batch, probs, strict=True):
                 out[text] = {lab: float(p[lab]) for lab in labels}
+            done += len(batch)
             if moved is not None:
-                moved(start + len(batch))
+                moved(done)
         return out
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from formalize._compile import SuiteContext, suite_file
-from formalize._expand import Case
+from formalize._expand import SEED_SCHEME, Case
 from formalize._labels import check_spec_labels
 from formalize._lexicons import (
     LexiconSet,
@@ -236,7 +236,8 @@ class Suite:
 
         return {"suite": self.to_dict(),
                 "lexicons": {n: digest(self.lexicons.values(n)) for n in self.lexicons.names()},
-                "base_texts": {t.name: digest(t.base_texts) for t in self.tests if t.base_texts}}
+                "base_texts": {t.name: digest(t.base_texts) for t in self.tests if t.base_texts},
+                "seeds": SEED_SCHEME}
 
     def check_labels(self, task_labels: Iterable[str], *, task_source: str = "the task") -> None:
         """Refuse a suite whose labels are not the task's (the same names, in any order).

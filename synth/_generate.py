@@ -2,7 +2,7 @@
 
 A shard is the unit of work, determinism and resumption. Shard ``s`` holds the prompts
 with global indices ``[s * shard_size, (s + 1) * shard_size)``; prompt ``i`` draws its
-query from ``Random(f"{seed}:query:{i}")`` and samples with seed
+query from ``derive_rng(seed, "query", i)`` and samples with seed
 ``derive_seed(seed, "prompt", i)`` (a hash, so neighbouring run seeds share no stream), so a
 shard's bytes depend only on (config, seed, shard index): a resumed run, or shards split over
 many processes (``--shard i/n``), writes the same bytes as one uninterrupted run. How

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from synth._config import QueryConfig
 from synth._corpus import Document
 from synth.core._errors import DataError
+from synth.core._seeds import derive_rng
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Query:
 class QuerySampler:
     """Draws the query for any global prompt index, independently of every other index.
 
-    Query ``i`` comes from ``random.Random(f"{seed}:query:{i}")`` alone, so any shard (or
+    Query ``i`` comes from ``derive_rng(seed, "query", i)`` alone, so any shard (or
     any process of an array job) can draw its queries without drawing the others first.
 
     Strategies:
@@ -57,7 +57,7 @@ class QuerySampler:
 
     def query(self, index: int) -> Query:
         """Return the query for global prompt ``index``."""
-        rng = random.Random(f"{self.seed}:query:{index}")
+        rng = derive_rng(self.seed, "query", index)
         doc_index = self._eligible[rng.randrange(len(self._eligible))]
         words = self._docs[doc_index].text.split()
         k = self.cfg.k

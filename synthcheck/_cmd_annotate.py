@@ -44,8 +44,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run_export(args: argparse.Namespace) -> int:
     from formalize import annotation_items, export_annotations
+    from synth.core import ConfigError, check_output_file
 
     include = [s.strip() for s in args.include.split(",") if s.strip()]
+    if not include:
+        raise ConfigError("--include names no source", where=f"--include {args.include!r}",
+                          fix="name some of: hard, focus, findings (e.g. --include hard)")
+    # Before any work: a bad --out never creates folders (e.g. at the file system's root).
+    check_output_file(args.out, flag="--out")
+    if args.format == "label-studio":  # its labeling config goes beside it
+        check_output_file(Path(args.out).with_suffix(".xml"), flag="--out")
     paths = export_annotations(args.run, args.format, args.out, include)
     n = len(annotation_items(args.run, include))
     print(f"exported {n} sentence(s) from {args.run} for {args.format}")

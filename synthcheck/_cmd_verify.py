@@ -232,7 +232,7 @@ def _load_scorers(args: argparse.Namespace, cfg: RunConfig | None, specs: Mappin
         from synthcheck._pipeline import build_scorers
 
         return build_scorers(cfg)
-    from discovery import load_task_scorer
+    from discovery import SklearnScorer, load_task_scorer
 
     # With a config, a --model spec gets what its task models get: the reference prompt
     # (fewshot:) and the evaluation split (demo: trains on its train side, so --heldout on
@@ -259,7 +259,7 @@ def _load_scorers(args: argparse.Namespace, cfg: RunConfig | None, specs: Mappin
                                   + ",".join(p.replace(": ", "=") for p in pairs)
                                   + " (model label=suite label, for each model label)") from None
     for name, scorer in scorers.items():
-        if getattr(scorer, "uncalibrated", False):
+        if isinstance(scorer, SklearnScorer) and scorer.uncalibrated:
             print(f"note: {name} has no predict_proba; its probabilities are the "
                   f"{scorer.probability}", file=sys.stderr)
     return scorers

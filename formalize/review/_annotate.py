@@ -304,11 +304,20 @@ def import_annotations(run_dir: str | Path, fmt: str, path: str | Path, *,
 
         raise DataError(f"unknown annotation format {fmt!r}", where="--format",
                         fix=did_you_mean(fmt, list(FORMATS)))
+    from synth.core import read_text
+
+    fix = "export the project/dataset as JSON and pass that file"
+    if path.is_dir():
+        raise DataError(f"the {fmt} export is a directory, not a file", where=str(path), fix=fix)
+    if not path.is_file():
+        raise DataError(f"the {fmt} export file does not exist", where=str(path), fix=fix)
+    # read_text: a non-UTF-8 byte is named with its offset; a UTF-8 BOM is dropped.
+    text = read_text(path, kind=f"the {fmt} export")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"cannot read the {fmt} export ({exc})", where=str(path),
-                        fix="export the project/dataset as JSON and pass that file") from None
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"the {fmt} export is not valid JSON ({exc.msg} at line {exc.lineno}, "
+                        f"column {exc.colno})", where=str(path), fix=fix) from None
     if fmt == "argilla" and isinstance(data, Mapping):
         data = data.get("records")
     shape = ("a list of tasks with 'data' and 'annotations'" if fmt == "label-studio"

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from synth.core import DataError, append_jsonl, did_you_mean, provenance
+from synth.core import DataError, append_jsonl, did_you_mean, iter_jsonl_lines, provenance
 
 #: The tags an annotator gives a hard sentence.
 TAGS = ("task-model error", "reference error", "ambiguous", "not a pattern")
@@ -139,22 +139,20 @@ class ReviewLog:
         lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
         while lines and not lines[-1].strip():
             lines.pop()
-        out = []
-        for lineno, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            problem = _line_problem(line)
-            if problem is None:
-                out.append(json.loads(line))
-                continue
-            if lineno == len(lines):
-                msg = (f"skipped line {lineno} of {self.path}: {problem} (a write cut off "
-                       f"mid-line; the decisions before it are kept)")
-                self.warnings.append(msg)
-                warnings.warn(msg, ReviewLogWarning, stacklevel=2)
-                continue
-            raise DataError(f"bad decision record: {problem}", where=f"{self.path}, line {lineno}",
-                            fix="fix or delete that line (the log is plain JSON Lines)")
+        numbered = list(enumerate(lines, start=1))
+        where = str(self.path)
+        try:
+            out = _decisions(numbered[:-1], where)
+        except DataError as exc:
+            raise DataError(f"bad decision record: {exc.what}", where=exc.where,
+                            fix="fix or delete that line (the log is plain JSON Lines)") from None
+        try:
+            out += _decisions(numbered[-1:], where)
+        except DataError as exc:
+            msg = (f"skipped line {len(lines)} of {self.path}: {exc.what} (a write cut off "
+                   f"mid-line; the decisions before it are kept)")
+            self.warnings.append(msg)
+            warnings.warn(msg, ReviewLogWarning, stacklevel=2)
         return out
 
     def load(self) -> dict[str, dict[str, Any]]:
@@ -173,20 +171,28 @@ class ReviewLog:
         return out
 
 
-def _line_problem(line: str) -> str | None:
-    try:
-        rec = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return f"not valid JSON ({exc.msg})"
-    if not isinstance(rec, dict):
-        return "not a JSON object"
-    if not isinstance(rec.get("id"), str) or rec.get("tag") not in TAGS:
-        return "lacks an 'id' or a known 'tag'"
-    return None
+def _decisions(numbered: Iterable[tuple[int, str]], where: str) -> list[dict[str, Any]]:
+    """The decision records of numbered lines, read by synth.core's JSON Lines reader.
+
+    Raises:
+        DataError: a line is not a JSON object, or lacks an ``id`` or a known ``tag``
+            (names ``where`` and the line).
+    """
+    out = []
+    for lineno, record in iter_jsonl_lines(numbered, where):
+        if not isinstance(record.get("id"), str) or record.get("tag") not in TAGS:
+            raise DataError("lacks an 'id' or a known 'tag'", where=f"{where}, line {lineno}",
+                            fix="fix or delete that line")
+        out.append(record)
+    return out
 
 
 def _bad_line(raw: bytes) -> bool:
-    return _line_problem(raw.decode("utf-8", errors="replace")) is not None
+    try:
+        _decisions([(1, raw.decode("utf-8", errors="replace"))], "decision log")
+    except DataError:
+        return True
+    return False
 
 
 def _edit_distance(a: str, b: str) -> int:

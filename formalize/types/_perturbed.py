@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
 
-from formalize._expand import Case, Deduper, case_rng
+from formalize._expand import Case, Deduper
 from formalize._perturb import Perturbation, make_perturbation
 from formalize.types._base import CompiledTest
 from formalize.types._fields import SourcedSpec
-from synth.core import TemplateError
+from synth.core import TemplateError, derive_rng
 
 if TYPE_CHECKING:
     from formalize._compile import SuiteContext
@@ -90,7 +89,7 @@ class PerturbedTest(CompiledTest):
         """Every variant of every base text under every perturbation (unchanged, inapplicable
         and duplicate variants left out)."""
         spec = self.spec
-        rng = random.Random(f"{seed}|{spec.name}|sample")
+        rng = derive_rng(seed, spec.name, "sample")
         base = self.base()
         dedupe, base_dedupe = Deduper(), Deduper()
         label = self.case_label()
@@ -100,7 +99,7 @@ class PerturbedTest(CompiledTest):
                 continue
             for j, pert in enumerate(self.perturbations):
                 for v in range(spec.variants):
-                    out = pert(text, case_rng(seed, spec.name, i, j, v))
+                    out = pert(text, derive_rng(seed, spec.name, i, j, v))
                     if out is None or out == text or not dedupe.first(out):
                         continue
                     yield Case(**base, case_id=f"{self.slug}:{i}.{j}.{v}", text=out,

@@ -119,7 +119,7 @@ class Group(CompiledTest):
             seed = ctx.seed if src.seed is None else src.seed
             from_run = read_run_texts(
                 src.run, ctx.where("tests", i, "texts_from_run", test=spec.name),
-                base_dir=ctx.base_dir, limit=src.limit, seed=f"{seed}|{spec.name}",
+                base_dir=ctx.base_dir, limit=src.limit, seed=seed, stream=spec.name,
                 keep=maker.applies)
             if not from_run:
                 raise TemplateError(

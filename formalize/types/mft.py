@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -12,7 +11,7 @@ from formalize._expand import Case, Deduper
 from formalize._template import Node, Slot, Text
 from formalize.types._base import CompiledTest, LabelUse, predict
 from formalize.types._fields import STRICT, LabelRule, SourcedSpec
-from synth.core import TemplateError
+from synth.core import TemplateError, derive_rng
 
 if TYPE_CHECKING:
     from formalize._compile import SuiteContext
@@ -154,7 +153,7 @@ class MFT(CompiledTest):
     def expand(self, sample: int | None = None, seed: int = 0) -> Iterator[Case]:
         """Template fills (each with its gold label), then the hand-written cases."""
         spec = self.spec
-        rng = random.Random(f"{seed}|{spec.name}|sample")
+        rng = derive_rng(seed, spec.name, "sample")
         base = self.base()
         dedupe = Deduper()
         meta = spec.case_meta

@@ -49,7 +49,7 @@ from synth.core._labels import LabelSpace, check_unique_labels
 from synth.core._progress import progress_bar, progress_enabled
 from synth.core._registry import Registry, did_you_mean, import_object
 from synth.core._rundir import RunDir, git_commit, package_version, provenance
-from synth.core._seeds import derive_seed
+from synth.core._seeds import derive_rng, derive_seed, seed_key
 
 __all__ = [
     "progress_bar",
@@ -75,6 +75,7 @@ __all__ = [
     "check_output_file",
     "check_unique_labels",
     "config_hash",
+    "derive_rng",
     "derive_seed",
     "describe_field_error",
     "did_you_mean",
@@ -95,6 +96,7 @@ __all__ = [
     "section_hash",
     "package_version",
     "provenance",
+    "seed_key",
     "read_jsonl",
     "read_text",
     "runtime_field",

@@ -32,7 +32,7 @@ MAX_YAML_NODES = 1_000_000
 "alias bomb" of a few hundred bytes otherwise expands to billions of nodes)."""
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type hints
     """PyYAML's safe loader, plus YAML 1.2 floats without a dot (``1e-3`` is a float, not the
     string PyYAML 1.1 makes of it): configs are validated strictly, so it must be a number."""
 

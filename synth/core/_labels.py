@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from synth.core._errors import ConfigError, DataError
+from synth.core._errors import DataError
 
 
 def check_unique_labels(labels: Sequence[str]) -> list[str]:
@@ -60,18 +61,28 @@ class LabelSpace:
         """The names as a new list."""
         return list(self.names)
 
-    def check_subset(self, labels: Iterable[str], *, what: str, where: str | None = None,
-                     error: type[ConfigError] | type[DataError] = ConfigError) -> None:
-        """Raise ``error`` naming ``what`` if any of ``labels`` is not one of the task's."""
-        unknown = sorted({str(x) for x in labels} - set(self.names))
-        if unknown:
-            raise error(f"{what} uses label(s) {', '.join(map(repr, unknown))} that the task "
-                        f"does not have (task labels: {', '.join(self.names)})", where=where,
-                        fix=f"use only {', '.join(self.names)}, or change task.labels")
+    def unknown(self, labels: Iterable[object]) -> builtins.list[object]:
+        """The members of ``labels`` that are not task labels (in their order, each once):
+        the one "is this a label?" check every caller words its own message around."""
+        seen: builtins.list[object] = []
+        for label in labels:
+            if label not in self.names and label not in seen:
+                seen.append(label)
+        return seen
+
+    def missing(self, labels: Iterable[object]) -> builtins.list[str]:
+        """The task labels (in task order) that ``labels`` lacks."""
+        given = set(labels)
+        return [name for name in self.names if name not in given]
+
+    def same_set(self, labels: Iterable[object]) -> bool:
+        """True when ``labels`` names exactly the task labels (any order, repeats allowed)."""
+        labels = list(labels)
+        return not self.unknown(labels) and not self.missing(labels)
 
     def check_probs(self, probs: Mapping[str, float], *, where: str | None = None) -> None:
         """Raise DataError unless ``probs`` has exactly the task's labels as keys."""
-        if set(probs) != set(self.names):
+        if not self.same_set(probs):
             raise DataError(f"probabilities have labels {sorted(probs)}, expected "
                             f"{list(self.names)}", where=where,
                             fix="score the run again with this task's labels")

@@ -48,7 +48,8 @@ class Heartbeat:
 
     def __init__(self, total: int | None, desc: str, unit: str = "it",
                  interval: float | None = None) -> None:
-        self.total, self.desc, self.unit, self.n = total, desc, unit, 0
+        self.total, self.desc, self.unit = total, desc, unit
+        self.n: float = 0
         env = os.environ.get("SYNTHCHECK_HEARTBEAT", "").strip()
         self.interval = float(env) if interval is None and env else (
             HEARTBEAT_SECONDS if interval is None else interval)

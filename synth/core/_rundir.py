@@ -282,11 +282,13 @@ class RunDir:
         """Return the manifest entry of ``stage`` or None."""
         if not self.exists():
             return None
-        return self.read_manifest().get("stages", {}).get(stage)
+        stages: dict[str, dict[str, Any]] = self.read_manifest().get("stages", {})
+        return stages.get(stage)
 
     def stage_hash(self, stage: str) -> str | None:
         """Return the hash ``stage`` was last opened with, or None (also without a manifest)."""
-        return self._manifest_or_empty().get("stage_hashes", {}).get(stage)
+        hashes: dict[str, str] = self._manifest_or_empty().get("stage_hashes", {})
+        return hashes.get(stage)
 
     def is_current(self, stage: str, stage_hash: str, **info: Any) -> bool:
         """True if the manifest records ``stage`` complete with ``stage_hash`` (and each

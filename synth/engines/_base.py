@@ -45,7 +45,10 @@ class Backend(Protocol):
     def generate(
         self, prompts: Sequence[str], params: SamplingConfig, seeds: Sequence[int]
     ) -> list[Generation]:
-        """Sample one continuation per prompt; ``seeds[i]`` drives prompt i's randomness."""
+        """Sample one continuation per prompt; ``seeds[i]`` drives prompt i's randomness.
+
+        ``seeds`` is the only seed a backend reads: ``params.seed`` is the run seed the caller
+        derived them from (``derive_seed(seed, "prompt", i)``), never used here."""
         ...
 
     def label_logprobs(

@@ -10,17 +10,21 @@ neither release warns and user code keeps its own warnings (no global filter).""
 from __future__ import annotations
 
 import inspect
-from functools import cache
 from typing import Any
 
+_KWARG_FOR: dict[object, str] = {}
+"""The cache argument's name per model class (its forward's signature is read once)."""
 
-@cache
-def _kwarg_for(forward_type: type) -> str:
-    try:
-        params = inspect.signature(forward_type.forward).parameters
-    except (TypeError, ValueError):
-        return "past_key_values"
-    return "cache" if "cache" in params else "past_key_values"
+
+def _kwarg_for(model_type: Any) -> str:
+    if model_type not in _KWARG_FOR:
+        try:
+            params = inspect.signature(model_type.forward).parameters
+            name = "cache" if "cache" in params else "past_key_values"
+        except (AttributeError, TypeError, ValueError):
+            name = "past_key_values"
+        _KWARG_FOR[model_type] = name
+    return _KWARG_FOR[model_type]
 
 
 def cache_kwargs(model: Any, cache_value: Any) -> dict[str, Any]:

@@ -66,7 +66,7 @@ def _cached_prefix_state(model: Any, prefix_ids: list[int],
         while len(cache) >= _PREFIX_CACHE_SIZE:
             cache.pop(next(iter(cache)))
         cache[key] = state
-    return state  # type: ignore[no-any-return]
+    return state
 
 
 def _head_logprobs(model: Any, hidden: Any) -> Any:

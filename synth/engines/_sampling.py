@@ -21,4 +21,6 @@ class SamplingConfig(BaseModel):
     stop_at_sentence_end: bool = True
     """Stop each row once its first sentence is finished (saves most of the compute)."""
     seed: int = Field(0, ge=0)
-    """Run seed; each shard's randomness derives from (seed, shard index) only."""
+    """Run seed; prompt i's randomness derives from (seed, prompt index) only: its query from
+    ``derive_rng(seed, "query", i)``, its sampling from ``derive_seed(seed, "prompt", i)``
+    (backends take those per-prompt seeds and never read this field)."""

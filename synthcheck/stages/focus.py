@@ -12,17 +12,21 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from discovery import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig
+from discovery import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig, TaskScorer
 from synth import GeneratorConfig, SeedCorpusConfig
 from synth.core import config_hash
 from synthcheck._config import RunConfig
 from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
 from synthcheck.stages._models import TaskModelSections, scorer_sections
 from synthcheck.stages.generate import check_corpus
+
+if TYPE_CHECKING:
+    from discovery import FewShotReference, FocusModels
+    from synth.engines import Backend, Generation, PrefixAlignment, SamplingConfig
 
 OFF = "off (focus.enabled: false)"
 POOL_STAGES = ("semantic", "occlusion")
@@ -96,18 +100,26 @@ def outputs(s: FocusSections, run_dir: Path) -> list[Path]:
 class _LazyBackend:
     """The generator backend, loaded on its first use."""
 
-    def __init__(self, build: Callable[[], Any]) -> None:
+    def __init__(self, build: Callable[[], Backend], name: str) -> None:
         self._build = functools.cache(build)
+        self.name = name
+
+    def label_logprobs(self, prefix: str, texts: Sequence[str],
+                       label_continuations: Mapping[str, str], suffix: str = "", *,
+                       align: PrefixAlignment | None = None) -> list[dict[str, float]]:
+        return self._build().label_logprobs(prefix, texts, label_continuations, suffix,
+                                            align=align)
 
     def render_chat(self, user: str, system: str | None = None) -> str:
         return str(self._build().render_chat(user, system))
 
-    def generate(self, prompts: Sequence[str], params: Any, seeds: Sequence[int]) -> Any:
+    def generate(self, prompts: Sequence[str], params: SamplingConfig, seeds: Sequence[int]
+                 ) -> list[Generation]:
         return self._build().generate(prompts, params, seeds)
 
 
 def focus_models(s: FocusSections, run_dir: str | Path,
-                 task_scorers: Mapping[str, Any] | None = None) -> Any:
+                 task_scorers: Mapping[str, TaskScorer] | None = None) -> FocusModels:
     """The stage's :class:`discovery.FocusModels`, every model lazy.
 
     Args:
@@ -122,19 +134,20 @@ def focus_models(s: FocusSections, run_dir: str | Path,
     tm = s.ranked
 
     @functools.cache
-    def task_scorer() -> Any:
+    def task_scorer() -> TaskScorer:
         if task_scorers is not None:
             return task_scorers[tm.name]
         return s.models.build([tm])[tm.name]
 
     @functools.cache
-    def reference() -> Any:
+    def reference() -> FewShotReference:
         return FewShotReference.from_config(s.models.reference, labels.list)
 
     def task(texts: list[str]) -> np.ndarray:
         scorer = task_scorer()
         if is_few_shot(tm.spec):  # calibrated as the score stage did
             cal = reference_calibrator(run_dir, labels, file=f"task-{tm.name}.jsonl")
+            assert isinstance(scorer, FewShotReference), tm.spec
             raw = np.asarray(scorer.raw_logprobs(texts))
             return np.asarray(cal.predict_proba(raw)) if cal is not None else np.exp(raw)
         rows = scorer.predict_proba(texts)
@@ -145,7 +158,8 @@ def focus_models(s: FocusSections, run_dir: str | Path,
         raw = np.asarray(reference().raw_logprobs(texts))
         return np.asarray(cal.predict_proba(raw)) if cal is not None else np.exp(raw)
 
-    return FocusModels(backend=_LazyBackend(lambda: generator_backend(s.generator)), task=task,
+    return FocusModels(backend=_LazyBackend(lambda: generator_backend(s.generator),
+                                                  s.generator.model), task=task,
                        reference=ref, key=models_key(s))
 
 

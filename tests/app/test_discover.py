@@ -483,8 +483,10 @@ def test_a_task_model_file_retrained_in_place_is_never_current(
     hashes_a = stage_hashes()
     _dump_skops(model, flip=True)  # retrained in place: same path, new bytes
     hashes_b = stage_hashes()
-    assert [k for k in hashes_a if hashes_a[k] != hashes_b[k]] == [
-        "score", "rank", "mine", "focus", "evaluate", "verify"]  # report: from the manifest
+    changed = [k for k in hashes_a if hashes_a[k] != hashes_b[k]]
+    # Every stage from score on (the report's hash reads the manifest: it changes on rerun).
+    assert changed == [k for k in hashes_a if k != "report"]
+    assert changed[0] == "score" and {"focus", "evaluate", "verify"} <= set(changed)
     out, acc_b = discover_cli()
     for stage in ("score", "focus", "evaluate", "verify"):
         assert f"[{stage}] ran in " in out, out

@@ -32,6 +32,15 @@ CASES = {
                                   "10,000,000): it would need about 1,157,407 days of "
                                   "generation at 100 prompts/s (-P focus.budget=1000000000000, "
                                   "field 'focus'): correct the value",
+    "slices.semantic.encoder=": "invalid value for 'slices.semantic.encoder': encoder must be "
+                                "packaged:all-minilm-l6-v2 or hf:<local folder>; got '' (-P "
+                                "slices.semantic.encoder=, field 'slices.semantic.encoder'): "
+                                "correct the value",
+    "slices.semantic.encoder=all-minilm": "invalid value for 'slices.semantic.encoder': encoder "
+                                          "must be packaged:all-minilm-l6-v2 or hf:<local "
+                                          "folder>; got 'all-minilm' (-P slices.semantic."
+                                          "encoder=all-minilm, field 'slices.semantic.encoder')"
+                                          ": correct the value",
     "reference.align_prefix=1000000000": ALIGN.format(got="1000000000", arg="1000000000"),
     "reference.align_prefix=x": ALIGN.format(got="'x'", arg="x"),
     "reference.align_prefix=true": ALIGN.format(got="True", arg="true"),

@@ -108,10 +108,14 @@ def test_the_review_widget_tags_a_sentence_in_jupyterlab(lab) -> None:
         wait = WebDriverWait(driver, 60)
         driver.get(url)
         wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, ".jp-Notebook .jp-Cell")))
-        # Wait for the kernel, then Run > Run All Cells.
-        wait.until(lambda d: "Idle" in d.find_element(By.ID, "jp-main-statusbar").text
-                   or d.find_elements(By.CSS_SELECTOR, ".jp-Notebook-ExecutionIndicator"
-                                                       "[data-status='idle']"))
+        # Wait for the kernel (accepting the kernel dialog JupyterLab may show when the
+        # notebook's kernelspec is not this environment's), then Run > Run All Cells.
+        def kernel_ready(d):
+            for button in d.find_elements(By.CSS_SELECTOR, ".jp-Dialog button.jp-mod-accept"):
+                button.click()
+            return ("Idle" in d.find_element(By.ID, "jp-main-statusbar").text
+                    and not d.find_elements(By.CSS_SELECTOR, ".jp-Dialog"))
+        wait.until(kernel_ready)
         run_menu = next(m for m in driver.find_elements(By.CSS_SELECTOR, ".lm-MenuBar-item")
                         if m.text.strip() == "Run")
         run_menu.click()

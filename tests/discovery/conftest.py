@@ -1,16 +1,11 @@
-"""Fixtures: tiny models and tokenizers built in memory (no downloads)."""
+"""Fixtures: tiny models and tokenizers built in memory (no downloads), defined once in
+tests/synth/engines/engine_fixtures.py and shared with the engine tests."""
 
 from __future__ import annotations
 
-import pytest
-from discovery_fixtures import make_llama, make_tokenizer
+import sys
+from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "synth" / "engines"))
 
-@pytest.fixture(scope="session")
-def tiny_tokenizer():
-    return make_tokenizer()
-
-
-@pytest.fixture(scope="session")
-def tiny_llama(tiny_tokenizer):
-    return make_llama(len(tiny_tokenizer))
+from engine_fixtures import tiny_llama, tiny_tokenizer  # noqa: E402, F401 - the fixtures

@@ -175,6 +175,18 @@ def test_queries_carry_the_candidate():
                          seed=3, round_=1) == []
 
 
+def test_query_window_and_sampling_seed_are_separate_streams():
+    """The window is drawn from derive_rng(seed, "focus-query", r, c, i); the LLM samples with
+    derive_seed(seed, "focus", r, c, i): one value no longer does both."""
+    docs = ["the film was superb and the ending was superb too. a superb cast.",
+            "nothing superb here. but the score is superb, they said.",
+            "a dull story with one superb scene"]
+    qs = focus_queries("superb", docs, FocusConfig(budget=4, context_words=3), seed=3, round_=1)
+    assert [q.text for q in qs] == ["nothing superb", "the score is superb",
+                                    "story with one superb", "story with one superb"]
+    assert [q.seed for q in qs] == [derive_seed(3, "focus", 1, "superb", i) for i in range(4)]
+
+
 def test_confirm_candidates_bh_and_zero_counts():
     rows = confirm_candidates([{"ngram": "a", "n": 20, "failures": 15},
                                {"ngram": "b", "n": 20, "failures": 1},

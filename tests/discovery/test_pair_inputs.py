@@ -41,11 +41,13 @@ def test_sklearn_gets_joined_pairs_and_callables_get_tuples():
 
         def predict_proba(self, texts):
             seen.extend(texts)
-            return [[0.5, 0.5] for _ in texts]
+            return [[0.25, 0.75] if "great" in t else [0.5, 0.5] for t in texts]
 
-    SklearnScorer(Est(), LABELS).predict_proba(PAIRS)
-    assert seen == [f"a great film{PAIR_SEPARATOR}not bad", f"ok{PAIR_SEPARATOR}a dull mess "
-                    "that never works"] == join_pairs(PAIRS)
+    rows = SklearnScorer(Est(), LABELS).predict_proba(PAIRS)
+    # Batched longest first (length_sorted_batches); the rows come back in input order.
+    assert seen == [f"ok{PAIR_SEPARATOR}a dull mess that never works",
+                    f"a great film{PAIR_SEPARATOR}not bad"] == join_pairs(PAIRS)[::-1]
+    assert rows == [{"negative": 0.25, "positive": 0.75}, {"negative": 0.5, "positive": 0.5}]
     got: list[object] = []
     CallableScorer(lambda xs: got.extend(xs) or [{"negative": 0.5, "positive": 0.5}
                                                  for _ in xs], LABELS).predict_proba(PAIRS)

@@ -210,3 +210,56 @@ def test_a_run_with_nothing_to_annotate(tmp_path: Path) -> None:
         f"({tmp_path}): run synthcheck rank (and focus) on it first, or pass the run "
         "directory that holds them")
     assert not (tmp_path / "x.json").exists()
+
+
+def test_unreadable_annotation_exports(run: Path, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 19's bad-input pass over `annotate import`: a BOM is read; non-UTF-8 bytes, a
+    directory, a missing file and broken JSON are one line each, the log untouched."""
+    good = label_studio_export(tmp_path)
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + good.read_bytes())
+    assert main(["annotate", "import", "--run", str(run), "--format", "label-studio",
+                 "--in", str(bom)]) == 0
+    capsys.readouterr()
+    before = (run / "review" / "decisions.jsonl").read_bytes()
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'[{"data": "caf\xe9"}]')
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    fix = "export the project/dataset as JSON and pass that file"
+    for path, what in [
+        (latin, "the label-studio export is not valid utf-8 text (byte 0xe9 at byte offset "
+                "14)"),
+        (tmp_path, "the label-studio export is a directory, not a file"),
+        (tmp_path / "missing.json", "the label-studio export file does not exist"),
+        (empty, "the label-studio export is not valid JSON (Expecting value at line 1, "
+                "column 1)"),
+    ]:
+        assert main(["annotate", "import", "--run", str(run), "--format", "label-studio",
+                     "--in", str(path)]) == 2
+        err = capsys.readouterr().err
+        if path == latin:
+            assert err == (f"error: {what} ({path}): convert it to utf-8; a binary file is "
+                           f"not a valid input\n")
+        else:
+            assert err == f"error: {what} ({path}): {fix}\n"
+    assert (run / "review" / "decisions.jsonl").read_bytes() == before
+
+
+def test_export_refuses_a_bad_out_or_include_before_work(run: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    out = tmp_path / "no" / "such" / "x.json"
+    assert main(["annotate", "export", "--run", str(run), "--format", "argilla",
+                 "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: cannot write: the folder {out.parent} does not exist, nor its parent "
+        f"{out.parent.parent} (--out {out}): create the folder first (mkdir -p {out.parent}), "
+        f"or write into an existing folder\n")
+    assert not (tmp_path / "no").exists()
+    assert main(["annotate", "export", "--run", str(run), "--format", "argilla",
+                 "--out", str(tmp_path / "x.json"), "--include", ","]) == 2
+    assert capsys.readouterr().err == (
+        "error: --include names no source (--include ','): name some of: hard, focus, "
+        "findings (e.g. --include hard)\n")

@@ -456,3 +456,25 @@ def test_check_spec_labels_needs_only_the_spec():
                                                   labels=["great", "positive"]))
     with pytest.raises(TemplateError, match=r"label 'great' .*from the task.*<s>, test 't'"):
         check_spec_labels(spec, ["negative", "positive"], source="<s>")
+
+
+def test_sampled_fills_and_perturbations_are_pinned() -> None:
+    """Sampled fills come from derive_rng(seed, test, "sample") and each variant's
+    perturbation from derive_rng(seed, test, i, j, v): a change of stream shows here."""
+    from formalize import Suite
+
+    suite = Suite.from_dict({"name": "toy", "labels": ["negative", "positive"], "seed": 0,
+                             "tests": [
+        {"name": "good things", "type": "mft", "capability": "Vocabulary",
+         "label": "positive", "template": "This {NOUN} is {POS_ADJ}.", "sample": 3},
+        {"name": "typos", "type": "inv", "capability": "Robustness", "variants": 2,
+         "texts": ["the film was really good", "a dull and boring story"],
+         "perturb": [{"name": "typo", "kind": "any"}]}]})
+    assert [(c.case_id, c.text) for c in suite.cases()] == [
+        ("good-things:0", "This show is good."),
+        ("good-things:1", "This sandwich is outstanding."),
+        ("good-things:2", "This bike is engaging."),
+        ("typos:0.0.0", "the film was reall good"),
+        ("typos:0.0.1", "the film wa really good"),
+        ("typos:1.0.0", "a dull and boring srtory"),
+        ("typos:1.0.1", "a dull and borinxg story")]

@@ -191,3 +191,20 @@ def test_rows_cut_by_the_token_limit_are_dropped_as_truncated(tmp_path: Path, co
     else:
         assert "truncated" not in stats["dropped"]
         assert any(t.endswith("which could be") for t in texts)
+
+
+def test_generator_backend_takes_the_generator_section(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Focus rounds build their backend from the generator section alone (they hold no
+    Stage1Config): the engine, device, dtype and batch size all come from it."""
+    import synth.engines._registry as registry
+    from synth import GeneratorConfig, generator_backend
+
+    calls: list[tuple[str, dict[str, object]]] = []
+    monkeypatch.setattr(registry, "make_backend",
+                        lambda model, **kw: calls.append((model, kw)) or "backend")
+    gen = GeneratorConfig(model="hf:some/model", device="cpu", dtype="float32", batch_size=7)
+    assert generator_backend(gen) == "backend"
+    [(model, kw)] = calls
+    assert (model, kw["backend"], kw["device"], kw["dtype"], kw["batch_size"]) == (
+        "hf:some/model", "hf", "cpu", "float32", 7)
+    assert callable(kw["sentence_done"])

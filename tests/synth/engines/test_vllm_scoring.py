@@ -6,12 +6,17 @@ import sys
 import types
 from dataclasses import dataclass
 
+import engine_fixtures
 import pytest
 import torch
 
 from synth.core import ConfigError, ModelNotAvailable
 from synth.engines._hf_scoring import hf_label_logprobs
 from synth.engines._vllm_scoring import vllm_label_logprobs
+
+# The shared tiny-model fixtures (session-scoped).
+tiny_tokenizer = engine_fixtures.tiny_tokenizer
+tiny_llama = engine_fixtures.tiny_llama
 
 PREFIX = "Question: Find the sentiment of this text. Answer: positive\n\nQuestion:"
 TEXTS = [" a great and moving film .", " boring , predictable and far too long .", " not bad"]
@@ -203,7 +208,7 @@ def test_a_text_with_a_multi_token_label_is_scored_in_one_pass(fake_vllm, tiny_l
 @pytest.fixture(scope="module")
 def bos_tokenizer():
     """The tiny tokenizer with a post-processor that adds BOS, as Llama's does."""
-    from discovery_fixtures import make_tokenizer
+    from discovery_fixtures import make_tokenizer  # on the path via engine_fixtures
     from tokenizers import processors
 
     tok = make_tokenizer()

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import math
 
+import engine_fixtures
 import pytest
 import torch
 
 from synth.core import ConfigError
 from synth.engines._hf_scoring import build_rows, hf_label_logprobs
+
+# The shared tiny-model fixtures (session-scoped).
+tiny_tokenizer = engine_fixtures.tiny_tokenizer
+tiny_llama = engine_fixtures.tiny_llama
 
 PREFIX = "Question: Find the sentiment of this text. Answer: positive\n\nQuestion:"
 TEXTS = [

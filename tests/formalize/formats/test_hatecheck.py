@@ -12,7 +12,7 @@ import pytest
 from formalize import FORMATS, Suite, dump_suite_yaml, export_hatecheck, import_hatecheck
 from synth.core import DataError
 
-DATA = Path(__file__).parent / "data" / "hatecheck"
+DATA = Path(__file__).parents[1] / "data" / "hatecheck"
 CASES, PLACEHOLDERS = DATA / "test_suite_cases.csv", DATA / "template_placeholders.csv"
 
 

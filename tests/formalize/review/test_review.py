@@ -106,8 +106,11 @@ def test_cut_off_last_line_is_skipped_with_a_warning(run: Path) -> None:
     path = run / "review" / "decisions.jsonl"
     with path.open("a") as handle:
         handle.write('{"id": "h3", "tag": "ambig')  # a write cut off mid-line
-    with pytest.warns(ReviewLogWarning, match=r"skipped line 3 of .*decisions\.jsonl"):
+    with pytest.warns(ReviewLogWarning) as caught:
         current = ReviewLog(run).load()
+    assert [str(w.message) for w in caught] == [
+        f"skipped line 3 of {path}: line is not valid JSON: Unterminated string starting at "
+        "(a write cut off mid-line; the decisions before it are kept)"]
     assert list(current) == ["h1", "h2"]
 
 
@@ -127,16 +130,21 @@ def test_bad_line_in_the_middle_is_a_data_error(run: Path) -> None:
     ReviewLog(run).tag("h1", "task-model error")
     good = path.read_text()
     path.write_text(good + "not json\n" + good.replace("h1", "h2"))
-    with pytest.raises(DataError, match=r"bad decision record: not valid JSON.*line 2"):
+    with pytest.raises(DataError) as err:
         ReviewLog(run).load()
+    assert str(err.value) == (f"bad decision record: line is not valid JSON: Expecting value "
+                              f"({path}, line 2): fix or delete that line (the log is plain "
+                              "JSON Lines)")
 
 
 def test_record_without_a_known_tag_in_the_middle_is_a_data_error(run: Path) -> None:
     path = run / "review" / "decisions.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text('{"id": "h1", "tag": "maybe"}\n{"id": "h2", "tag": "ambiguous"}\n')
-    with pytest.raises(DataError, match=r"lacks an 'id' or a known 'tag'.*line 1"):
+    with pytest.raises(DataError) as err:
         ReviewLog(run).load()
+    assert str(err.value) == (f"bad decision record: lacks an 'id' or a known 'tag' ({path}, "
+                              "line 1): fix or delete that line (the log is plain JSON Lines)")
 
 
 def test_tagged_sentences_take_text_and_reference_label(run: Path) -> None:

@@ -20,7 +20,7 @@ from formalize import (
 from synth.core import TemplateError
 from synthcheck.cli import main
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "app"))
 import runbuilder  # noqa: E402  (the shared synthetic run, in tests/app)
 
 LEX = {"NOUN": ["movie", "book", "film", "album"], "POS_VERB": ["love", "like"],
