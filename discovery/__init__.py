@@ -59,7 +59,13 @@ from discovery._kinds import (
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._model_checks import check_probability_rows
 from discovery._occlusion import OcclusionScorer
-from discovery._precision import describe_rule, format_reliability, held_out_reliability
+from discovery._precision import (
+    UNTRUSTED_FIX,
+    describe_rule,
+    format_reliability,
+    held_out_reliability,
+    reference_distrust,
+)
 from discovery._protocols import TaskScorer
 from discovery._rank_mine import load_scores, mine_run, rank_run
 from discovery._ranking import METRICS, DivergenceRanker, HardSubset, divergence
@@ -102,6 +108,7 @@ from discovery._stage_hashes import (
 from discovery._task_models import build_task_scorers, ranked_task_model, ranked_task_name
 
 __all__ = [
+    "UNTRUSTED_FIX",
     "MetadataSlicesConfig",
     "OcclusionConfig",
     "SemanticSlicesConfig",
@@ -190,6 +197,7 @@ __all__ = [
     "raw_task_model_hash",
     "read_score_file",
     "recall_by_model",
+    "reference_distrust",
     "reference_hash",
     "rotten_tomatoes_split",
     "run_focus_rounds",

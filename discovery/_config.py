@@ -176,6 +176,14 @@ class RankingConfig(BaseModel):
     """Keep this fraction of the corpus when ``top_k`` is unset (the paper: 10%)."""
     require_disagreement: bool = False
     """Keep only sentences whose task and reference top labels differ."""
+    min_reference_margin: float = Field(0.0, ge=0.0, lt=1.0)
+    """Sentences on which the calibrated reference's top label leads its second by less than
+    this (probability points) carry no label signal the reference can vouch for: they are
+    kept out of the hard subset and never count as focus failures, and how many were kept
+    out is recorded (``hard.jsonl.meta.json``, the manifest) and printed. ``0`` keeps
+    every sentence (the shipped configs use 0.2: a reference at most 0.6 sure). Applied to
+    held-out data the same way, so the hard subset's measured precision is that of this
+    rule."""
     task_model: str | None = None
     """Which task model to rank (by name); default: the first one."""
 

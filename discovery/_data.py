@@ -159,9 +159,15 @@ def rotten_tomatoes_split(
 
 
 TWEETS3_LABELS = ("negative", "neutral", "positive")
+COMPLAINT_LABELS = ("complaint", "other")
+"""The binary tweet task: ``complaint`` is a tweet labeled negative in the packaged tweets,
+``other`` one labeled neutral or positive (a complaint is a negative tweet about a service or
+product; the packaged tweets are mostly about airlines, so their negative tweets are
+complaints; neutral and positive tweets need no answer)."""
 PACKAGED_SPLITS = {
     "rotten_tomatoes": tuple(MOVIE_REVIEW_LABELS[i] for i in sorted(MOVIE_REVIEW_LABELS)),
     "tweets3": TWEETS3_LABELS,
+    "complaint": COMPLAINT_LABELS,
 }
 """Packaged labeled sets with a seeded held-out split, and their labels in task order."""
 
@@ -183,11 +189,28 @@ def tweets3_split(
     return pick(perm[n_hold:]), pick(perm[:n_hold])
 
 
+def complaint_split(
+    *, seed: int = 0, holdout_fraction: float = 0.2
+) -> tuple[LabeledSet, LabeledSet]:
+    """The packaged tweets' split (:func:`tweets3_split`, same seed: the same tweets on each
+    side) relabeled for the binary task: ``negative`` -> ``complaint``, ``neutral`` and
+    ``positive`` -> ``other`` (see :data:`COMPLAINT_LABELS`)."""
+    def relabel(part: LabeledSet) -> LabeledSet:
+        return LabeledSet(list(part.texts),
+                          ["complaint" if lab == "negative" else "other" for lab in part.labels])
+
+    train, held = tweets3_split(seed=seed, holdout_fraction=holdout_fraction)
+    return relabel(train), relabel(held)
+
+
 def packaged_split(name: str, *, seed: int = 0, holdout_fraction: float = 0.2
                    ) -> tuple[LabeledSet, LabeledSet]:
-    """(train, held-out) of a packaged labeled set: ``rotten_tomatoes`` or ``tweets3``."""
+    """(train, held-out) of a packaged labeled set: ``rotten_tomatoes``, ``tweets3`` or
+    ``complaint`` (the tweets as complaint vs other)."""
     if name == "tweets3":
         return tweets3_split(seed=seed, holdout_fraction=holdout_fraction)
+    if name == "complaint":
+        return complaint_split(seed=seed, holdout_fraction=holdout_fraction)
     return rotten_tomatoes_split(seed=seed, holdout_fraction=holdout_fraction)
 
 

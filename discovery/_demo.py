@@ -12,9 +12,10 @@ from pathlib import Path
 
 from synth.core import ConfigError, write_json_atomic
 
-DEMO_TASKS = {"sentiment": "demo-sentiment-tfidf-lr", "sentiment3": "demo-sentiment3-tfidf-lr"}
+DEMO_TASKS = {"sentiment": "demo-sentiment-tfidf-lr", "sentiment3": "demo-sentiment3-tfidf-lr",
+              "complaint": "demo-complaint-tfidf-lr"}
 # The packaged labeled set each demo task trains on (the train side of its seeded split).
-DEMO_DATA = {"sentiment": "rotten_tomatoes", "sentiment3": "tweets3"}
+DEMO_DATA = {"sentiment": "rotten_tomatoes", "sentiment3": "tweets3", "complaint": "complaint"}
 DEFAULT_SPLIT_SEED = 0
 DEFAULT_HOLDOUT_FRACTION = 0.2
 
@@ -68,7 +69,8 @@ def train_demo_model(out: str | Path | None = None, *, seed: int = DEFAULT_SPLIT
         seed, holdout_fraction: the split (``evaluation.split_seed``/``holdout_fraction``).
         limit: train on only the first ``limit`` training sentences (quick tests; the
             held-out side is unchanged).
-        task: ``sentiment`` (Rotten Tomatoes) or ``sentiment3`` (3-class tweets).
+        task: ``sentiment`` (Rotten Tomatoes), ``sentiment3`` (3-class tweets) or
+            ``complaint`` (the tweets as complaint vs other).
 
     Returns:
         The path of the ``.skops`` file.

@@ -70,8 +70,8 @@ def load_evaluation_set(labels: LabelSpace, evaluation: EvaluationConfig,
         labeled = held
     elif source.startswith("packaged:"):
         raise ConfigError(f"unknown packaged evaluation set {source!r}", where="evaluation.data",
-                          fix="use packaged:rotten_tomatoes, packaged:tweets3 or a .jsonl/.csv "
-                              "path")
+                          fix="use packaged:rotten_tomatoes, packaged:tweets3, "
+                              "packaged:complaint or a .jsonl/.csv path")
     else:
         labeled = read_labeled_file(source, labels.list, text_field=str(ev.text_field),
                                     label_field=str(ev.label_field),

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from discovery._config import FocusConfig
-from discovery._ranking import divergence
+from discovery._ranking import divergence, reference_margin
 from synth.core import derive_rng, derive_seed
 
 if TYPE_CHECKING:
@@ -160,25 +160,27 @@ def keep_sentences(candidate: str, queries: Sequence[FocusQuery], raw: Sequence[
 
 def failures(task: np.ndarray, reference: np.ndarray, rule: str, *, metric: str = "abs_top",
              threshold: float | None = None, require_disagreement: bool = False,
-             confidence: float = 0.6) -> np.ndarray:
+             confidence: float = 0.6, min_margin: float = 0.0) -> np.ndarray:
     """Per-row failure indicator: ``confident`` (the reference's probability of the task
     model's top label is at most ``1 - confidence``), top-label ``disagreement``, or the
     hard-subset rule (divergence >= ``threshold``, and disagreement if
-    ``require_disagreement``)."""
+    ``require_disagreement``). A row whose reference margin is below ``min_margin`` (no
+    label signal, see :func:`discovery._ranking.reference_margin`) is never a failure."""
     task = np.asarray(task, dtype=np.float64)
     reference = np.asarray(reference, dtype=np.float64)
     if len(task) == 0:
         return np.zeros(0, dtype=bool)
+    signal = reference_margin(reference) >= min_margin
     if rule == "confident":
         top = task.argmax(axis=1)
-        return np.asarray(1.0 - reference[np.arange(len(task)), top] >= confidence)
+        return np.asarray((1.0 - reference[np.arange(len(task)), top] >= confidence) & signal)
     disagree = task.argmax(axis=1) != reference.argmax(axis=1)
     if rule == "disagreement":
-        return np.asarray(disagree)
+        return np.asarray(disagree & signal)
     if threshold is None:
         raise ValueError("the hard_rule failure needs the base hard subset's threshold")
     hard = divergence(task, reference, metric) >= threshold
-    return np.asarray(hard & disagree if require_disagreement else hard)
+    return np.asarray((hard & disagree if require_disagreement else hard) & signal)
 
 
 def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: int,

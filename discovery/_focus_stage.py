@@ -76,6 +76,8 @@ class FocusBase:
     metric: str = "abs_top"
     require_disagreement: bool = False
     upstream: str = ""
+    min_margin: float = 0.0
+    """``ranking.min_reference_margin``: sentences without label signal never fail."""
 
 
 @dataclass(frozen=True)
@@ -102,12 +104,13 @@ def focus_stage_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorC
     """:func:`focus_hash` of a loaded stage: ``base``'s upstream and rule, ``models``' key."""
     return focus_hash(cfg, labels, generator, docs, upstream=base.upstream,
                       models_key=models.key, metric=base.metric,
-                      require_disagreement=base.require_disagreement)
+                      require_disagreement=base.require_disagreement,
+                      min_margin=base.min_margin)
 
 
 def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorConfig,
                docs: Sequence[str], *, upstream: str, models_key: str, metric: str,
-               require_disagreement: bool) -> str:
+               require_disagreement: bool, min_margin: float = 0.0) -> str:
     """Hash of what changes ``focus.jsonl``: the focus and generator configs, the labels,
     the seed documents, the upstream stage's hash, the models' key and the failure rule."""
     h = hashlib.sha256()
@@ -116,7 +119,9 @@ def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorConfig,
     return config_hash({"focus": output_dump(cfg), "generator": output_dump(generator),
                         "labels": list(labels), "seed_docs": h.hexdigest()[:16],
                         "upstream": upstream, "models": models_key,
-                        "rule": [metric, require_disagreement],
+                        # the margin only when set: hashes without it are as before
+                        "rule": [metric, require_disagreement, *([min_margin] if min_margin
+                                                                 else [])],
                         "seeds": FOCUS_SEED_SCHEME})
 
 
@@ -184,7 +189,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
         np.asarray(base.hard_indices, dtype=np.int64)])) if len(base.hard_indices) else None
     rule: dict[str, Any] = dict(metric=base.metric, threshold=threshold,
                                 require_disagreement=base.require_disagreement,
-                                confidence=cfg.confidence)
+                                confidence=cfg.confidence, min_margin=base.min_margin)
     base_fail = failures(base.task, base.reference, cfg.failure, **rule)
     if candidates is None:
         m = mining or MiningConfig()
@@ -362,7 +367,7 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
     upstream = focus_upstream(focus, upstream, slices_upstream or {})
     base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=hard,
                      metric=ranking.metric, require_disagreement=ranking.require_disagreement,
-                     upstream=upstream)
+                     upstream=upstream, min_margin=ranking.min_reference_margin)
     candidates, sources = None, None
     if focus.select == "ucb":
         candidates, sources = ucb_candidates(base, focus, mining, extra)

@@ -11,7 +11,7 @@ Wilson interval and the number of examples it rests on.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -51,6 +51,7 @@ def hard_subset_precision(
     task: np.ndarray, reference: np.ndarray, golds: Sequence[str], labels: Sequence[str], *,
     metric: str = "abs_top", top_k: int | None = None, top_fraction: float | None = 0.1,
     require_disagreement: bool = False, corpus_size: int | None = None,
+    min_margin: float = 0.0,
 ) -> dict[str, Any]:
     """Precision of the hard-subset rule on labeled held-out examples.
 
@@ -63,6 +64,8 @@ def hard_subset_precision(
             (``ranking.*``); ``top_k`` is scaled to the held-out size (see
             :func:`held_out_size`).
         corpus_size: the size of the corpus the rule runs on (scales ``top_k``).
+        min_margin: ``ranking.min_reference_margin``: examples the reference reads no label
+            on are kept out, as in the corpus.
 
     Returns:
         ``{"estimate", "low", "high", "n"}``: the share of selected examples the task model
@@ -88,8 +91,8 @@ def hard_subset_precision(
         return {"estimate": None, "low": 0.0, "high": 1.0, "n": 0}
     size = held_out_size(len(task), top_k=top_k, top_fraction=top_fraction,
                          corpus_size=corpus_size)
-    ranker = DivergenceRanker(metric, top_k=size,
-                              require_disagreement=require_disagreement).fit(task, reference)
+    ranker = DivergenceRanker(metric, top_k=size, require_disagreement=require_disagreement,
+                              min_margin=min_margin).fit(task, reference)
     picked = ranker.hard_indices_
     gold_idx = np.array([labels.index(g) for g in golds])
     wrong = ranker.task_top_[picked] != gold_idx[picked]
@@ -163,7 +166,7 @@ def hard_subset_reliability(
     task: np.ndarray, reference: np.ndarray, golds: Sequence[str], labels: Sequence[str], *,
     metric: str = "abs_top", top_k: int | None = None, top_fraction: float | None = 0.1,
     require_disagreement: bool = False, corpus_size: int | None = None,
-    task_name: str = "task model",
+    task_name: str = "task model", min_margin: float = 0.0,
 ) -> dict[str, Any]:
     """Everything ``eval.json`` records about the hard subset's trustworthiness.
 
@@ -172,7 +175,8 @@ def hard_subset_reliability(
         {metric: {...}}, "accuracy": {"task", "reference", "majority"}, "warnings": [...]}``.
     """
     rule: dict[str, Any] = dict(top_k=top_k, top_fraction=top_fraction,
-                                require_disagreement=require_disagreement, corpus_size=corpus_size)
+                                require_disagreement=require_disagreement, corpus_size=corpus_size,
+                                min_margin=min_margin)
     precision = hard_subset_precision(task, reference, golds, labels, metric=metric, **rule)
     by_metric = precision_by_metric(task, reference, golds, labels, **rule)
     acc = {"task": accuracy(task, golds, labels), "reference": accuracy(reference, golds, labels),
@@ -211,7 +215,8 @@ def held_out_reliability(held: HeldOutScores, ranking: RankingConfig, *, ranked:
     rule: dict[str, Any] = dict(metric=ranking.metric, top_k=ranking.top_k,
                                 top_fraction=ranking.top_fraction,
                                 require_disagreement=ranking.require_disagreement,
-                                corpus_size=corpus_size)
+                                corpus_size=corpus_size,
+                                min_margin=ranking.min_reference_margin)
     per: dict[str, dict[str, Any]] = {}
     for name, probs in held.probs.items():
         if name == "reference":
@@ -268,3 +273,38 @@ def format_reliability(info: dict[str, Any]) -> list[str]:
         lines.append(f"    {metric:<8} {_interval(q):<19} n={q['n']}{mark}")
     lines += [f"warning: {w}" for w in info.get("warnings") or []]
     return lines
+
+
+UNTRUSTED_FIX = ("make the reference stronger before reading the findings (a stronger "
+                 "reference.model, more or better reference.shots, another "
+                 "reference.calibration), check it with `synthcheck evaluate`, then rerun "
+                 "`discover`")
+"""What the summary tells a user to do when the reference cannot be trusted."""
+
+
+def reference_distrust(info: Mapping[str, Any] | None) -> list[str]:
+    """Why the reference cannot confirm findings on this run (empty: it can).
+
+    ``info`` is ``eval.json``'s content (or the pipeline's copy of it): the reference's
+    held-out accuracy is compared with the ranked task model's and with the majority-class
+    baseline. A reference below either is often wrong where the task model is right, so a
+    focus candidate "failing" against it says as much about the reference as about the task
+    model: the candidate is shown unconfirmed, with these reasons.
+    """
+    if not info:
+        return []
+    reports = info.get("reports") or {}
+    ref = (reports.get("reference") or {}).get("accuracy")
+    if not isinstance(ref, int | float):
+        return []
+    out = []
+    ranked = info.get("ranked_task_model")
+    task = (reports.get(ranked) or {}).get("accuracy") if ranked else None
+    if isinstance(task, int | float) and ref < task:
+        out.append(f"the reference is less accurate than the task model {ranked!r} on "
+                   f"held-out data ({ref:.3f} < {task:.3f})")
+    majority = info.get("majority_baseline_accuracy")
+    if isinstance(majority, int | float) and ref < majority:
+        out.append(f"the reference is less accurate than always answering the most frequent "
+                   f"label ({ref:.3f} < {majority:.3f})")
+    return out

@@ -60,7 +60,8 @@ def load_scores(run_dir: str | Path, *, labels: LabelSpace, task_name: str
 def _ranker(ranking: RankingConfig) -> DivergenceRanker:
     r = ranking
     return DivergenceRanker(r.metric, top_k=r.top_k, top_fraction=r.top_fraction,
-                            require_disagreement=r.require_disagreement)
+                            require_disagreement=r.require_disagreement,
+                            min_margin=r.min_reference_margin)
 
 
 def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
@@ -99,13 +100,17 @@ def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
                    stage_record(labels, task_models=list(task_models), ranking=ranking),
                    "rank", rhash)
     write_jsonl(out, hard.records)
+    dropped = {"no_signal": int(ranker.no_signal_.sum()),
+               "no_signal_in_top": ranker.no_signal_in_top_,
+               "reason": f"the reference's top label leads by less than "
+                         f"{ranking.min_reference_margin:g} (ranking.min_reference_margin)"}
     write_meta(out, rhash, ranking=ranking.model_dump(mode="json"),
-                task_model=name, corpus=len(ids), hard=len(hard), stage="rank")
+               task_model=name, corpus=len(ids), hard=len(hard), stage="rank", dropped=dropped)
     run.complete("rank", rhash, stage_hash=rhash, hard=len(hard), corpus=len(ids),
-                 disagreements=int(ranker.disagree_.sum()),
+                 disagreements=int(ranker.disagree_.sum()), dropped=dropped,
                  digests=output_digests(run, [out]))
     return {"skipped": False, "stage_hash": rhash, "hard": len(hard), "corpus": len(ids),
-            "disagreements": int(ranker.disagree_.sum())}
+            "disagreements": int(ranker.disagree_.sum()), "dropped": dropped}
 
 
 def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,

@@ -22,6 +22,16 @@ def _kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.asarray(rel_entr(np.clip(p, _EPS, 1.0), np.clip(q, _EPS, 1.0)).sum(axis=1))
 
 
+def reference_margin(reference: np.ndarray) -> np.ndarray:
+    """Per row, the reference's top-label probability minus its second's (1 for one label):
+    how clearly the reference reads any label at all."""
+    reference = np.asarray(reference, dtype=np.float64)
+    if reference.shape[1] < 2:
+        return np.ones(len(reference))
+    top2 = np.sort(reference, axis=1)[:, -2:]
+    return np.asarray(top2[:, 1] - top2[:, 0])
+
+
 def divergence(task: np.ndarray, reference: np.ndarray, metric: str = "abs_top") -> np.ndarray:
     """Per-row divergence between task and reference probabilities (n x labels, same order).
 
@@ -65,21 +75,27 @@ class DivergenceRanker:
         top_k: keep this many sentences (overrides ``top_fraction``).
         top_fraction: keep ``ceil(top_fraction * n)`` sentences (the paper: 10%).
         require_disagreement: keep only sentences whose top labels differ.
+        min_margin: keep out sentences whose reference margin (:func:`reference_margin`) is
+            below this: the reference reads no label on them (no label signal).
 
     Attributes (after ``fit``):
         divergence_: divergence per sentence.
         task_top_, reference_top_: index of each side's top label per sentence.
         disagree_: whether the two top labels differ.
         order_: all sentence indices, most divergent first (ties: input order).
+        no_signal_: whether each sentence is kept out for lack of label signal.
+        no_signal_in_top_: how many kept-out sentences would have entered the hard subset.
         hard_indices_: the hard subset, most divergent first.
     """
 
     def __init__(self, metric: str = "abs_top", *, top_k: int | None = None,
-                 top_fraction: float | None = 0.1, require_disagreement: bool = False) -> None:
+                 top_fraction: float | None = 0.1, require_disagreement: bool = False,
+                 min_margin: float = 0.0) -> None:
         self.metric = metric
         self.top_k = top_k
         self.top_fraction = top_fraction
         self.require_disagreement = require_disagreement
+        self.min_margin = min_margin
 
     def _size(self, n: int) -> int:
         if self.top_k is not None:
@@ -111,9 +127,11 @@ class DivergenceRanker:
         self.reference_top_ = reference.argmax(axis=1)
         self.disagree_ = self.task_top_ != self.reference_top_
         self.order_ = np.argsort(-self.divergence_, kind="stable")
+        self.no_signal_ = reference_margin(reference) < self.min_margin
         pool = self.order_[self.disagree_[self.order_]] if self.require_disagreement \
             else self.order_
-        self.hard_indices_ = pool[:size]
+        self.no_signal_in_top_ = int(self.no_signal_[pool[:size]].sum())
+        self.hard_indices_ = pool[~self.no_signal_[pool]][:size]
         return self
 
 

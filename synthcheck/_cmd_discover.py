@@ -82,15 +82,35 @@ def _probs(p: dict[str, float]) -> str:
     return " ".join(f"{short[k]}={v:.2f}" for k, v in p.items())
 
 
+def _no_signal(run_dir: Path) -> str:
+    """`` (12 sentences kept out, 3 of them from the top: <reason>)``: the rank stage's
+    no-signal drops as its manifest entry records them (nothing when none)."""
+    from synth.core import RunDir
+
+    dropped = (RunDir(run_dir).stage_status("rank") or {}).get("dropped") or {}
+    if not dropped.get("no_signal"):
+        return ""
+    return (f" ({dropped['no_signal']} sentences without label signal kept out, "
+            f"{dropped.get('no_signal_in_top', 0)} of them from the top: {dropped['reason']})")
+
+
 def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, hardest: int = 10,
                    ngrams: int = 15) -> str:
     """The text `discover` prints: accuracy, the hard subset's precision on held-out data
     (and its warnings), corpus size, hardest sentences, top n-grams, the confirmed failure
     patterns of the focus rounds, the per-template table and where the report is."""
+    from discovery import UNTRUSTED_FIX, format_reliability, reference_distrust
     from synth.core import iter_jsonl
     from synthcheck._summary import focus_lines, head
 
     lines = [f"== synthcheck discover: {cfg.name} ({run_dir}) =="]
+    evaluation = info.get("evaluation") or {}
+    # Warnings come first: they say how far to read everything below.
+    lines += [f"warning: {w}" for w in evaluation.get("warnings") or []]
+    distrust = reference_distrust(evaluation)
+    if distrust:
+        lines.append("warning: no finding below is confirmed, since "
+                     f"{'; and '.join(distrust)}. What to do: {UNTRUSTED_FIX}")
     reports = info.get("evaluate") or {}
     if reports:
         lines.append("held-out accuracy:")
@@ -102,13 +122,10 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
             rep = reports[name]
             lines.append(f"  {name:<12} acc {rep['accuracy']:.3f}  macro-F1 {rep['macro_f1']:.3f}"
                          f"  (n={rep['n']})")
-    evaluation = info.get("evaluation") or {}
     if "majority_baseline_accuracy" in evaluation:
         lines.append(f"  {'majority':<12} acc {evaluation['majority_baseline_accuracy']:.3f}"
                      f"  (always the most frequent label)")
-    from discovery import format_reliability
-
-    lines += format_reliability(evaluation)
+    lines += [s for s in format_reliability(evaluation) if not s.startswith("warning: ")]
     corpus = info.get("corpus") or {}
     dropped = ", ".join(f"{k} {v}" for k, v in corpus.get("dropped", {}).items()) or "none"
     lines.append(f"corpus: {corpus.get('kept', 0)} sentences from {corpus.get('prompts', 0)} "
@@ -117,7 +134,8 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
     if hard_path.is_file():
         size = sum(1 for _ in iter_jsonl(hard_path))
         top = head(hard_path, hardest)
-        lines.append(f"hard subset: {size} sentences; the {len(top)} hardest:")
+        lines.append(f"hard subset: {size} sentences{_no_signal(run_dir)}; the {len(top)} "
+                     f"hardest:")
         for rec in top:
             text = rec["text"] if len(rec["text"]) <= 90 else rec["text"][:87] + "..."
             lines.append(f"  {rec['rank']:>3}. div {rec['divergence']:.2f}  task "
@@ -135,7 +153,7 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
                          f"{r['log_odds']:>10.2f}{r['z']:>7.2f}{r['q_value']:>9.3g}"
                          f"{'' if dis is None else f'{dis:.2f}':>10}")
 
-    lines += focus_lines(run_dir, info.get("focus"))
+    lines += focus_lines(run_dir, info.get("focus"), distrust=distrust)
     from synthcheck._summary import findings_lines
 
     lines += findings_lines(run_dir)

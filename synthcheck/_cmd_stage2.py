@@ -5,6 +5,7 @@ focus rounds that test them, and the slices and findings beyond n-grams."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from synthcheck._cli_common import add_config_args, load_args_config, warn_if_shots_off_domain
@@ -137,7 +138,7 @@ def run_focus_command(args: argparse.Namespace) -> int:
         print(f"{report['candidates']} candidates, {report['sentences']} new sentences from "
               f"{report['prompts']} prompts in {report['seconds']:.1f} s: "
               f"{args.run / 'focus.jsonl'}")
-    print("\n".join(focus_lines(args.run, report or {})))
+    print("\n".join(focus_lines(args.run, report or {}, distrust=_stored_distrust(args.run))))
     return 0
 
 
@@ -160,3 +161,16 @@ def run_slices(args: argparse.Namespace) -> int:
     print(f"findings: {state}: {args.run / 'findings.jsonl'}")
     print("\n".join(findings_lines(args.run, top=args.show)))
     return 0
+
+
+def _stored_distrust(run: Path) -> list[str]:
+    """Why the run's reference cannot confirm findings, from its ``eval.json`` when
+    `discover` or `synthcheck evaluate --run` wrote one (none yet: nothing to say)."""
+    import json
+
+    from discovery import reference_distrust
+
+    path = Path(run) / "eval.json"
+    if not path.is_file():
+        return []
+    return reference_distrust(json.loads(path.read_text(encoding="utf-8")))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +19,15 @@ def head(path: Path, n: int) -> list[dict[str, Any]]:
     return list(islice(iter_jsonl(path), max(n, 0))) if path.is_file() else []
 
 
-def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10) -> list[str]:
+def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10,
+                distrust: Sequence[str] = ()) -> list[str]:
     """The summary's focus block: what the stage did and how long it took (as recorded in the
     manifest when it ran), then one line per confirmed pattern (failure rate with its 95%
-    interval vs the base rate, q-value), else the best candidates."""
+    interval vs the base rate, q-value), else the best candidates.
+
+    With ``distrust`` (why the reference cannot be trusted, see
+    :func:`discovery.reference_distrust`) nothing is called confirmed: the candidates that
+    pass the test are listed as unconfirmed, after the reasons."""
     from synth.core import iter_jsonl
 
     if info is not None and info.get("disabled"):
@@ -38,21 +43,26 @@ def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10)
     took = f" in {entry['seconds']:.1f}s" if isinstance(entry.get("seconds"), float | int) \
         else ""
     head = (f"focus rounds: {len(rows)} candidates, {sentences} new sentences from "
-            f"{entry.get('prompts', '?')} prompts{took}; {len(confirmed)} confirmed failure "
-            f"pattern(s)")
+            f"{entry.get('prompts', '?')} prompts{took}; ")
+    if distrust:
+        head += (f"0 confirmed: {len(confirmed)} pattern(s) pass the test but stay "
+                 f"unconfirmed because {'; and '.join(distrust)}")
+    else:
+        head += f"{len(confirmed)} confirmed failure pattern(s)"
     if base is not None:
         head += f" (failure: {_focus_rule(run_dir)}; base rate {base:.2f})"
     lines = [head + ":"]
     shown = confirmed[:top] if confirmed else rows[:min(3, top)]
     if not confirmed and rows:
         lines.append("  none confirmed; the strongest candidates:")
+    mark = "  (unconfirmed)" if distrust else ""
     for r in shown:
         rate = r.get("rate")
         rate_s = "n/a" if rate is None else (f"{rate:.2f} [{r['rate_lo']:.2f}, "
                                              f"{r['rate_hi']:.2f}]")
         lines.append(f"  {str(r['ngram'])[:27]:<28} [{r.get('source', 'ngram')}] fails "
                      f"{r['failures']}/{r['n']} = {rate_s} vs {r['base_rate']:.2f}  "
-                     f"q={r['q_value']:.2g}")
+                     f"q={r['q_value']:.2g}{mark}")
     return lines
 
 

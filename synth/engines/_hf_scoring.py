@@ -48,6 +48,11 @@ def _prefix_state(model: Any, prefix_ids: list[int]) -> tuple[Any, Any]:
 
 _PREFIX_CACHE_SIZE = 4
 
+HEAD_AT_READS_ONLY = True
+"""Run the output head only on the (row, position) pairs whose distribution is read. False
+runs it at every position any row of the batch reads, for every row (the former way, the
+same results; ``bench/reference.py --head-compare`` measures both side by side)."""
+
 
 def _cached_prefix_state(model: Any, prefix_ids: list[int],
                          cache: dict[tuple[Any, ...], Any] | None) -> tuple[Any, Any]:
@@ -62,6 +67,18 @@ def _cached_prefix_state(model: Any, prefix_ids: list[int],
             cache.pop(next(iter(cache)))
         cache[key] = state
     return state
+
+
+def _head_logprobs(model: Any, hidden: Any) -> Any:
+    """Next-token log-probabilities from final hidden states (m x d -> m x vocab): the
+    model's output head, with its final logit soft-capping when it has one (Gemma 2/3)."""
+    import torch
+
+    logits = model.get_output_embeddings()(hidden)
+    cap = getattr(model.config, "final_logit_softcapping", None)
+    if cap is not None:
+        logits = torch.tanh(logits / cap) * cap
+    return torch.log_softmax(logits.float(), dim=-1)
 
 
 def _batch_cache(model: Any, layers: list[tuple[Any, Any]], batch: int) -> Any:
@@ -145,25 +162,37 @@ def hf_label_logprobs(
             for b, row in enumerate(rows_b):
                 ids[b, :len(row.ids)] = torch.tensor(row.ids, dtype=torch.long)
                 mask[b, p_len:p_len + len(row.ids)] = 1
-            # Positions this batch reads; rows sorted by length share most of them.
-            positions = sorted({pos for row in rows_b for _, reads in row.reads
-                                for pos, _ in reads if pos >= 0})
-            keep = torch.tensor(positions, dtype=torch.long, device=device)
+            # Only the (row, position) pairs whose next-token distribution is read go
+            # through the output head: a large vocabulary (gemma3's 262k) makes the head
+            # the costliest layer when it runs at every position of every row.
+            wanted = [sorted({pos for _, reads in row.reads for pos, _ in reads if pos >= 0})
+                      for row in rows_b]
             position_ids = (torch.arange(width) + p_len).unsqueeze(0).expand(len(rows_b), -1)
-            with torch.inference_mode():
-                out = model(
-                    input_ids=ids.to(device),
-                    attention_mask=mask.to(device),
-                    position_ids=position_ids.to(device),
-                    **cache_kwargs(model, _batch_cache(model, layers, len(rows_b))
-                                   if layers else None),
-                    use_cache=layers is not None,
-                    logits_to_keep=keep,
-                )
-            logp = torch.log_softmax(out.logits.float(), dim=-1).cpu()
-            col = {pos: c for c, pos in enumerate(positions)}
-            for b in range(len(rows_b)):
-                logp_rows[b] = {pos: logp[b, c] for pos, c in col.items()}
+            decoder_in = dict(
+                input_ids=ids.to(device), attention_mask=mask.to(device),
+                position_ids=position_ids.to(device),
+                use_cache=layers is not None)
+            cache = _batch_cache(model, layers, len(rows_b)) if layers else None
+            if HEAD_AT_READS_ONLY:
+                with torch.inference_mode():
+                    decoder = model.get_decoder()
+                    hidden = decoder(**decoder_in,
+                                     **cache_kwargs(decoder, cache)).last_hidden_state
+                    at_b = [b for b, ps in enumerate(wanted) for _ in ps]
+                    at_p = [p for ps in wanted for p in ps]
+                    logp = _head_logprobs(model, hidden[at_b, at_p]).cpu()
+                it = iter(range(len(at_p)))
+                for b, ps in enumerate(wanted):
+                    logp_rows[b] = {pos: logp[next(it)] for pos in ps}
+            else:  # the head at every position some row of the batch reads, for every row
+                positions = sorted({p for ps in wanted for p in ps})
+                keep = torch.tensor(positions, dtype=torch.long, device=device)
+                with torch.inference_mode():
+                    out = model(**decoder_in, **cache_kwargs(model, cache),
+                                logits_to_keep=keep)
+                logp = torch.log_softmax(out.logits.float(), dim=-1).cpu()
+                for b in range(len(rows_b)):
+                    logp_rows[b] = {pos: logp[b, c] for c, pos in enumerate(positions)}
         for b, row in enumerate(rows_b):
             for label, reads in row.reads:
                 total = 0.0

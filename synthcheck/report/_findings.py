@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from synth.core import iter_jsonl
-from synthcheck.report._blocks import Heading, Para, ReportSection, Table
+from synthcheck.report._blocks import Heading, Para, ReportSection, Table, WarningBox
 from synthcheck.report._data import RunData
 
 KIND_WORDS = {"focus": "focus rounds (new sentences)", "semantic": "semantic slice",
@@ -82,6 +82,32 @@ def _rate(r: dict[str, Any]) -> str:
     return f"{r['rate']:.2f} [{r['rate_lo']:.2f}, {r['rate_hi']:.2f}]"
 
 
+def distrust(run: RunData) -> list[str]:
+    """Why the run's reference cannot confirm findings (``eval.json``; see
+    :func:`discovery.reference_distrust`)."""
+    from discovery import reference_distrust
+
+    return reference_distrust(run.eval_json())
+
+
+def warnings(run: RunData) -> ReportSection:
+    """The run's warnings, first in the report: the held-out reliability warnings of
+    ``eval.json`` and, when the reference cannot be trusted, that no finding is confirmed
+    and what to do."""
+    from discovery import UNTRUSTED_FIX
+
+    sec = ReportSection("warnings", "Warnings")
+    data = run.eval_json() or {}
+    sec.blocks += [WarningBox(str(w)) for w in data.get("warnings") or []]
+    why = distrust(run)
+    if why:
+        sec.blocks.append(WarningBox(f"no finding in this report is confirmed, since "
+                                     f"{'; and '.join(why)}. What to do: {UNTRUSTED_FIX}"))
+    if not sec.blocks:
+        sec.skipped = "none"
+    return sec
+
+
 def findings(run: RunData, *, top: int = 10, examples: int = 3) -> ReportSection:
     """The findings block: every kind ranked (``findings.jsonl``, when the run has one),
     then the focus rounds' confirmed patterns (or the top mined n-grams)."""
@@ -91,18 +117,21 @@ def findings(run: RunData, *, top: int = 10, examples: int = 3) -> ReportSection
         return focus
     every.key = "findings"
     title = "Focus rounds: confirmed failure patterns" if focus.title.startswith(
-        "Findings: confirmed") else focus.title.replace("Findings: ", "")
+        "Findings: confirmed") else focus.title.replace("Findings: ", "Focus rounds: ")
     every.blocks.append(Heading(title[0].upper() + title[1:]))
     every.blocks += focus.blocks if not focus.skipped else [Para(focus.skipped, note=True)]
     return every
 
 
 def _focus_findings(run: RunData, *, top: int = 10, examples: int = 3) -> ReportSection:
-    """Confirmed failure patterns (``focus.jsonl``), else the top mined n-grams."""
+    """Confirmed failure patterns (``focus.jsonl``), else the top mined n-grams. When the
+    reference cannot be trusted (:func:`distrust`), none is called confirmed."""
     rows = focus_rows(run)
     if rows is None:
         return _fallback(run, top)
-    sec = ReportSection("findings", "Findings: confirmed failure patterns")
+    why = distrust(run)
+    sec = ReportSection("findings", "Findings: unconfirmed failure patterns (the reference "
+                        "cannot be trusted)" if why else "Findings: confirmed failure patterns")
     if not rows:
         sec.skipped = "focus.jsonl is empty: mining found no candidate to test"
         return sec
@@ -110,6 +139,11 @@ def _focus_findings(run: RunData, *, top: int = 10, examples: int = 3) -> Report
     alpha = focus.get("alpha", 0.05)
     failure = focus.get("failure", "disagreement")
     confirmed = [r for r in rows if r.get("confirmed")]
+    if why:
+        sec.blocks.append(Para(
+            f"Unconfirmed: {'; and '.join(why)}. A candidate's failures are disagreements "
+            f"with the reference, so {len(confirmed)} candidate(s) that pass the test below "
+            f"may be the reference's errors, not the task model's.", note=True))
     new = sum(int(r.get("n", 0)) for r in rows)
     sec.blocks.append(Para(
         f"Focus rounds generated {new:,} new sentences containing {len(rows)} candidate "
@@ -124,7 +158,8 @@ def _focus_findings(run: RunData, *, top: int = 10, examples: int = 3) -> Report
     cols = ["rank", "ngram", "confirmed", "failures", "sentences", "failure rate [95% CI]",
             "base rate", "rate ratio", "q", "corpus count"]
     sec.blocks.append(Table.of(cols, [
-        [r["rank"], r["ngram"], "yes" if r.get("confirmed") else "no", r["failures"], r["n"],
+        [r["rank"], r["ngram"],
+         ("unconfirmed" if why else "yes") if r.get("confirmed") else "no", r["failures"], r["n"],
          _rate(r), r["base_rate"], r.get("rate_ratio"), r["q_value"], r["corpus_count"]]
         for r in rows[:top]]))
     for r in confirmed[:top]:

@@ -19,6 +19,7 @@ from synthcheck.report import _sections
 from synthcheck.report._blocks import ReportSection
 from synthcheck.report._data import RunData
 from synthcheck.report._findings import findings as focus_findings
+from synthcheck.report._findings import warnings as run_warnings
 from synthcheck.report._suite_sections import suite_sections
 
 # Bump when the report's content or layout changes: `discover` then rewrites a current report.
@@ -87,10 +88,10 @@ class Report:
 def build_report(run_dir: str | Path, *, top_ngrams: int = 20, top_fills: int = 12,
                  top_hard: int = 15) -> Report:
     """Read a run directory (with or without a manifest) and build every report section,
-    findings first: the overview, the confirmed failure patterns (focus rounds; else the top
-    mined n-grams), how far to trust the hard subset, each verified suite, the n-grams and
-    hard subset, then the figures of the discovery run, the review decisions and the
-    provenance.
+    findings first: the warnings (if any), the overview, the confirmed failure patterns
+    (focus rounds; else the top mined n-grams), how far to trust the hard subset, each
+    verified suite, the n-grams and hard subset, then the figures of the discovery run, the
+    review decisions and the provenance.
 
     Raises:
         RunDirError: the directory does not exist, or its manifest.json is unreadable.
@@ -100,7 +101,9 @@ def build_report(run_dir: str | Path, *, top_ngrams: int = 20, top_fills: int = 
     """
     run = RunData(Path(run_dir))
     verify = run.verify_outputs()
-    findings = [_sections.overview(run), focus_findings(run), _sections.trust(run)]
+    warned = run_warnings(run)  # first, and only when there is something to say
+    findings = [*([] if warned.skipped else [warned]), _sections.overview(run),
+                focus_findings(run), _sections.trust(run)]
     for v in verify:
         findings += suite_sections(v, top_fills)
     if not verify:

@@ -10,7 +10,7 @@ from typing import Any
 from discovery import METRICS, SORT_KEYS, describe_rule
 from synth.core import git_commit, package_version
 from synthcheck.report import _figures as figs
-from synthcheck.report._blocks import Figure, Heading, Para, ReportSection, Table, WarningBox, num
+from synthcheck.report._blocks import Figure, Heading, Para, ReportSection, Table, num
 from synthcheck.report._data import RunData
 
 
@@ -105,7 +105,9 @@ def trust(run: RunData) -> ReportSection:
         return sec
     ranked = data.get("ranked_task_model", "the task model")
     rule = data.get("hard_subset_rule") or {"metric": p.get("metric", "?")}
-    sec.blocks += [WarningBox(str(w)) for w in data.get("warnings") or []]
+    if data.get("warnings"):
+        sec.blocks.append(Para("The warnings at the top of the report come from these "
+                               "numbers.", note=True))
     reports = data.get("reports") or {}
     task_acc = num((reports.get(ranked) or {}).get("accuracy"))
     if p.get("n"):

@@ -89,7 +89,8 @@ def stage_hash(s: FocusSections, upstream: Hashes, run_dir: Path | None) -> str 
     return focus_hash(s.focus, s.models.labels, s.generator, seed_texts(s),
                       upstream=focus_upstream(s.focus, mine, pool),
                       models_key=models_key(s), metric=s.ranking.metric,
-                      require_disagreement=s.ranking.require_disagreement)
+                      require_disagreement=s.ranking.require_disagreement,
+                      min_margin=s.ranking.min_reference_margin)
 
 
 def outputs(s: FocusSections, run_dir: Path) -> list[Path]:

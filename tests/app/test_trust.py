@@ -127,7 +127,7 @@ def test_eval_json_summary_and_report_with_a_stronger_reference(
     assert ev["reliability"]["planted"]["hard_subset_precision"] == p
     assert ev["hard_subset_rule"] == {"metric": "abs_top", "top_k": None, "top_fraction": 0.25,
                                       "require_disagreement": False, "held_out": 20,
-                                      "corpus_size": None}
+                                      "corpus_size": None, "min_margin": 0.0}
     line = "hard-subset precision (abs_top, top 25%): 0.60 [0.23, 0.88] on 5 held-out " \
            "examples (of 20)"
     assert line in out.splitlines() and "warning" not in out
@@ -172,14 +172,88 @@ def test_a_weaker_reference_warns_in_eval_json_summary_and_report(
                              {"evaluate": ev["reports"], "evaluation": ev}).splitlines()
     at = summary.index("hard-subset precision (abs_top, top 25%): 0.40 "
                        f"[{low:.2f}, {high:.2f}] on 5 held-out examples (of 20)")
-    assert summary.index(f"warning: {warning}") > at
+    # Warnings come first (right under the title), each once, then what to do.
+    assert summary[1] == f"warning: {warning}" and summary.count(f"warning: {warning}") == 1
+    assert summary[2] == (
+        "warning: no finding below is confirmed, since the reference is less accurate than "
+        "the task model 'planted' on held-out data (0.700 < 0.750). What to do: make the "
+        "reference stronger before reading the findings (a stronger reference.model, more or "
+        "better reference.shots, another reference.calibration), check it with `synthcheck "
+        "evaluate`, then rerun `discover`")
+    assert at > 2
 
     trust, md = report(run)
     html = (run / "report.html").read_text(encoding="utf-8")
     assert "<p class=warn role=alert><strong>Warning:</strong> the reference is less accurate" \
         in html
-    assert "Warning: the reference is less accurate than the task model" in trust
+    page = Page(html)
+    assert list(page.sections)[0] == "warnings"
+    assert "Warning: the reference is less accurate than the task model" in \
+        page.sections["warnings"]
+    assert "Warning" not in trust
     assert "> **Warning:** the reference is less accurate than the task model 'planted'" in md
+    assert md.index("## Warnings") < md.index("## How far to trust the hard subset")
+    assert "> **Warning:** no finding in this report is confirmed, since the reference is " \
+           "less accurate than the task model 'planted' on held-out data" in md
+
+
+FOCUS_ROW = {"rank": 1, "ngram": "thank you for", "failures": 29, "n": 32, "rate": 0.906,
+             "rate_lo": 0.758, "rate_hi": 0.968, "base_rate": 0.39, "base_n": 400,
+             "q_value": 0.00017, "confirmed": True, "rate_ratio": 2.3, "corpus_count": 21,
+             "examples": []}
+
+
+def plant_focus(run: Path) -> None:
+    """A complete focus stage with one candidate that passes its test."""
+    from synth.core import RunDir
+
+    (run / "focus.jsonl").write_text(json.dumps(FOCUS_ROW) + "\n")
+    rd = RunDir(run)
+    rd.open_stage({"name": "planted"}, "focus", "planted")
+    rd.complete("focus", "planted", prompts=48, seconds=1.0)
+
+
+@pytest.mark.parametrize("golds, trusted", [(STRONG, True), (WEAK, False)])
+def test_focus_findings_are_unconfirmed_when_the_reference_is_weaker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        golds: list[str], trusted: bool) -> None:
+    cfg_path, run, _, ev = evaluate(tmp_path, golds, monkeypatch, capsys)
+    plant_focus(run)
+    summary = format_summary(load_run_config(cfg_path), run,
+                             {"evaluate": ev["reports"], "evaluation": ev}).splitlines()
+    at = next(i for i, s in enumerate(summary) if s.startswith("focus rounds:"))
+    if trusted:
+        assert summary[at] == ("focus rounds: 1 candidates, 32 new sentences from 48 prompts "
+                               "in 1.0s; 1 confirmed failure pattern(s) (failure: top labels "
+                               "differ; base rate 0.39):")
+        assert summary[at + 1].endswith("q=0.00017")
+    else:
+        assert summary[at] == (
+            "focus rounds: 1 candidates, 32 new sentences from 48 prompts in 1.0s; 0 "
+            "confirmed: 1 pattern(s) pass the test but stay unconfirmed because the "
+            "reference is less accurate than the task model 'planted' on held-out data "
+            "(0.700 < 0.750) (failure: top labels differ; base rate 0.39):")
+        assert summary[at + 1].endswith("q=0.00017  (unconfirmed)")
+    assert main(["report", "--run", str(run)]) == 0
+    page = Page((run / "report.html").read_text(encoding="utf-8"))
+    md = (run / "summary.md").read_text(encoding="utf-8")
+    if trusted:
+        assert "## Findings: confirmed failure patterns" in md
+        assert "| 1 | thank you for | yes |" in md
+        assert "warnings" not in page.sections
+    else:
+        assert "## Findings: unconfirmed failure patterns (the reference cannot be trusted)" \
+            in md
+        assert "| 1 | thank you for | unconfirmed |" in md
+        assert "Unconfirmed: the reference is less accurate than the task model 'planted'" \
+            in page.sections["findings"]
+        assert list(page.sections)[0] == "warnings"
+    # `synthcheck focus` reads the same verdict from the run's eval.json.
+    from synthcheck._cmd_stage2 import _stored_distrust
+
+    assert _stored_distrust(run) == ([] if trusted else [
+        "the reference is less accurate than the task model 'planted' on held-out data "
+        "(0.700 < 0.750)"])
 
 
 def test_top_k_is_scaled_by_the_run_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -61,3 +61,26 @@ def test_ranker_top_k_fraction_and_disagreement():
 def test_top_k_larger_than_corpus():
     with pytest.raises(DataError, match=r"top_k \(10\) is larger than the corpus \(3 sentences\)"):
         DivergenceRanker(top_k=10).fit(TASK, REF)
+
+
+def test_sentences_without_label_signal_are_kept_out_and_counted():
+    # Row 0 would rank first by abs_top (0.9 - 0.45), but the reference reads no label on it
+    # (margin 0.1 < 0.2); row 1 (margin 0.8) and row 2 (margin 0.4) carry signal.
+    task = np.array([[0.9, 0.1], [0.8, 0.2], [0.3, 0.7]])
+    ref = np.array([[0.45, 0.55], [0.1, 0.9], [0.3, 0.7]])
+    r = DivergenceRanker("abs_top", top_k=2, min_margin=0.2).fit(task, ref)
+    assert r.no_signal_.tolist() == [True, False, False]
+    assert r.hard_indices_.tolist() == [1, 2] and r.no_signal_in_top_ == 1
+    r0 = DivergenceRanker("abs_top", top_k=2).fit(task, ref)
+    assert r0.hard_indices_.tolist() == [1, 0] and r0.no_signal_in_top_ == 0
+
+
+def test_focus_failures_need_label_signal():
+    from discovery._focus_rounds import failures
+
+    task = np.array([[0.9, 0.1], [0.9, 0.1], [0.9, 0.1]])
+    ref = np.array([[0.45, 0.55], [0.1, 0.9], [0.9, 0.1]])  # no signal, disagrees, agrees
+    assert failures(task, ref, "disagreement").tolist() == [True, True, False]
+    assert failures(task, ref, "disagreement", min_margin=0.2).tolist() == [False, True, False]
+    assert failures(task, ref, "hard_rule", metric="p_wrong", threshold=0.5,
+                    min_margin=0.2).tolist() == [False, True, False]
