@@ -426,7 +426,7 @@ def test_config_command_prints_the_hashes_a_run_records(
     head = [line for line in capsys.readouterr().out.splitlines() if line.startswith("# ")]
     assert head[1] == ("# score stage hash (stage_hashes.score): needs a run's corpus "
                        "(pass --run DIR)")
-    assert head[5] == f"# evaluate stage hash (stage_hashes.evaluate): {stages['evaluate']}"
+    assert head[9] == f"# evaluate stage hash (stage_hashes.evaluate): {stages['evaluate']}"
 
 
 def test_fewshot_task_model_with_batch_calibration_and_a_suite_is_refused_first(

@@ -17,7 +17,7 @@ from formalize import ReviewLog, export_annotations, import_annotations, tagged_
 from formalize.review._annotate import focus_example_id
 from synth.core import DataError, write_jsonl
 from synthcheck.cli import main
-from tests.formalize.test_review import make_run
+from tests.formalize.review.test_review import make_run
 
 FOCUS = {"ngram": "blown away", "confirmed": True, "examples": [
     {"text": "We were blown away by the band.", "task_probs": {"negative": 0.7, "positive": 0.3},
