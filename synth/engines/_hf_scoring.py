@@ -173,7 +173,8 @@ def hf_label_logprobs(
                 position_ids=position_ids.to(device),
                 use_cache=layers is not None)
             cache = _batch_cache(model, layers, len(rows_b)) if layers else None
-            if HEAD_AT_READS_ONLY:
+            # A model without a separate decoder (e.g. a wrapper) gets the full forward.
+            if HEAD_AT_READS_ONLY and hasattr(model, "get_decoder"):
                 with torch.inference_mode():
                     decoder = model.get_decoder()
                     hidden = decoder(**decoder_in,
