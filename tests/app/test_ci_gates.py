@@ -23,8 +23,8 @@ SUITE = textwrap.dedent("""\
 
 MODELS = textwrap.dedent("""\
     def keyword(texts):
-        return [{"positive": 0.9 if "good" in t else 0.2, "negative": 0.1 if "good" in t else 0.8}
-                for t in texts]
+        pos = [("good" in t or " fun." in t) for t in texts]
+        return [{"positive": 0.9 if p else 0.2, "negative": 0.1 if p else 0.8} for p in pos]
 
     def negation(texts):
         return [{"positive": 0.1 if " not " in t else 0.9, "negative": 0.9 if " not " in t else 0.1}
@@ -49,7 +49,7 @@ def verify(files, run, *models, extra=()):
 
 
 def test_max_fail_rate_exit_codes_and_per_test_gate(files, capsys):
-    # keyword fails 'adj' on 28/30 fills (0.93 <= its own gate 0.95) and 'typo' on some:
+    # keyword fails 'adj' on 27/30 fills (0.90 <= its own gate 0.95) and 'typo' on some:
     # no flag, no exceeded gate.
     assert verify(files, "r0", "keyword") == 0
     assert "gate exceeded" not in capsys.readouterr().err
@@ -79,7 +79,7 @@ def test_junit_xml_parses_with_one_testcase_per_test(files, capsys):
     assert [c.get("name") for c in kw.findall("testcase")] == ["adj", "negation", "typo"]
     assert kw.get("tests") == "3" and kw.get("failures") == "2"
     failed = {c.get("name"): c.find("failure") for c in kw.findall("testcase")}
-    assert failed["adj"] is None  # 28/30 is under its own 0.95
+    assert failed["adj"] is None  # 27/30 is under its own 0.95
     assert failed["negation"].get("message").startswith("fail rate 1.000 (30/30 cases")
     # The failure lists the worst examples: texts the model got wrong, most confident first.
     lines = failed["negation"].text.splitlines()
