@@ -55,8 +55,15 @@ def test_prose_names_generates_show_flag() -> None:
 
 def test_the_guides_manual_install_lists_every_packaged_model_and_data_set() -> None:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    nodeps = re.search(r"^NODEPS := ((?:.*\\\n)*.*)$", makefile, re.M).group(1)
-    nodeps = nodeps.replace("\\\n", " ").split()
+
+    def variable(name: str) -> list[str]:
+        value = re.search(rf"^{name} := ((?:.*\\\n)*.*)$", makefile, re.M).group(1)
+        words = value.replace("\\\n", " ").split()
+        # expand $(OTHER) the way make does
+        return [w for word in words
+                for w in (variable(word[2:-1]) if word.startswith("$(") else [word])]
+
+    nodeps = variable("NODEPS")
     guide = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
     line = next(x for x in guide.splitlines() if x.startswith(".venv/bin/pip install --no-deps"))
     assert line.split("--no-deps ")[1].split() == nodeps
