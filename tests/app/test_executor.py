@@ -97,11 +97,13 @@ def test_generate_and_score_with_ray_are_byte_identical(
     # The workers hold the models, not this process: it never loads one.
     import discovery._chunks
     import discovery._reference
-    import synth._generate
+    import synth.engines._registry
 
     def no_local_model(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the driver loaded a model")
-    monkeypatch.setattr(synth._generate, "generator_backend", no_local_model)
+    # What loads the generator (patched here only: the workers' copy of the module is not,
+    # and the setup they receive names synth._generate.generator_backend by reference).
+    monkeypatch.setattr(synth.engines._registry, "make_backend", no_local_model)
     monkeypatch.setattr(discovery._chunks, "build_task_scorers", no_local_model)
     monkeypatch.setattr(discovery._reference.FewShotReference, "from_config", no_local_model)
 
