@@ -116,8 +116,12 @@ def findings(run: RunData, *, top: int = 10, examples: int = 3) -> ReportSection
     if every.skipped:
         return focus
     every.key = "findings"
-    title = "Focus rounds: confirmed failure patterns" if focus.title.startswith(
-        "Findings: confirmed") else focus.title.replace("Findings: ", "Focus rounds: ")
+    if focus.title.startswith("Findings: confirmed"):
+        title = "Focus rounds: confirmed failure patterns"
+    elif focus.title.startswith("Findings: top mined"):  # no focus rounds in this run
+        title = focus.title.removeprefix("Findings: ")
+    else:
+        title = focus.title.replace("Findings: ", "Focus rounds: ")
     every.blocks.append(Heading(title[0].upper() + title[1:]))
     every.blocks += focus.blocks if not focus.skipped else [Para(focus.skipped, note=True)]
     return every

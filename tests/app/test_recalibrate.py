@@ -47,9 +47,11 @@ def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
         "ranking": {"top_fraction": 0.5},
         "mining": {"min_support": 2},
         "evaluation": {"size": 12},
-        # Focus rounds generate and score new sentences: a calibration change re-runs them
-        # with the models (their raw scores are not kept apart yet), so they are off here.
+        # Focus rounds generate and score new sentences, and word occlusion scores sentences
+        # with words deleted: a calibration change re-runs both with the models (their raw
+        # scores are not kept apart yet), so they are off here.
         "focus": {"enabled": False},
+        "slices": {"occlusion": {"enabled": False}},
     }
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
