@@ -28,6 +28,8 @@ REFERENCE_RATES: dict[str, tuple[float, str]] = {
 
 #: The least work whose rate is recorded.
 MIN_WORK = 100
+#: The shortest step whose rate is recorded (shorter ones measure start-up, not throughput).
+MIN_SECONDS = 1.0
 
 
 def _path() -> Path | None:
@@ -77,9 +79,10 @@ def estimate_line(stage: str, model: str, work: int) -> str | None:
 
 
 def record_rate(stage: str, model: str, work: int, seconds: float) -> None:
-    """Remember ``work / seconds`` for the next estimate: not for steps under a second, nor
-    for less than :data:`MIN_WORK` prompts or sentences (loading the model dominates those)."""
-    if work < MIN_WORK or seconds < 1.0 or stage not in REFERENCE_RATES:
+    """Remember ``work / seconds`` for the next estimate: not for steps under
+    :data:`MIN_SECONDS`, nor for less than :data:`MIN_WORK` prompts or sentences (loading the
+    model dominates those)."""
+    if work < MIN_WORK or seconds < MIN_SECONDS or stage not in REFERENCE_RATES:
         return
     path = _path()
     if path is None:
