@@ -238,8 +238,11 @@ class _RecordingModel(torch.nn.Module):
             keep = (attention_mask[b, p_len:].tolist() if attention_mask is not None
                     else [1] * len(ids))
             self.rows.append([t for t, m in zip(ids, keep, strict=True) if m])
+        from synth.engines._hf_cache import cache_kwargs
+
+        # the inner model's own name for the cache (no transformers deprecation warning)
         return self.model(input_ids=input_ids, attention_mask=attention_mask,
-                          past_key_values=past_key_values, **kw)
+                          **cache_kwargs(self.model, past_key_values), **kw)
 
 
 @pytest.mark.parametrize("prefix", [PREFIX, ""])
