@@ -25,6 +25,7 @@ RARE_COUNTS = (2, 3)  # seen at most 3 times (and at least twice: once is indist
 PHRASE_COUNTS = (4, 12)
 GROUP_COUNTS = (1, 3)  # each word of a group
 GROUP_MIN_WORDS = 4
+OWN = 3  # sentences in no other slice a frequent/medium word or the phrase needs
 LONG_WORDS = 30  # the structural slice: sentences of at least this many words
 # Related words, each group one topic; the group planted is the one with the most words
 # seen 1-3 times in the corpus.
@@ -108,7 +109,12 @@ def choose_slices(texts: Sequence[str], *, seed: int = 0,
                                           "long")) -> list[Slice]:
     """Choose one slice of each kind by counting ``texts`` (seeded; a kind with no candidate
     in this corpus is left out). Words are content words (no stopword, letters only, longer
-    than 3), distinct across slices."""
+    than 3), distinct across slices, and the slices are disjoint: no sentence is in two of
+    them, except that a word of the bigger bands (frequent, medium) or the phrase needs only
+    ``OWN`` sentences of its own (dcbench plants one slice per model for the same reason: a
+    sentence already flipped by one slice hides another's trigger, so each slice's evidence
+    must be its own).
+    """
     from discovery._mining import KEEP_WORDS, english_stopwords
 
     stop = english_stopwords() | KEEP_WORDS
@@ -116,40 +122,60 @@ def choose_slices(texts: Sequence[str], *, seed: int = 0,
     n = max(len(texts), 1)
     out: list[Slice] = []
     used: set[str] = set()
+    long_ok = "long" in kinds and any(len(t.split()) >= LONG_WORDS for t in texts)
+    taken = {i for i, t in enumerate(texts) if long_ok and len(t.split()) >= LONG_WORDS}
+    toks = [tokens(t) for t in texts]
+    where: dict[str, set[int]] = {}
+    for i, ts in enumerate(toks):
+        for g in set(ts) | {" ".join(p) for p in zip(ts, ts[1:], strict=False)}:
+            where.setdefault(g, set()).add(i)
 
     def content(w: str) -> bool:
         return w not in stop and w.isalpha() and len(w) > 3 and w not in used
 
+    def free(term: str, own: int | None = None) -> bool:
+        """``term`` has ``own`` sentences (or all, if fewer) in no other slice (None: all
+        of them)."""
+        hits = where.get(term, set())
+        return len(hits - taken) >= (len(hits) if own is None else min(own, len(hits)))
+
+    def take(terms: Sequence[str]) -> None:
+        used.update(w for term in terms for w in term.split())
+        for term in terms:
+            taken.update(where.get(term, set()))
+
     if "group" in kinds:  # first: its words are kept out of the single-word bands
-        best = max(GROUPS, key=lambda g: (sum(GROUP_COUNTS[0] <= words[w] <= GROUP_COUNTS[1]
-                                              for w in GROUPS[g].split()), g))
-        members = tuple(w for w in GROUPS[best].split()
-                        if GROUP_COUNTS[0] <= words[w] <= GROUP_COUNTS[1])
-        if len(members) >= GROUP_MIN_WORDS:
-            out.append(Slice(f"group:{best}", "group", members, band=best))
-            used.update(members)
+        def members(g: str) -> list[str]:
+            return [w for w in GROUPS[g].split()
+                    if GROUP_COUNTS[0] <= words[w] <= GROUP_COUNTS[1] and free(w)]
+        best = max(GROUPS, key=lambda g: (len(members(g)), g))
+        chosen = tuple(members(best))
+        if len(chosen) >= GROUP_MIN_WORDS:
+            out.append(Slice(f"group:{best}", "group", chosen, band=best))
+            take(chosen)
     for kind in ("frequent", "medium", "rare"):
         if kind not in kinds:
             continue
         if kind == "rare":
             pool = sorted(w for w, c in words.items()
-                          if RARE_COUNTS[0] <= c <= RARE_COUNTS[1] and content(w))
+                          if RARE_COUNTS[0] <= c <= RARE_COUNTS[1] and content(w) and free(w))
         else:
             lo, hi = WORD_BANDS[kind]
-            pool = sorted(w for w, c in words.items() if lo <= c / n < hi and content(w))
+            pool = sorted(w for w, c in words.items()
+                          if lo <= c / n < hi and content(w) and free(w, OWN))
         if pool:
             w = derive_rng(seed, "word", kind).choice(pool)
             out.append(Slice(f"word:{kind}", "word", (w,), band=kind))
-            used.add(w)
+            take([w])
     if "phrase" in kinds:
         pool = sorted(p for p, c in pairs.items()
                       if PHRASE_COUNTS[0] <= c <= PHRASE_COUNTS[1]
-                      and all(content(w) for w in p.split()))
+                      and all(content(w) for w in p.split()) and free(p, OWN))
         if pool:
             p = derive_rng(seed, "phrase").choice(pool)
             out.append(Slice("phrase", "phrase", (p,), band="phrase"))
-            used.update(p.split())
-    if "long" in kinds and any(len(t.split()) >= LONG_WORDS for t in texts):
+            take([p])
+    if long_ok:
         out.append(Slice("long", "long", min_words=LONG_WORDS, band="structure"))
     order = {k: i for i, k in enumerate(("frequent", "medium", "rare", "phrase"))}
     return sorted(out, key=lambda s: (order.get(s.band, 9), s.kind))

@@ -323,12 +323,15 @@ class FocusConfig(BaseModel):
     """For ``failure: confident``: the reference's probability that the task model's top
     label is wrong must be at least this (the default run's SmolLM2 reference: 15% of the
     corpus at 0.6, 39% with plain disagreement)."""
-    select: Literal["ucb", "mined"] = "ucb"
-    """How candidates are chosen: ``ucb`` pools the top mined n-grams, the occlusion words
-    and the significant semantic slices' terms (each source that ran) and tests the
-    ``candidates`` with the highest upper 95% Wilson bound of their failure rate in the
-    corpus, so a rare candidate with strong evidence (2 of 2 sentences failing) is tested
-    before a common one with a middling rate; ``mined``: the top mined n-grams only."""
+    select: Literal["balanced", "ucb", "mined"] = "balanced"
+    """How candidates are chosen. ``balanced`` pools the top mined n-grams, the occlusion
+    words and groups of words, and the significant semantic slices' terms (each source that
+    ran), and lets the sources take turns (word, group, phrase, n-gram, semantic slice),
+    each in its own evidence order, skipping a rare candidate (at most 3 corpus sentences)
+    whose sentences earlier picks already cover: one sentence's words are one hypothesis,
+    not several. ``ucb`` pools the same and tests the ``candidates`` with the highest upper
+    95% Wilson bound of their failure rate in the corpus (2 of 2 sentences failing before
+    5 of 12); ``mined``: the top mined n-grams only."""
     max_examples: int = Field(5, ge=0)
     """Example failing sentences kept per candidate."""
 
@@ -461,7 +464,17 @@ class OcclusionConfig(BaseModel):
     max_examples: int = Field(20, ge=0)
     """Example ids kept per word (failing sentences first)."""
     alpha: float = Field(0.05, gt=0.0, lt=1.0)
-    """A word is significant when its Benjamini-Hochberg q-value is below this."""
+    """A word or group is significant when its Benjamini-Hochberg q-value is below this."""
+    centre: bool = True
+    """Read each deletion's shift against its sentence's median shift (a sentence where
+    deleting any word moves the model is evidence about the sentence, not its words)."""
+    groups: bool = True
+    """Join related words with some evidence (embedded with ``slices.semantic.encoder``)
+    into groups whose evidence is pooled: a failure spread over related rare words."""
+    group_similarity: float = Field(0.45, gt=0.0, lt=1.0)
+    """Cosine similarity at which two clusters of words join (average linkage)."""
+    group_min_words: int = Field(2, ge=2)
+    """Words a group needs."""
 
 
 class SlicesConfig(BaseModel):

@@ -2,7 +2,8 @@
 
 Each row (the schema other tools read; fields may be added, never removed)::
 
-    {"id": "f0001", "rank": 1, "kind": "ngram"|"semantic"|"metadata"|"word"|"focus",
+    {"id": "f0001", "rank": 1,
+     "kind": "ngram"|"semantic"|"metadata"|"word"|"phrase"|"group"|"focus",
      "name": str, "terms": [str], "example_ids": [corpus ids, most telling first, <= 20],
      "n": int, "failures": int, "rate": float, "low": float, "high": float,
      "base_rate": float, "score": float, "confirmed": bool, "reason": str}
@@ -10,10 +11,15 @@ Each row (the schema other tools read; fields may be added, never removed)::
 ``n``/``failures`` count corpus sentences under the slices' failure rule (for ``focus``
 rows: the focus rounds' new sentences under the focus rule), ``low``/``high`` are the
 rate's 95% Wilson interval, ``score`` is ``low - base_rate`` (how far above the rest of the
-corpus the rate is, at least, with 95% confidence: one scale for every kind). A candidate
-that focus rounds tested appears once, as its ``focus`` row (``source`` names the kind that
-proposed it, ``corpus_n``/``corpus_failures`` keep its corpus counts). Rows are ranked
-confirmed first (only focus rounds confirm, on new sentences), then by ``score``.
+corpus the rate is, at least, with 95% confidence). ``q_value`` is the finding's own
+Benjamini-Hochberg q-value (within its kind); ``evidence_q`` is what ranks it: its
+q-value, or for a focus row whose new sentences fail more often than the corpus but not
+significantly, the better of that and the q-value of the stage that proposed it (an
+inconclusive test does not erase the evidence that chose it; a test that fails no more
+often than the corpus does). A candidate that focus rounds tested appears once, as its
+``focus`` row (``source`` names the kind that proposed it, ``corpus_n``/``corpus_failures``
+keep its corpus counts). Rows are ranked confirmed first (only focus rounds confirm, on new
+sentences), then by ``evidence_q``, then by ``score``.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import numpy as np
 from discovery._focus_rounds import candidate_terms, ngram_pattern
 from discovery._stats import wilson_interval
 
-KINDS = ("focus", "semantic", "word", "ngram", "metadata")
+KINDS = ("focus", "semantic", "group", "phrase", "word", "ngram", "metadata")
 
 
 def group_name(terms: Sequence[str], size: int = 4) -> str:
@@ -62,6 +68,36 @@ def _finding(kind: str, name: str, terms: Sequence[str], example_ids: Sequence[s
             "confirmed": bool(confirmed), "reason": reason, **extra}
 
 
+RARE = 3
+"""A finding in at most this many corpus sentences, all of them in higher-ranked findings'
+sentences, is moved after the others (its evidence is theirs: "uncle" under a family group)."""
+
+
+def _covered_last(rows: list[dict[str, Any]], texts: Sequence[str]) -> list[dict[str, Any]]:
+    """``rows`` in order, except that a rare row (corpus sentences <= :data:`RARE`) whose
+    sentences are all in higher-ranked rows' is moved after every row that is not, with
+    ``covered_by`` naming the first row holding its sentences. Metadata rows (no terms) and
+    focus rows' new sentences do not count; a row's corpus sentences are those holding any
+    of its terms."""
+    hits: list[set[int]] = []
+    for r in rows:
+        terms = [t for t in r.get("terms") or [] if t]
+        pattern = ngram_pattern(" | ".join(terms)) if terms and r["kind"] != "metadata" \
+            else None
+        hits.append({i for i, t in enumerate(texts) if pattern.search(t)} if pattern else set())
+    kept: list[tuple[dict[str, Any], set[int]]] = []
+    moved: list[dict[str, Any]] = []
+    covered: set[int] = set()
+    for r, h in zip(rows, hits, strict=True):
+        if h and len(h) <= RARE and h <= covered:
+            holder = next(k for k, kh in kept if h & kh)
+            moved.append({**r, "covered_by": holder["name"]})
+            continue
+        kept.append((r, h))
+        covered |= h
+    return [r for r, _ in kept] + moved
+
+
 def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray,
                    p_wrong: np.ndarray, rule: str, ngrams: Sequence[Mapping[str, Any]] = (),
                    semantic: Sequence[Mapping[str, Any]] = (),
@@ -76,7 +112,7 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
             reference's probability that the task model is wrong.
         ngrams: ``ngrams.jsonl`` rows (mining order); the first ``max_per_kind`` enter.
         semantic, metadata: the significant rows of ``slices.jsonl`` / ``metadata.jsonl``.
-        words: the significant rows of ``words.jsonl``.
+        words: the significant rows of ``words.jsonl`` (words and groups of words).
         focus: ``focus.jsonl`` rows (``source`` says which kind proposed each candidate).
     """
     fail = np.asarray(fail, dtype=bool)
@@ -84,10 +120,19 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
     base = float(fail.mean()) if len(fail) else 0.0
     rows: list[dict[str, Any]] = []
     tested = {str(r["ngram"]) for r in focus}
+    proposed = {**{str(r["ngram"]): float(r["q_value"]) for r in ngrams},
+                **{group_name(r["terms"]): float(r["q_value"]) for r in semantic
+                   if r.get("terms")},
+                **{str(r["word"]): float(r["q_value"]) for r in words}}
     for r in focus:
         name = str(r["ngram"])
         c = corpus_counts(texts, name, fail, p_wrong, ids)
         q = r.get("q_value")
+        source_q = proposed.get(name)
+        evidence = 1.0 if q is None else float(q)
+        if source_q is not None and not r.get("confirmed") and r["n"] \
+                and r["failures"] / r["n"] > float(r["base_rate"]):
+            evidence = min(evidence, source_q)
         rows.append(_finding(
             "focus", name, candidate_terms(name), c["example_ids"], int(r["n"]),
             int(r["failures"]), float(r["base_rate"]),
@@ -95,7 +140,8 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
              f"the corpus's {float(r['base_rate']):.2f}, q={q:.2g}" if q is not None else
              "focus rounds: no new sentence kept"),
             confirmed=bool(r.get("confirmed")), source=str(r.get("source", "ngram")),
-            corpus_n=c["n"], corpus_failures=c["failures"], q_value=q,
+            corpus_n=c["n"], corpus_failures=c["failures"], q_value=q, evidence_q=evidence,
+            source_q=source_q,
             examples=[x.get("text") for x in r.get("examples") or [] if isinstance(x, dict)]))
     for r in list(semantic)[:max_per_kind]:
         name = group_name(r["terms"]) if r["terms"] else str(r["slice"])
@@ -106,17 +152,20 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
             r["base_rate"], f"{r['slice']}: {r['failures']} of {r['n']} semantically close "
             f"sentences fail vs {r['base_rate']:.2f} elsewhere, q={r['q_value']:.2g}",
             q_value=r["q_value"]))
-    for r in list(words)[:max_per_kind]:
-        if r["word"] in tested:
-            continue
-        ref = r.get("reference_shift")
-        ref_s = "unchecked" if ref is None else f"{ref:+.2f}"
-        rows.append(_finding(
-            "word", r["word"], [r["word"]], r["example_ids"], r["n"], r["failures"],
-            r["base_rate"], f"deleting it moves the task model's top label by "
-            f"{r['task_shift']:+.2f} on average over {r['n']} sentence(s), the reference's "
-            f"by {ref_s}; z={r['z']:.1f}, q={r['q_value']:.2g}",
-            q_value=r["q_value"], task_shift=r["task_shift"], reference_shift=ref))
+    for kind in ("group", "phrase", "word"):
+        for r in [r for r in words if r.get("kind", "word") == kind][:max_per_kind]:
+            if r["word"] in tested:
+                continue
+            ref = r.get("reference_shift")
+            ref_s = "unchecked" if ref is None else f"{ref:+.2f}"
+            what = ("deleting it moves" if kind != "group" else
+                    f"deleting any of these {len(r['terms'])} related words moves")
+            rows.append(_finding(
+                kind, r["word"], r.get("terms") or [r["word"]], r["example_ids"], r["n"],
+                r["failures"], r["base_rate"], f"{what} the task model's top label by "
+                f"{r['task_shift']:+.2f} on average over {r['n']} sentence(s), the "
+                f"reference's by {ref_s}; z={r['z']:.1f}, q={r['q_value']:.2g}",
+                q_value=r["q_value"], task_shift=r["task_shift"], reference_shift=ref))
     for r in list(ngrams)[:max_per_kind]:
         name = str(r["ngram"])
         if name in tested:
@@ -131,9 +180,16 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
         rows.append(_finding(
             "metadata", r["slice"], r["terms"], r["example_ids"], r["n"], r["failures"],
             r["base_rate"], f"{r['failures']} of {r['n']} sentences fail vs "
-            f"{r['base_rate']:.2f} without it, q={r['q_value']:.2g}", q_value=r["q_value"]))
+            f"{r['base_rate']:.2f} without it" + (
+                f"; the reference's mean p(task model wrong) {r['mean_p_wrong']:.2f} vs "
+                f"{r['base_p_wrong']:.2f}" if "mean_p_wrong" in r else "")
+            + f", q={r['q_value']:.2g}", q_value=r["q_value"]))
+    for r in rows:
+        r.setdefault("evidence_q", 1.0 if r.get("q_value") is None else float(r["q_value"]))
     order = {k: i for i, k in enumerate(KINDS)}
-    rows.sort(key=lambda r: (not r["confirmed"], -r["score"], order[r["kind"]], r["name"]))
+    rows.sort(key=lambda r: (not r["confirmed"], r["evidence_q"], -r["score"], order[r["kind"]],
+                             r["name"]))
+    rows = _covered_last(rows, texts)
     out = []
     for rank, r in enumerate(rows, start=1):
         out.append({"id": f"f{rank:04d}", "rank": rank, **r, "rule": rule})

@@ -336,8 +336,8 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
               slices_upstream: Mapping[str, str | None] | None = None) -> dict[str, Any]:
     """The focus stage on a run directory with a current mining stage: with ``focus.select:
     mined`` the candidates are the ``focus.candidates`` n-grams most enriched in the hard
-    subset (down to ``focus.min_support``) plus ``focus.ngrams``; with ``ucb`` (the
-    default) they are chosen by :func:`ucb_candidates` from those n-grams and ``pool``
+    subset (down to ``focus.min_support``) plus ``focus.ngrams``; with ``balanced`` (the
+    default) or ``ucb`` they are chosen by :func:`pool_candidates` from those n-grams and ``pool``
     (e.g. occlusion words and semantic slices' term groups: candidate -> kind, part of the
     stage hash through ``slices_upstream``, the hashes of the stages it came from: see
     :func:`focus_upstream`); see :func:`run_focus_rounds`.
@@ -369,8 +369,8 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
                      metric=ranking.metric, require_disagreement=ranking.require_disagreement,
                      upstream=upstream, min_margin=ranking.min_reference_margin)
     candidates, sources = None, None
-    if focus.select == "ucb":
-        candidates, sources = ucb_candidates(base, focus, mining, extra)
+    if focus.select != "mined":
+        candidates, sources = pool_candidates(base, focus, mining, extra)
     return run_focus_rounds(run.path, focus, labels, generator=generator, seed_docs=seed_docs,
                      base=base, models=models, mining=mining, progress=progress,
                      config_dump=dict(config_dump) if config_dump is not None else None,
@@ -379,21 +379,28 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
 
 def focus_upstream(focus: FocusConfig, mine_hash: str,
                    slices_upstream: Mapping[str, str | None]) -> str:
-    """The upstream hash focus rounds record: the mine stage's, plus (with ``select: ucb``)
+    """The upstream hash focus rounds record: the mine stage's, plus (unless ``select: mined``)
     the hashes of the stages whose rows join the candidate pool (``semantic``,
     ``occlusion``; None where off)."""
-    if focus.select != "ucb" or not any(slices_upstream.values()):
+    if focus.select == "mined" or not any(slices_upstream.values()):
         return mine_hash
     return config_hash({"mine": mine_hash, **dict(slices_upstream)})
 
 
-def ucb_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
-                   pool: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
-    """The ``cfg.candidates`` candidates with the highest upper 95% Wilson bound of their
-    failure rate in the base corpus (under ``cfg.failure``), from the top mined n-grams
-    (``2 * cfg.candidates`` of them, as :func:`select_candidates` mines them) and ``pool``
-    (candidate -> the kind that proposed it), then ``cfg.ngrams``; ties keep pool order
-    (n-grams first). Returns (candidates, candidate -> source)."""
+BALANCED_TURNS = ("word", "group", "phrase", "ngram", "semantic")
+"""The order in which the sources take turns with ``focus.select: balanced``."""
+RARE = 3
+"""A candidate in at most this many corpus sentences is skipped by ``balanced`` when earlier
+picks cover all of them."""
+
+
+def pool_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
+                    pool: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    """The ``cfg.candidates`` candidates ``cfg.select`` (``balanced`` or ``ucb``, see
+    :class:`FocusConfig`) picks from the top mined n-grams (``2 * cfg.candidates`` of them,
+    as :func:`select_candidates` mines them) and ``pool`` (candidate -> the kind that
+    proposed it, each kind in its own evidence order), then ``cfg.ngrams``. Returns
+    (candidates, candidate -> source)."""
     from discovery._focus_rounds import contains_ngram
     from discovery._stats import wilson_interval
 
@@ -405,19 +412,59 @@ def ucb_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
     for c, kind in pool.items():
         sources.setdefault(c, kind)
     names = list(sources)
-    fail = failures(base.task, base.reference, cfg.failure, confidence=cfg.confidence,
-                    metric=base.metric, require_disagreement=base.require_disagreement,
-                    threshold=float(np.min(divergence(base.task, base.reference, base.metric)[
-                        np.asarray(base.hard_indices, dtype=np.int64)]))
-                    if len(base.hard_indices) else None)
     hits = [np.array([contains_ngram(t, c) for t in base.texts], dtype=bool) for c in names]
     n = np.array([int(h.sum()) for h in hits])
-    k = np.array([int((h & fail).sum()) for h in hits])
-    _, high = wilson_interval(k, n)
-    order = sorted(range(len(names)), key=lambda i: (-float(high[i]) if n[i] else 0.0, i))
-    chosen = [names[i] for i in order if n[i]][:cfg.candidates]
+    if cfg.select == "balanced":
+        picked = _balanced(names, sources, hits, cfg.candidates)
+    else:
+        fail = failures(base.task, base.reference, cfg.failure, confidence=cfg.confidence,
+                        metric=base.metric, require_disagreement=base.require_disagreement,
+                        threshold=float(np.min(divergence(base.task, base.reference,
+                                                          base.metric)[
+                            np.asarray(base.hard_indices, dtype=np.int64)]))
+                        if len(base.hard_indices) else None)
+        k = np.array([int((h & fail).sum()) for h in hits])
+        _, high = wilson_interval(k, n)
+        order = sorted(range(len(names)), key=lambda i: (-float(high[i]) if n[i] else 0.0, i))
+        picked = [i for i in order if n[i]][:cfg.candidates]
+    chosen = [names[i] for i in picked]
     for g in cfg.ngrams:
         if g not in chosen:
             chosen.append(g)
             sources.setdefault(g, "user")
     return chosen, {c: sources[c] for c in chosen}
+
+
+def ucb_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
+                   pool: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+    """:func:`pool_candidates` with ``select: ucb`` (the highest upper 95% Wilson bound of
+    the corpus failure rate first; ties keep pool order, n-grams first)."""
+    return pool_candidates(base, cfg.model_copy(update={"select": "ucb"}), mining, pool)
+
+
+def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[np.ndarray],
+              limit: int) -> list[int]:
+    """Indices of ``names`` picked by the sources in turn (:data:`BALANCED_TURNS`, then any
+    other kind), each source's candidates in their order; a candidate in no sentence, or a
+    rare one (at most :data:`RARE` sentences) whose sentences are already covered, or one
+    whose sentences are exactly an earlier pick's, is skipped."""
+    kinds = [*BALANCED_TURNS, *dict.fromkeys(k for k in sources.values()
+                                             if k not in BALANCED_TURNS)]
+    queues = {k: [i for i, c in enumerate(names) if sources[c] == k] for k in kinds}
+    covered = np.zeros(len(hits[0]) if hits else 0, dtype=bool)
+    picked: list[int] = []
+    seen: set[bytes] = set()
+    while len(picked) < limit and any(queues.values()):
+        for k in kinds:
+            while queues[k] and len(picked) < limit:
+                i = queues[k].pop(0)
+                h = hits[i]
+                size = int(h.sum())
+                key = np.packbits(h).tobytes()
+                if not size or key in seen or (size <= RARE and not (h & ~covered).any()):
+                    continue
+                picked.append(i)
+                seen.add(key)
+                covered |= h
+                break
+    return picked

@@ -1,11 +1,15 @@
-"""Per-word occlusion evidence over every sentence of the corpus.
+"""Per-word occlusion evidence over every sentence of the corpus, and groups of related words.
 
-For each sentence and each of its content words (not a stopword), the word is deleted and
-the task model scores the shortened sentence: ``task_shift`` is how much its probability of
-its own top label y* falls. All deletions of the corpus go to the task model in one batched
-call (task models are cheap). The shifts are aggregated per word over all its occurrences,
-and a word's task-side z-score is its mean shift against the corpus-wide spread of shifts
-(``sd / sqrt(n)``), so a word seen twice that moves the model a lot still stands out.
+For each sentence and each of its content words (not a stopword), every occurrence of the
+word is deleted and the task model scores the shortened sentence: ``task_shift`` is how much
+its probability of its own top label y* falls. All deletions of the corpus go to the task
+model in one batched call (task models are cheap). A shift is read against the sentence's
+own median shift (over its content words, when it has at least five): a sentence where
+deleting *any* word moves the model (one near a length or punctuation threshold, say) is
+evidence about the sentence, not about each of its words. The centred shifts are aggregated
+per word over all its occurrences, and a word's task-side z-score is its mean against the
+corpus-wide spread of shifts (``sd / sqrt(n)``), so a word seen twice that moves the model a
+lot still stands out.
 
 The reference is an LLM and expensive, so it only checks the ``reference_words`` words with
 the highest task-side z, on at most ``reference_sentences`` occurrences each (those where the
@@ -13,8 +17,14 @@ task model moved most), in one batched call: ``reference_shift`` is how much the
 probability of the same y* falls. A word that moves the task model but not the reference is
 evidence of a failure (the task model leans on a word that does not carry the label); a
 sentiment word moves both. The final z-score is on the excess ``task_shift -
-reference_shift`` of the checked occurrences, with a one-sided p-value and a
-Benjamini-Hochberg q-value across the checked words.
+reference_shift`` of the checked occurrences, with a one-sided p-value.
+
+Groups: a failure spread over related words, each rare (family words, say), is weak evidence
+word by word. The checked words with some evidence (excess z at least ``group_min_z``) are
+embedded by a sentence encoder and joined by average-linkage clustering (cosine similarity
+at least ``group_similarity``); a cluster of at least ``group_min_words`` words becomes a
+``group`` row whose z-score pools every checked occurrence of its words. Words and groups
+share one Benjamini-Hochberg correction.
 """
 
 from __future__ import annotations
@@ -33,20 +43,40 @@ _TOKEN = re.compile(r"[\w']+")
 
 
 def deletions(text: str, stopwords: frozenset[str]) -> list[tuple[str, str]]:
-    """``(word, text without that occurrence)`` for each content-word occurrence of
-    ``text`` (lowercased word; tokens as mining's; the gap left is one space)."""
-    out = []
+    """``(word, text without it)`` for each distinct content word of ``text``, in order of
+    first occurrence (lowercased word; tokens as mining's; every occurrence is deleted, so
+    a word written twice is really gone; each gap left is one space)."""
+    spans: dict[str, list[re.Match[str]]] = {}
     for m in _TOKEN.finditer(text):
         word = m.group(0).lower()
         if word in stopwords or word.isdigit() or len(word) < 2:
             continue
-        shorter = (text[:m.start()].rstrip() + " " + text[m.end():].lstrip()).strip()
+        spans.setdefault(word, []).append(m)
+    out = []
+    for word, ms in spans.items():
+        shorter = text
+        for m in reversed(ms):
+            shorter = (shorter[:m.start()].rstrip() + " " + shorter[m.end():].lstrip()).strip()
         out.append((word, shorter))
     return out
 
 
+def centred(shift: np.ndarray, sent: np.ndarray, min_words: int = 5) -> np.ndarray:
+    """``shift`` minus the median shift of its sentence (over the sentence's deletions, when
+    it has at least ``min_words``, so a two-word trigger cannot be its median; else
+    unchanged)."""
+    out = shift.astype(np.float64).copy()
+    order = np.argsort(sent, kind="stable")
+    bounds = np.flatnonzero(np.diff(sent[order])) + 1
+    for js in np.split(order, bounds):
+        if len(js) >= min_words:
+            out[js] -= float(np.median(shift[js]))
+    return out
+
+
 class OcclusionScorer:
-    """Occlusion evidence per word (see the module docstring).
+    """Occlusion evidence per word, and per group of related words (see the module
+    docstring).
 
     Args:
         reference_words: words whose occurrences the reference checks.
@@ -54,24 +84,39 @@ class OcclusionScorer:
         min_count: words seen fewer times are left out.
         max_examples: example ids kept per word (failing sentences first, largest shift
             first).
-        alpha: a word is significant when its q-value is below ``alpha``.
+        alpha: a word or group is significant when its q-value is below ``alpha``.
         stopwords: words never deleted (default: mining's English list).
+        centre: read each shift against its sentence's median shift.
+        group_similarity: cosine similarity that joins two words' clusters (average
+            linkage).
+        group_min_words: words a group needs.
+        group_min_z: excess z a checked word needs to join a group.
+        phrase_min_sentences: sentences a two-word phrase needs to be weighed against its
+            word (see :func:`_phrases`).
     """
 
     def __init__(self, *, reference_words: int = 40, reference_sentences: int = 4,
                  min_count: int = 1, max_examples: int = 20, alpha: float = 0.05,
-                 stopwords: frozenset[str] | None = None) -> None:
+                 stopwords: frozenset[str] | None = None, centre: bool = True,
+                 group_similarity: float = 0.45, group_min_words: int = 2,
+                 group_min_z: float = 1.0, phrase_min_sentences: int = 2) -> None:
         self.reference_words = reference_words
         self.reference_sentences = reference_sentences
         self.min_count = min_count
         self.max_examples = max_examples
         self.alpha = alpha
         self.stopwords = stopwords
+        self.centre = centre
+        self.group_similarity = group_similarity
+        self.group_min_words = group_min_words
+        self.group_min_z = group_min_z
+        self.phrase_min_sentences = phrase_min_sentences
 
     def fit(self, texts: Sequence[str], task: np.ndarray, reference: np.ndarray,
             failures: np.ndarray, *, task_fn: Callable[[list[str]], np.ndarray],
             reference_fn: Callable[[list[str]], np.ndarray] | None,
-            ids: Sequence[str] | None = None) -> OcclusionScorer:
+            ids: Sequence[str] | None = None,
+            embed_fn: Callable[[list[str]], np.ndarray] | None = None) -> OcclusionScorer:
         """Score every deletion with ``task_fn`` (one call) and the candidates' sampled
         deletions with ``reference_fn`` (one call; None: task side only).
 
@@ -80,14 +125,16 @@ class OcclusionScorer:
             task, reference: n x labels probabilities of the corpus (reference calibrated).
             failures: the per-sentence failure flags (for each word's failure rate).
             task_fn, reference_fn: texts -> n x labels probabilities, columns as ``task``.
+            embed_fn: words -> L2-normalized embeddings, one row each (None: no groups).
 
-        Sets ``words_`` (checked words, highest z first: ``word``, ``n``, ``failures``,
-        ``rate``, ``low``, ``high``, ``base_rate``, ``task_shift``, ``reference_shift``,
-        ``checked``, ``z``, ``p_value``, ``q_value``, ``significant``, ``example_ids``),
-        ``deletions_`` and ``reference_calls_`` (sentences each model scored).
+        Sets ``words_`` (words, phrases and groups, highest z first: ``kind`` (``word``,
+        ``phrase`` or ``group``), ``word`` (a group's: its first four terms joined by
+        `` | ``), ``terms``,
+        ``n``, ``failures``, ``rate``, ``low``, ``high``, ``base_rate``, ``task_shift``,
+        ``reference_shift``, ``checked``, ``z``, ``p_value``, ``q_value``, ``significant``,
+        ``example_ids``), ``deletions_`` and ``reference_calls_`` (sentences each model
+        scored).
         """
-        from scipy.stats import norm
-
         from discovery._mining import english_stopwords
 
         stop = english_stopwords() if self.stopwords is None else self.stopwords
@@ -105,22 +152,21 @@ class OcclusionScorer:
             return self
         shorter = np.asarray(task_fn([p[2] for p in pairs]), dtype=np.float64)
         sent = np.array([p[0] for p in pairs])
-        shift = task[sent, top[sent]] - shorter[np.arange(len(pairs)), top[sent]]
+        raw = task[sent, top[sent]] - shorter[np.arange(len(pairs)), top[sent]]
+        shift = centred(raw, sent) if self.centre else raw
         sd = float(np.std(shift)) or 1e-9
         occ: dict[str, list[int]] = defaultdict(list)
         for j, (_, w, _) in enumerate(pairs):
             occ[w].append(j)
         stats = []
         for w, js in occ.items():
-            sents = sorted({int(sent[j]) for j in js})
-            if len(sents) < self.min_count:
+            if len(js) < self.min_count:  # one deletion per sentence: len(js) sentences
                 continue
-            mean = float(shift[js].mean())
-            stats.append((mean / (sd / math.sqrt(len(js))), w, js, sents))
+            stats.append((float(shift[js].mean()) / (sd / math.sqrt(len(js))), w, js))
         stats.sort(key=lambda s: (-s[0], s[1]))
         chosen = [s for s in stats if s[0] > 0][:self.reference_words]
         # The reference checks each chosen word's most-shifted occurrences, in one call.
-        checks = [(w, j) for _, w, js, _ in chosen
+        checks = [(w, j) for _, w, js in chosen
                   for j in sorted(js, key=lambda j: (-shift[j], j))[:self.reference_sentences]]
         ref_shift: dict[int, float] = {}
         if reference_fn is not None and checks:
@@ -129,37 +175,127 @@ class OcclusionScorer:
             for (_, j), row in zip(checks, probs, strict=True):
                 s = int(sent[j])
                 ref_shift[j] = float(ref[s, top[s]] - row[top[s]])
-        k_all, n_all = int(fail.sum()), n
-        # The spread of the checked excesses (reference noise included), never below the
-        # corpus-wide spread of task shifts.
+        # Under the null an excess is a task shift minus a reference shift: its spread is the
+        # corpus-wide spread of task shifts and the checked reference shifts' together (not
+        # the checked excesses' own, which are chosen for large task shifts).
+        task_sd = sd
         if ref_shift:
-            sd = max(sd, float(np.std([shift[j] - ref_shift[j] for j in ref_shift])))
-        rows = []
-        for _, w, js, sents in chosen:
-            checked = [j for j in js if j in ref_shift]
-            excess = np.array([shift[j] - ref_shift[j] for j in checked]) if checked \
-                else shift[js]
-            m = len(excess)
-            z = float(excess.mean() / (sd / math.sqrt(m)))
-            k = int(fail[sents].sum())
-            lo, hi = wilson_interval(np.array([k]), np.array([len(sents)]))
-            rest_n, rest_k = n_all - len(sents), k_all - k
-            best = sorted(js, key=lambda j: (not fail[sent[j]], -shift[j], j))
-            rows.append({
-                "word": w, "n": len(sents), "failures": k, "rate": k / len(sents),
-                "low": float(lo[0]), "high": float(hi[0]),
-                "base_rate": rest_k / rest_n if rest_n else 0.0,
-                "task_shift": float(shift[js].mean()),
-                "reference_shift": (float(np.mean([ref_shift[j] for j in checked]))
-                                    if checked else None),
-                "checked": len(checked), "z": z, "p_value": float(norm.sf(z)),
-                "example_ids": list(dict.fromkeys(ids[int(sent[j])] for j in best))[
-                    :self.max_examples],
-            })
+            sd = math.hypot(sd, float(np.std(list(ref_shift.values()))))
+        ev = _Evidence(shift=shift, raw=raw, sent=sent, fail=fail, ids=ids, ref_shift=ref_shift,
+                       sd=sd, task_sd=task_sd, max_examples=self.max_examples)
+        rows = [ev.row("word", [w], js) for _, w, js in chosen]
+        rows += [ev.row("phrase", [p], js)
+                 for p, js in _phrases(texts, [(w, js) for _, w, js in chosen], pairs, shift,
+                                       ev, min_sentences=self.phrase_min_sentences, stop=stop)]
+        if embed_fn is not None:  # a group is kept where it says more than its best word
+            best_z = {r["word"]: r["z"] for r in rows}
+            for terms in self._groups([r for r in rows if r["kind"] == "word"], embed_fn):
+                group = ev.row("group", terms, [j for t in terms for j in occ[t]])
+                if group["z"] > max(best_z[t] for t in terms):
+                    rows.append(group)
         q = benjamini_hochberg(np.array([r["p_value"] for r in rows]))
         for r, qv in zip(rows, q, strict=True):
             r["q_value"] = float(qv)
-            r["significant"] = bool(qv < self.alpha and r["failures"] > 0)
+            r["significant"] = bool(qv < self.alpha)
         rows.sort(key=lambda r: (-r["z"], r["word"]))
         self.words_ = rows
         return self
+
+    def _groups(self, rows: Sequence[dict[str, Any]],
+                embed_fn: Callable[[list[str]], np.ndarray]) -> list[list[str]]:
+        """Clusters of related words among ``rows`` with excess z >= ``group_min_z`` (each
+        cluster's words highest z first; clusters by their best word's z). The caller keeps
+        a cluster only when its pooled z is above each of its words' own."""
+        strong = sorted((r for r in rows if r["z"] >= self.group_min_z),
+                        key=lambda r: (-r["z"], r["word"]))
+        if len(strong) < max(2, self.group_min_words):
+            return []
+        from scipy.cluster.hierarchy import fcluster, linkage
+
+        words = [r["word"] for r in strong]
+        emb = np.asarray(embed_fn(words), dtype=np.float64)
+        tree = linkage(emb, method="average", metric="cosine")
+        label = fcluster(tree, t=1.0 - self.group_similarity, criterion="distance")
+        clusters: dict[int, list[str]] = {}
+        for w, c in zip(words, label, strict=True):
+            clusters.setdefault(int(c), []).append(w)
+        return [c for c in clusters.values() if len(c) >= self.group_min_words]
+
+
+def _phrases(texts: Sequence[str], words: Sequence[tuple[str, list[int]]],
+             pairs: Sequence[tuple[int, str, str]], shift: np.ndarray, ev: _Evidence, *,
+             min_sentences: int, stop: frozenset[str]) -> list[tuple[str, list[int]]]:
+    """Two-word phrases that explain a checked word's evidence better than the word: for
+    each word, the phrases it forms with its neighbour token (either side, as mining's
+    tokens) in at least ``min_sentences`` of its sentences; a phrase is kept when deleting
+    the word moves the task model more where it is in the phrase than where it is not, by
+    two standard errors (the failure sits on the phrase: "having seen", not "having").
+    Returns (phrase, the word's deletion indices in the phrase's sentences), best z first."""
+    out: list[tuple[float, str, list[int]]] = []
+    for w, js in words:
+        if len(js) <= min_sentences:
+            continue
+        by_phrase: dict[str, list[int]] = defaultdict(list)
+        for j in js:
+            toks = [t.lower() for t in _TOKEN.findall(texts[pairs[j][0]])]
+            found = {f"{a} {b}" for a, b in zip(toks, toks[1:], strict=False)
+                     if w in (a, b) and a not in stop and b not in stop}
+            for p in found:
+                by_phrase[p].append(j)
+        for p, pj in by_phrase.items():
+            rest = [j for j in js if j not in set(pj)]
+            if min_sentences <= len(pj) and rest \
+                    and shift[pj].mean() - shift[rest].mean() > 2 * ev.task_sd * math.sqrt(
+                        1 / len(pj) + 1 / len(rest)):
+                out.append((ev.z(pj), p, pj))
+    out.sort(key=lambda x: (-x[0], x[1]))
+    best: dict[str, list[int]] = {}
+    for _, p, pj in out:
+        best.setdefault(p, pj)
+    return list(best.items())
+
+
+class _Evidence:
+    """One word's or group's row from the per-deletion shifts (see
+    :meth:`OcclusionScorer.fit`)."""
+
+    def __init__(self, *, shift: np.ndarray, raw: np.ndarray, sent: np.ndarray,
+                 fail: np.ndarray, ids: Sequence[str], ref_shift: dict[int, float], sd: float,
+                 task_sd: float, max_examples: int) -> None:
+        self.shift, self.raw, self.sent, self.fail, self.ids = shift, raw, sent, fail, ids
+        self.ref_shift, self.sd, self.max_examples = ref_shift, sd, max_examples
+        self.task_sd = task_sd
+        self.k_all, self.n_all = int(fail.sum()), len(fail)
+
+    def z(self, js: Sequence[int]) -> float:
+        """The excess z-score of the deletions ``js`` (the reference-checked ones when any
+        is checked, else the task shifts alone)."""
+        checked = [j for j in js if j in self.ref_shift]
+        excess = np.array([self.shift[j] - self.ref_shift[j] for j in checked]) if checked \
+            else self.shift[list(js)]
+        return float(excess.mean() / (self.sd / math.sqrt(len(excess))))
+
+    def row(self, kind: str, terms: list[str], js: list[int]) -> dict[str, Any]:
+        from scipy.stats import norm
+
+        shift, sent, fail, ref_shift = self.shift, self.sent, self.fail, self.ref_shift
+        checked = [j for j in js if j in ref_shift]
+        z = self.z(js)
+        sents = sorted({int(sent[j]) for j in js})
+        k = int(fail[sents].sum())
+        lo, hi = wilson_interval(np.array([k]), np.array([len(sents)]))
+        rest_n, rest_k = self.n_all - len(sents), self.k_all - k
+        best = sorted(js, key=lambda j: (not fail[sent[j]], -shift[j], j))
+        return {
+            "kind": kind, "word": " | ".join(terms[:4]) if kind == "group" else terms[0],
+            "terms": list(terms), "n": len(sents), "failures": k, "rate": k / len(sents),
+            "low": float(lo[0]), "high": float(hi[0]),
+            "base_rate": rest_k / rest_n if rest_n else 0.0,
+            "task_shift": float(self.raw[js].mean()),
+            "centred_shift": float(shift[js].mean()),
+            "reference_shift": (float(np.mean([ref_shift[j] for j in checked]))
+                                if checked else None),
+            "checked": len(checked), "z": z, "p_value": float(norm.sf(z)),
+            "example_ids": list(dict.fromkeys(self.ids[int(sent[j])] for j in best))[
+                :self.max_examples],
+        }

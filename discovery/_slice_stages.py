@@ -59,8 +59,11 @@ def slice_stage_hash(stage: str, slices: SlicesConfig, score_hash: str, task_nam
     the failure rule, the ranked task model and the score stage hash (and, for occlusion,
     ``models``: what changes the two models' scores of new text)."""
     section = getattr(slices, stage)
+    extra = {"encoder": slices.semantic.encoder} \
+        if stage == "occlusion" and slices.occlusion.groups else {}
     return config_hash({stage: output_dump(section), **failure_rule(slices),
-                        "task_model": task_name, "score": score_hash, "models": models})
+                        "task_model": task_name, "score": score_hash, "models": models,
+                        **extra})
 
 
 def findings_stage_hash(slices: SlicesConfig, upstream: Mapping[str, str | None]) -> str:
@@ -201,6 +204,7 @@ def occlusion_run(run_dir: str | Path, *, labels: Any, slices: SlicesConfig,
     :class:`discovery.OcclusionScorer`). ``task_fn``/``reference_fn`` score new text like
     the score stage did (the reference calibrated with its recorded bias); they are called
     only when the stage is not current. ``models_key`` is part of the hash."""
+    from discovery._embed import SentenceEmbedder
     from discovery._occlusion import OcclusionScorer
 
     run = RunDir(run_dir)
@@ -215,11 +219,18 @@ def occlusion_run(run_dir: str | Path, *, labels: Any, slices: SlicesConfig,
     scorer = OcclusionScorer(reference_words=o.reference_words,
                              reference_sentences=o.reference_sentences,
                              min_count=o.min_count, max_examples=o.max_examples,
-                             alpha=o.alpha).fit(
+                             alpha=o.alpha, centre=o.centre,
+                             group_similarity=o.group_similarity,
+                             group_min_words=o.group_min_words).fit(
         texts, task, ref, fail, task_fn=task_fn,
-        reference_fn=reference_fn if o.reference_words else None, ids=ids)
+        reference_fn=reference_fn if o.reference_words else None, ids=ids,
+        embed_fn=SentenceEmbedder(slices.semantic.encoder,
+                                  batch_size=slices.semantic.batch_size).embed
+        if o.groups else None)
     return _finish(run, "occlusion", shash, scorer.words_, config_dump, started,
-                   deletions=scorer.deletions_, reference_sentences=scorer.reference_calls_,
+                   deletions=scorer.deletions_,
+                   groups=sum(r["kind"] == "group" for r in scorer.words_),
+                   reference_sentences=scorer.reference_calls_,
                    significant=sum(r["significant"] for r in scorer.words_),
                    base_rate=float(fail.mean()))
 

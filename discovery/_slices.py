@@ -34,12 +34,18 @@ _CAPS = re.compile(r"\b[A-Z]{2,}\b")
 _WORD = re.compile(r"[\w']+")
 
 
-def slice_table(members: np.ndarray, failures: np.ndarray) -> dict[str, np.ndarray]:
+def slice_table(members: np.ndarray, failures: np.ndarray,
+                p_wrong: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Failure statistics of each slice (rows of the boolean ``members`` matrix, slices x
     sentences) against the rest of the corpus: ``n``, ``failures``, ``rate``, ``low``,
-    ``high`` (95% Wilson), ``base_rate`` (the rest's rate), ``p_value`` (one-sided Fisher
-    exact, scipy) and ``q_value`` (Benjamini-Hochberg)."""
-    from scipy.stats import fisher_exact
+    ``high`` (95% Wilson), ``base_rate`` (the rest's rate), ``p_value`` and ``q_value``
+    (Benjamini-Hochberg). The p-value is a one-sided Fisher exact test of the failure
+    counts; with ``p_wrong`` (the reference's probability that the task model is wrong, per
+    sentence) it is a one-sided Welch t-test of ``p_wrong``, members against the rest,
+    which weighs every sentence's evidence, not only those past the failure threshold (a
+    slice where a weak reference leans against the task model without being confident), and
+    ``mean_p_wrong``/``base_p_wrong`` are added."""
+    from scipy.stats import fisher_exact, ttest_ind
 
     members = np.asarray(members, dtype=bool).reshape(-1, len(failures))
     fail = np.asarray(failures, dtype=bool)
@@ -54,17 +60,28 @@ def slice_table(members: np.ndarray, failures: np.ndarray) -> dict[str, np.ndarr
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(n > 0, k / np.maximum(n, 1), 0.0)
         base = np.where(n_rest > 0, k_rest / np.maximum(n_rest, 1), 0.0)
+    extra: dict[str, np.ndarray] = {}
+    if p_wrong is not None:
+        pw = np.asarray(p_wrong, dtype=np.float64)
+        mean = np.array([pw[m].mean() if m.any() else 0.0 for m in members])
+        rest = np.array([pw[~m].mean() if (~m).any() else 0.0 for m in members])
+        p = np.array([1.0 if m.sum() < 2 or (~m).sum() < 2 else float(np.nan_to_num(
+            ttest_ind(pw[m], pw[~m], equal_var=False, alternative="greater").pvalue,
+            nan=1.0)) for m in members])
+        extra = {"mean_p_wrong": mean, "base_p_wrong": rest}
     return {"n": n, "failures": k, "rate": rate, "low": low, "high": high, "base_rate": base,
-            "p_value": p, "q_value": benjamini_hochberg(p)}
+            "p_value": p, "q_value": benjamini_hochberg(p), **extra}
 
 
 def _row(table: dict[str, np.ndarray], i: int, alpha: float) -> dict[str, Any]:
+    worse = (table["mean_p_wrong"][i] > table["base_p_wrong"][i]) if "mean_p_wrong" in table \
+        else table["rate"][i] > table["base_rate"][i]
     return {"n": int(table["n"][i]), "failures": int(table["failures"][i]),
             "rate": float(table["rate"][i]), "low": float(table["low"][i]),
             "high": float(table["high"][i]), "base_rate": float(table["base_rate"][i]),
             "p_value": float(table["p_value"][i]), "q_value": float(table["q_value"][i]),
-            "significant": bool(table["q_value"][i] < alpha
-                                and table["rate"][i] > table["base_rate"][i])}
+            "significant": bool(table["q_value"][i] < alpha and worse),
+            **{f: float(table[f][i]) for f in ("mean_p_wrong", "base_p_wrong") if f in table}}
 
 
 def _check(n: int, failures: np.ndarray, p_wrong: np.ndarray | None) -> None:
@@ -199,7 +216,8 @@ METADATA: dict[str, Callable[[str], bool]] = {
 
 class MetadataSlicer:
     """Sentences sharing a surface property (see :data:`METADATA`) and length bands (the
-    shortest and the longest quarter of the corpus by words), each tested against the rest.
+    shortest quarter of the corpus by words, the longest quarter and the longest tenth),
+    each tested against the rest (with ``p_wrong``: on it, see :func:`slice_table`).
 
     Args:
         min_size: slices with fewer sentences are left out.
@@ -229,15 +247,18 @@ class MetadataSlicer:
             names.append(name)
             masks.append(np.array([pred(t) for t in texts], dtype=bool))
         words = np.array([_words(t) for t in texts])
-        lo, hi = np.quantile(words, 0.25), np.quantile(words, 0.75)
+        lo, hi, top = (np.quantile(words, q) for q in (0.25, 0.75, 0.9))
         names += [f"short (<= {int(lo)} words)", f"long (>= {int(np.ceil(hi))} words)"]
         masks += [words <= lo, words >= np.ceil(hi)]
+        if np.ceil(top) > np.ceil(hi):
+            names.append(f"very long (>= {int(np.ceil(top))} words)")
+            masks.append(words >= np.ceil(top))
         keep = [i for i, m in enumerate(masks) if self.min_size <= m.sum() < n]
         if not keep:
             self.slices_: list[dict[str, Any]] = []
             return self
         members = np.stack([masks[i] for i in keep])
-        table = slice_table(members, fail)
+        table = slice_table(members, fail, p_wrong)
         rows = []
         for j, i in enumerate(keep):
             failing = [s for s in np.flatnonzero(members[j]) if fail[s]]

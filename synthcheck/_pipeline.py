@@ -78,7 +78,9 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
     m = ev.models
     check_stage2(m.labels, task_models=m.task_models, reference=m.reference,
                  evaluation=m.evaluation.resolved(ev.corpus), ranking=ev.ranking)
-    if cfg.slices.semantic.enabled:  # the encoder is found (not loaded) before any work
+    o = cfg.slices.occlusion
+    if cfg.slices.semantic.enabled or (o.enabled and o.groups):
+        # the encoder (semantic slices, word groups) is found, not loaded, before any work
         from discovery import encoder_folder
 
         encoder_folder(cfg.slices.semantic.encoder)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 OFF = "off (focus.enabled: false)"
 POOL_STAGES = ("semantic", "occlusion")
-"""The stages whose rows join the candidate pool with ``focus.select: ucb``."""
+"""The stages whose rows join the candidate pool unless ``focus.select: mined``."""
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ def candidate_pool(s: FocusSections, ctx: StageContext) -> dict[str, str]:
     from synth.core import iter_jsonl
 
     pool: dict[str, str] = {}
-    if s.focus.select != "ucb":
+    if s.focus.select == "mined":
         return pool
     for stage, file, kind in [("occlusion", "words.jsonl", "word"),
                               ("semantic", "slices.jsonl", "semantic")]:
@@ -196,10 +196,13 @@ def candidate_pool(s: FocusSections, ctx: StageContext) -> dict[str, str]:
         if expected is None or not ctx.run.is_current(stage, expected) or not path.is_file():
             continue
         rows = [r for r in iter_jsonl(path) if r.get("significant")]
-        names = [r["word"] if kind == "word" else group_name(r["terms"])
-                 for r in rows if kind == "word" or r.get("terms")]
-        for name in names[:2 * s.focus.candidates]:
-            pool.setdefault(name, kind)
+        if kind == "word":  # words and groups of words, each kind its own share
+            found = [(r["word"], r.get("kind", "word")) for r in rows]
+        else:
+            found = [(group_name(r["terms"]), kind) for r in rows if r.get("terms")]
+        for k in dict.fromkeys(x[1] for x in found):
+            for name in [n for n, kk in found if kk == k][:2 * s.focus.candidates]:
+                pool.setdefault(name, k)
     return pool
 
 

@@ -80,6 +80,11 @@ def test_choose_slices_counts_the_corpus() -> None:
         ("group:family", "group", ("mother", "brother", "wife", "son"), "family"),
         ("long", "long", (), "structure"),
     ]
+    # Slices are disjoint: a rare word with a sentence in the long slice is not planted
+    # (its trigger would be hidden there), so here no rare word is left.
+    texts2 = [t for t in texts[:-1] if t != "our zebra"] + [
+        "we saw it", " ".join(["zebra"] + ["word"] * 29)]  # "zebra": 3 sentences again
+    assert "word:rare" not in [s.name for s in choose_slices(texts2, seed=0)]
     # Leave out a kind; a group of fewer than 4 words is not planted.
     got = choose_slices(texts[:-4], seed=0, kinds=("group", "rare"))
     assert [s.name for s in got] == ["word:rare"]

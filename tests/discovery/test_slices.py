@@ -122,8 +122,8 @@ def test_metadata_slicer_finds_failing_questions() -> None:
     texts = [f"Is the film number {i} any good?" for i in range(6)] + [
         f"The film number {i} was fine." for i in range(14)]
     fail = np.array([True] * 6 + [False] * 13 + [True])
-    m = MetadataSlicer(min_size=3, max_examples=2).fit(texts, fail,
-                                                        p_wrong=np.linspace(0, 1, 20))
+    m = MetadataSlicer(min_size=3, max_examples=2).fit(
+        texts, fail, p_wrong=np.where(fail, 0.7, 0.2) + np.linspace(0, 0.1, 20))
     by = {r["slice"]: r for r in m.slices_}
     q = by["question mark"]
     assert (q["n"], q["failures"], q["base_rate"]) == (6, 6, pytest.approx(1 / 14))
@@ -131,6 +131,14 @@ def test_metadata_slicer_finds_failing_questions() -> None:
     assert by["question"]["n"] == 6
     assert "exclamation" not in by  # no sentence has one
     assert "digits" not in by  # every sentence has one: not a slice
+    # With p_wrong the test is on it (Welch): a reference leaning against the task model
+    # on the questions, without one confident failure, still makes them a slice.
+    leaning = MetadataSlicer(min_size=3).fit(
+        texts, np.zeros(20, dtype=bool), p_wrong=np.r_[np.full(6, 0.55), np.full(14, 0.3)]
+        + np.linspace(0, 0.02, 20))
+    q = {r["slice"]: r for r in leaning.slices_}["question mark"]
+    assert q["significant"] and q["failures"] == 0
+    assert q["mean_p_wrong"] > q["base_p_wrong"]
 
 
 def test_slicers_refuse_misaligned_failures() -> None:
@@ -242,3 +250,138 @@ def test_findings_rank_dedupe_and_schema() -> None:
     assert rows[1]["score"] == pytest.approx(rows[1]["low"] - 0.0)
     assert rows[0]["reason"] == ("focus rounds: 9 of 10 new sentences fail (fr) vs the "
                                  "corpus's 0.40, q=0.001")
+
+
+def _flip_on(words: set[str], min_words: int = 0):  # noqa: ANN202
+    """A task model: 0.8 positive, flipped to 0.8 negative on any of ``words`` or on a
+    sentence of at least ``min_words`` words (0: never)."""
+    def fn(texts: list[str]) -> np.ndarray:
+        out = []
+        for t in texts:
+            ws = set(t.lower().replace(".", " ").split())
+            flip = bool(ws & words) or (min_words > 0 and len(t.split()) >= min_words)
+            out.append([0.8, 0.2] if flip else [0.2, 0.8])
+        return np.array(out)
+    return fn
+
+
+def _family_embed(words: list[str]) -> np.ndarray:
+    """Unit vectors: the family words along one axis, every other word its own axis."""
+    family = {"uncle", "aunt", "cousin", "niece"}
+    out = np.zeros((len(words), len(words) + 1))
+    for i, w in enumerate(words):
+        out[i, 0 if w in family else i + 1] = 1.0
+    return out
+
+
+def test_occlusion_pools_related_rare_words_into_a_group() -> None:
+    family = {"uncle", "aunt", "cousin", "niece"}
+    texts = ["my uncle came round.", "her aunt sang loudly.", "a cousin phoned today.",
+             "the niece painted walls."] + [f"plain walk number {w} today." for w in
+                                            ("one", "two", "three", "four", "five", "six")]
+    task_fn, ref_fn = _flip_on(family), _flip_on(set())
+    task, ref = task_fn(texts), ref_fn(texts)
+    fail = task.argmax(1) != ref.argmax(1)
+    o = OcclusionScorer(reference_words=10, group_min_z=0.5).fit(
+        texts, task, ref, fail, task_fn=task_fn, reference_fn=ref_fn, embed_fn=_family_embed)
+    groups = [r for r in o.words_ if r["kind"] == "group"]
+    assert [sorted(g["terms"]) for g in groups] == [sorted(family)]
+    g = groups[0]
+    assert g["n"] == 4 and g["significant"]
+    assert g["z"] > max(r["z"] for r in o.words_ if r["kind"] == "word")
+    assert g["word"] == " | ".join(g["terms"])
+    # Without an encoder there are no groups.
+    plain = OcclusionScorer(reference_words=10, group_min_z=0.5).fit(
+        texts, task, ref, fail, task_fn=task_fn, reference_fn=ref_fn)
+    assert all(r["kind"] == "word" for r in plain.words_)
+
+
+def test_occlusion_reads_a_shift_against_its_sentence() -> None:
+    # Sentences of 7+ words are flipped: deleting any word of a 7-word sentence unflips it,
+    # which says nothing about the word. Centred, no word of those sentences stands out.
+    texts = ["red cars drive past slow trucks daily.", "blue boats sail past green islands "
+             "daily.", "small dogs bark.", "tall trees sway.", "cold rain falls.",
+             "warm sun shines."]
+    task_fn = _flip_on(set(), min_words=7)
+    ref_fn = _flip_on(set())
+    task, ref = task_fn(texts), ref_fn(texts)
+    fail = task.argmax(1) != ref.argmax(1)
+    raw = OcclusionScorer(centre=False).fit(texts, task, ref, fail, task_fn=task_fn,
+                                            reference_fn=ref_fn)
+    centred = OcclusionScorer().fit(texts, task, ref, fail, task_fn=task_fn,
+                                    reference_fn=ref_fn)
+    assert raw.words_ and raw.words_[0]["task_shift"] == pytest.approx(0.6)
+    assert not [r for r in centred.words_ if r["significant"]]
+
+
+def test_occlusion_names_the_phrase_a_failure_sits_on() -> None:
+    # "having seen" flips the model; "having" alone does not.
+    texts = [f"having seen {w} there." for w in ("boats", "cars", "birds", "clouds")] + [
+        f"having {w} there." for w in ("boats", "cars", "birds", "clouds")] + [
+        f"plain {w} line." for w in ("boats", "cars", "birds", "clouds")]
+
+    def task_fn(xs: list[str]) -> np.ndarray:
+        return np.array([[0.8, 0.2] if "having seen" in x else [0.2, 0.8] for x in xs])
+
+    ref_fn = _flip_on(set())
+    task, ref = task_fn(texts), ref_fn(texts)
+    fail = task.argmax(1) != ref.argmax(1)
+    o = OcclusionScorer(reference_words=10).fit(texts, task, ref, fail, task_fn=task_fn,
+                                                reference_fn=ref_fn)
+    phrases = {r["word"]: r for r in o.words_ if r["kind"] == "phrase"}
+    assert "having seen" in phrases and phrases["having seen"]["n"] == 4
+    assert "having boats" not in phrases  # seen in one sentence only
+
+
+def test_balanced_selection_lets_sources_take_turns_and_skips_covered_rare_ones() -> None:
+    from discovery import FocusBase, FocusConfig, MiningConfig, pool_candidates
+
+    texts = ["my uncle and aunt.", "the niece came.", "an odd zorb.", "zorb twice."] + [
+        f"the movie number {i}." for i in range(8)] + [f"plain line {i}." for i in range(6)]
+    fail = [True] * 4 + [True] * 4 + [False] * 4 + [False] * 6
+    task = np.array([[0.9, 0.1]] * len(texts))
+    ref = np.array([[0.1, 0.9] if f else [0.9, 0.1] for f in fail])
+    base = FocusBase(texts=texts, task=task, reference=ref,
+                     hard_indices=[i for i, f in enumerate(fail) if f])
+    pool = {"uncle": "word", "aunt": "word", "zorb": "word",
+            "uncle | aunt | niece": "group"}
+    cfg = FocusConfig(candidates=4, failure="disagreement", min_support=3)
+    chosen, sources = pool_candidates(base, cfg, MiningConfig(), pool)
+    # word, group, n-gram, then the word turn again: "aunt" is in the group's sentences
+    # (rare and covered), so "zorb" is next.
+    assert chosen == ["uncle", "uncle | aunt | niece", "the movie number", "zorb"]
+    assert sources["uncle | aunt | niece"] == "group"
+    ucb, _ = pool_candidates(base, cfg.model_copy(update={"select": "ucb"}), MiningConfig(),
+                             pool)
+    assert "aunt" in ucb  # the upper bound alone does not see that it adds nothing
+
+
+def test_findings_keep_the_evidence_an_inconclusive_test_did_not_refute() -> None:
+    from discovery import build_findings
+
+    texts = ["my uncle.", "an aunt.", "the film.", "plain.", "plain again.", "more plain."]
+    ids = [f"c{i}" for i in range(6)]
+    fail = np.array([False] * 6)
+    pw = np.full(6, 0.3)
+    words = [{"kind": "group", "word": "uncle | aunt", "terms": ["uncle", "aunt"], "n": 2,
+              "failures": 0, "base_rate": 0.0, "task_shift": 0.6, "reference_shift": 0.0,
+              "z": 5.0, "q_value": 1e-6, "example_ids": ["c0", "c1"]},
+             {"kind": "word", "word": "uncle", "terms": ["uncle"], "n": 1, "failures": 0,
+              "base_rate": 0.0, "task_shift": 0.6, "reference_shift": 0.0, "z": 4.0,
+              "q_value": 1e-5, "example_ids": ["c0"]},
+             {"kind": "word", "word": "film", "terms": ["film"], "n": 1, "failures": 0,
+              "base_rate": 0.0, "task_shift": 0.3, "reference_shift": 0.0, "z": 3.0,
+              "q_value": 1e-3, "example_ids": ["c2"]}]
+    focus = [{"ngram": "uncle | aunt", "n": 40, "failures": 12, "base_rate": 0.2,
+              "q_value": 0.3, "confirmed": False, "source": "group"},
+             {"ngram": "film", "n": 40, "failures": 4, "base_rate": 0.2, "q_value": 0.9,
+              "confirmed": False, "source": "word"}]
+    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r", words=words,
+                          focus=focus)
+    by = {r["name"]: r for r in rows}
+    # 12/40 > 0.2: not refuted, ranked by the group's own evidence; 4/40 < 0.2: refuted.
+    assert by["uncle | aunt"]["evidence_q"] == pytest.approx(1e-6)
+    assert by["film"]["evidence_q"] == pytest.approx(0.9)
+    # "uncle" (one sentence, inside the group's) comes after every finding it adds nothing to.
+    assert [r["name"] for r in rows] == ["uncle | aunt", "film", "uncle"]
+    assert by["uncle"]["covered_by"] == "uncle | aunt"
