@@ -332,6 +332,18 @@ class FocusConfig(BaseModel):
     not several. ``ucb`` pools the same and tests the ``candidates`` with the highest upper
     95% Wilson bound of their failure rate in the corpus (2 of 2 sentences failing before
     5 of 12); ``mined``: the top mined n-grams only."""
+    paired: bool = True
+    """Also score each new sentence with the candidate deleted (both models, in the same
+    calls) and test the pairs: does deleting it move the task model's probability of its
+    top label by more than ``min_shift`` beyond the reference's (one-sided Wilcoxon
+    signed-rank)? An invariance test as CheckList's, the reference saying whether the edit
+    should move the label. A candidate is confirmed by either this or the failure-rate
+    test (the smaller p-value, doubled, then Benjamini-Hochberg): the paired test sees a
+    task model leaning on a word the reference ignores even where the reference is seldom
+    confident enough for the failure rate alone to stand out."""
+    min_shift: float = Field(0.05, ge=0.0, lt=1.0)
+    """How much more than the reference's the task model's probability must move, on
+    average, for the paired test (a shift too small to matter is not confirmed)."""
     max_examples: int = Field(5, ge=0)
     """Example failing sentences kept per candidate."""
 

@@ -137,8 +137,12 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
             "focus", name, candidate_terms(name), c["example_ids"], int(r["n"]),
             int(r["failures"]), float(r["base_rate"]),
             (f"focus rounds: {r['failures']} of {r['n']} new sentences fail ({focus_rule}) vs "
-             f"the corpus's {float(r['base_rate']):.2f}, q={q:.2g}" if q is not None else
-             "focus rounds: no new sentence kept"),
+             f"the corpus's {float(r['base_rate']):.2f}"
+             + (f"; deleting it moves the task model by {r['task_shift']:+.2f} and the "
+                f"reference by {r['reference_shift']:+.2f}, flipping the task model alone "
+                f"on {r['flipped']}" if r.get("flipped") is not None else "")
+             + f", q={q:.2g}"
+             if q is not None else "focus rounds: no new sentence kept"),
             confirmed=bool(r.get("confirmed")), source=str(r.get("source", "ngram")),
             corpus_n=c["n"], corpus_failures=c["failures"], q_value=q, evidence_q=evidence,
             source_q=source_q,

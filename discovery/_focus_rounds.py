@@ -62,6 +62,12 @@ def contains_ngram(text: str, ngram: str) -> bool:
     return ngram_pattern(ngram).search(text) is not None
 
 
+def delete_candidate(text: str, candidate: str) -> str:
+    """``text`` with every occurrence of ``candidate`` (any of a group's terms) deleted, each
+    gap left as one space: the counterfactual of a focus sentence."""
+    return " ".join(ngram_pattern(candidate).sub(" ", text).split())
+
+
 def select_candidates(texts: Sequence[str], hard_indices: Sequence[int], *, n: int,
                       min_support: int = 2, ngram_range: tuple[int, int] = (1, 4),
                       stopwords: str | Sequence[str] = "english", prior_strength: float = 100.0,
@@ -183,19 +189,43 @@ def failures(task: np.ndarray, reference: np.ndarray, rule: str, *, metric: str 
     return np.asarray((hard & disagree if require_disagreement else hard) & signal)
 
 
+def paired_test(task_shift: Sequence[float], reference_shift: Sequence[float],
+                min_shift: float = 0.0) -> float | None:
+    """One-sided Wilcoxon signed-rank p-value that deleting a candidate moves the task
+    model's probability of its top label (``task_shift``, per new sentence) by more than
+    ``min_shift`` beyond what it moves the reference's (``reference_shift``): an invariance
+    test in CheckList's sense, where the reference says whether the edit should move the
+    label. None when every difference is exactly ``min_shift`` (nothing to test)."""
+    from scipy.stats import wilcoxon
+
+    d = (np.asarray(task_shift, dtype=np.float64)
+         - np.asarray(reference_shift, dtype=np.float64) - min_shift)
+    if not len(d) or not np.any(np.abs(d) > 1e-12):
+        return None
+    return float(wilcoxon(d, alternative="greater", zero_method="zsplit").pvalue)
+
+
 def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: int,
-                    alpha: float) -> list[dict[str, Any]]:
-    """Add ``p_value`` (one-sided Fisher exact: is the candidate's failure rate above the
-    base corpus's?), ``q_value`` (Benjamini-Hochberg across ``rows``), ``confirmed``,
+                       alpha: float) -> list[dict[str, Any]]:
+    """Add ``p_value``, ``q_value`` (Benjamini-Hochberg across ``rows``), ``confirmed``,
     the rate's 95% Wilson interval (``rate_lo``, ``rate_hi``) and the effect size
-    (``rate_ratio`` and ``rate_diff`` against the base rate); return the rows ranked (confirmed
-    first, then q-value, then rate)."""
+    (``rate_ratio`` and ``rate_diff`` against the base rate); return the rows ranked
+    (confirmed first, then q-value, then rate).
+
+    Two one-sided tests, their smaller p-value doubled (Bonferroni): ``p_rate``, Fisher's
+    exact test of the failure rate against the base corpus's; and, where a row has one
+    (see :func:`paired_test`), ``p_paired``: does deleting the candidate move the task
+    model more than the reference, sentence by sentence? The paired test compares each new
+    sentence with itself, so it sees a task model leaning on a word the reference ignores
+    even where the reference is seldom confident enough for the failure rate to stand
+    out."""
     from scipy.stats import binomtest, false_discovery_control, fisher_exact
 
     base_rate = base_failures / base_n if base_n else float("nan")
     pvals = []
     for row in rows:
         k, n = row["failures"], row["n"]
+        p_paired = row.get("p_paired")
         if n == 0:
             p = 1.0
             lo, hi = 0.0, 1.0
@@ -205,11 +235,14 @@ def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: i
             ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
             lo, hi = float(ci.low), float(ci.high)
         rate = k / n if n else None
+        p_rate = p
+        if p_paired is not None:
+            p = min(1.0, 2 * min(p_rate, p_paired))
         row.update(rate=rate, rate_lo=lo, rate_hi=hi, base_failures=base_failures,
                    base_n=base_n, base_rate=base_rate,
                    rate_ratio=(rate / base_rate) if rate is not None and base_rate else None,
                    rate_diff=(rate - base_rate) if rate is not None else None,
-                   p_value=p)
+                   p_rate=p_rate, p_paired=p_paired, p_value=p)
         pvals.append(p)
     qs = false_discovery_control(pvals) if pvals else []
     for row, q in zip(rows, qs, strict=True):

@@ -28,11 +28,13 @@ from discovery._config import FocusConfig, MiningConfig, RankingConfig, TaskMode
 from discovery._focus_rounds import (
     FOCUS_SEED_SCHEME,
     confirm_candidates,
+    delete_candidate,
     failures,
     focus_queries,
     generate_raw,
     keep_sentences,
     ngram_pattern,
+    paired_test,
     select_candidates,
 )
 from discovery._ranking import divergence
@@ -244,7 +246,8 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                     write_jsonl(_part_path(run, shash, r, x), kept[x])
             sentences[c].extend(kept[c])
         bar.close()
-        rows = confirm_candidates([_row(c, sentences[c], base.texts, base_fail, cfg.max_examples)
+        rows = confirm_candidates([_row(c, sentences[c], base.texts, base_fail, cfg.max_examples,
+                                        cfg.min_shift)
                                    for c in candidates], int(base_fail.sum()), n_base, cfg.alpha)
         for row in rows:
             row["source"] = (sources or {}).get(row["ngram"], "ngram")
@@ -267,34 +270,62 @@ def _score_group(group: Sequence[str], kept: Mapping[str, list[dict[str, Any]]],
                  rule: Mapping[str, Any]) -> None:
     """Score every kept sentence of ``group`` with one call per model; add the probabilities
     and the failure indicator to each record."""
-    recs = [x for c in group for x in kept[c]]
-    texts = [x["text"] for x in recs]
+    recs = [(c, x) for c in group for x in kept[c]]
+    texts = [x["text"] for _, x in recs]
+    # With ``paired``, each sentence's counterfactual (the candidate deleted) is scored in
+    # the same call; the record keeps whether it fails too.
+    cf = [delete_candidate(x["text"], c) or x["text"] for c, x in recs] if cfg.paired else []
+    every = texts + cf
     empty = np.zeros((0, len(labels)))
-    task = np.asarray(models.task(texts), dtype=np.float64) if texts else empty
-    ref = np.asarray(models.reference(texts), dtype=np.float64) if texts else empty
-    if task.shape != (len(texts), len(labels)) or ref.shape != task.shape:
+    task = np.asarray(models.task(every), dtype=np.float64) if every else empty
+    ref = np.asarray(models.reference(every), dtype=np.float64) if every else empty
+    if task.shape != (len(every), len(labels)) or ref.shape != task.shape:
         raise DataError(f"a focus scorer returned {task.shape} / {ref.shape} probabilities for "
-                        f"{len(texts)} sentences and {len(labels)} labels",
+                        f"{len(every)} sentences and {len(labels)} labels",
                         where="focus", fix="check the task model and the reference")
     fail = failures(task, ref, cfg.failure, **rule)
-    for x, t, p, f in zip(recs, task, ref, fail, strict=True):
+    n = len(texts)
+    for i, ((_, x), t, p, f) in enumerate(zip(recs, task[:n], ref[:n], fail[:n], strict=True)):
         x.update(task_probs=dict(zip(labels, map(float, t), strict=True)),
                  reference_probs=dict(zip(labels, map(float, p), strict=True)),
                  failure=bool(f))
+        if cfg.paired:  # how far deleting it moves each model's p(the task's top label)
+            y = int(np.argmax(t))
+            x.update(counterfactual=cf[i], counterfactual_failure=bool(fail[n + i]),
+                     task_shift=float(t[y] - task[n + i][y]),
+                     reference_shift=float(p[y] - ref[n + i][y]),
+                     flipped=bool(int(np.argmax(task[n + i])) != y
+                                  and int(np.argmax(ref[n + i])) == int(np.argmax(p))))
 
 
 def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
-         base_fail: np.ndarray, max_examples: int) -> dict[str, Any]:
+         base_fail: np.ndarray, max_examples: int, min_shift: float = 0.0
+         ) -> dict[str, Any]:
     pattern = ngram_pattern(candidate)
     in_base = np.array([pattern.search(t) is not None for t in base_texts], dtype=bool)
+    paired = [x for x in recs if "task_shift" in x]
+    counts: dict[str, Any] = {}
+    if paired and len(paired) == len(recs):
+        ts = [x["task_shift"] for x in paired]
+        rs = [x["reference_shift"] for x in paired]
+        counts = {"fixed": sum(x["failure"] and not x["counterfactual_failure"] for x in paired),
+                  "broken": sum(x["counterfactual_failure"] and not x["failure"]
+                                for x in paired),
+                  "flipped": sum(x["flipped"] for x in paired),
+                  "task_shift": float(np.mean(ts)), "reference_shift": float(np.mean(rs)),
+                  "p_paired": paired_test(ts, rs, min_shift)}
     return {
         "ngram": candidate,
         "n": len(recs),
         "failures": int(sum(x["failure"] for x in recs)),
+        **counts,
         "corpus_count": int(in_base.sum()),
         "corpus_failures": int((in_base & base_fail).sum()),
         "examples": [{"text": x["text"], "task_probs": x["task_probs"],
-                      "reference_probs": x["reference_probs"]}
+                      "reference_probs": x["reference_probs"],
+                      **({"counterfactual": x["counterfactual"],
+                          "counterfactual_failure": x["counterfactual_failure"]}
+                         if "counterfactual" in x else {})}
                      for x in recs if x["failure"]][:max_examples],
     }
 

@@ -40,6 +40,7 @@ import numpy as np
 from discovery._stats import benjamini_hochberg, wilson_interval
 
 _TOKEN = re.compile(r"[\w']+")
+Z95 = 1.6448536269514722  # one-sided 95% normal quantile
 
 
 def deletions(text: str, stopwords: frozenset[str]) -> list[tuple[str, str]]:
@@ -130,8 +131,10 @@ class OcclusionScorer:
         Sets ``words_`` (words, phrases and groups, highest z first: ``kind`` (``word``,
         ``phrase`` or ``group``), ``word`` (a group's: its first four terms joined by
         `` | ``), ``terms``,
-        ``n``, ``failures``, ``rate``, ``low``, ``high``, ``base_rate``, ``task_shift``,
-        ``reference_shift``, ``checked``, ``z``, ``p_value``, ``q_value``, ``significant``,
+        ``n``, ``failures``, ``rate``, ``low``, ``high``, ``base_rate``, ``task_shift``
+        (raw), ``centred_shift``, ``reference_shift``, ``checked``, ``excess`` (mean) and
+        ``excess_low`` (its one-sided 95% lower bound: how large the effect surely is, what
+        focus rounds need), ``z``, ``p_value``, ``q_value``, ``significant``,
         ``example_ids``), ``deletions_`` and ``reference_calls_`` (sentences each model
         scored).
         """
@@ -267,20 +270,25 @@ class _Evidence:
         self.task_sd = task_sd
         self.k_all, self.n_all = int(fail.sum()), len(fail)
 
-    def z(self, js: Sequence[int]) -> float:
-        """The excess z-score of the deletions ``js`` (the reference-checked ones when any
-        is checked, else the task shifts alone)."""
+    def excess(self, js: Sequence[int]) -> np.ndarray:
+        """The excesses of the deletions ``js``: task shift minus reference shift over the
+        reference-checked ones when any is checked, else the task shifts alone."""
         checked = [j for j in js if j in self.ref_shift]
-        excess = np.array([self.shift[j] - self.ref_shift[j] for j in checked]) if checked \
+        return np.array([self.shift[j] - self.ref_shift[j] for j in checked]) if checked \
             else self.shift[list(js)]
-        return float(excess.mean() / (self.sd / math.sqrt(len(excess))))
+
+    def z(self, js: Sequence[int]) -> float:
+        """The excess z-score of the deletions ``js``."""
+        e = self.excess(js)
+        return float(e.mean() / (self.sd / math.sqrt(len(e))))
 
     def row(self, kind: str, terms: list[str], js: list[int]) -> dict[str, Any]:
         from scipy.stats import norm
 
         shift, sent, fail, ref_shift = self.shift, self.sent, self.fail, self.ref_shift
         checked = [j for j in js if j in ref_shift]
-        z = self.z(js)
+        e = self.excess(js)
+        z = float(e.mean() / (self.sd / math.sqrt(len(e))))
         sents = sorted({int(sent[j]) for j in js})
         k = int(fail[sents].sum())
         lo, hi = wilson_interval(np.array([k]), np.array([len(sents)]))
@@ -295,7 +303,9 @@ class _Evidence:
             "centred_shift": float(shift[js].mean()),
             "reference_shift": (float(np.mean([ref_shift[j] for j in checked]))
                                 if checked else None),
-            "checked": len(checked), "z": z, "p_value": float(norm.sf(z)),
+            "checked": len(checked), "excess": float(e.mean()),
+            "excess_low": float(e.mean() - Z95 * self.sd / math.sqrt(len(e))),
+            "z": z, "p_value": float(norm.sf(z)),
             "example_ids": list(dict.fromkeys(self.ids[int(sent[j])] for j in best))[
                 :self.max_examples],
         }

@@ -181,8 +181,9 @@ def run(s: FocusSections, ctx: StageContext) -> StageRun:
 
 def candidate_pool(s: FocusSections, ctx: StageContext) -> dict[str, str]:
     """Focus candidates from the slice stages that are current (candidate -> kind): the
-    significant occlusion words (highest z first) and the significant semantic slices' term
-    groups, ``2 * focus.candidates`` of each at most."""
+    significant occlusion words, phrases and groups (each kind the highest lower bound on
+    its effect, ``excess_low``, first) and the significant semantic slices' term groups,
+    ``2 * focus.candidates`` of each kind at most."""
     from discovery import group_name
     from synth.core import iter_jsonl
 
@@ -196,7 +197,9 @@ def candidate_pool(s: FocusSections, ctx: StageContext) -> dict[str, str]:
         if expected is None or not ctx.run.is_current(stage, expected) or not path.is_file():
             continue
         rows = [r for r in iter_jsonl(path) if r.get("significant")]
-        if kind == "word":  # words and groups of words, each kind its own share
+        if kind == "word":  # words, phrases and groups, each kind its own share, surest
+            # large effect first (a focus test's power is in the effect, not the corpus n)
+            rows.sort(key=lambda r: -float(r.get("excess_low", r["z"])))
             found = [(r["word"], r.get("kind", "word")) for r in rows]
         else:
             found = [(group_name(r["terms"]), kind) for r in rows if r.get("terms")]
