@@ -10,7 +10,9 @@ kind, seeded, distinct words): single words in three frequency bands (``frequent
 of sentences, ``medium``: 0.6-1.5%, ``rare``: seen 2 or 3 times), a two-word phrase of
 content words (4-12 sentences), a group of related words each seen 1-3 times (the topic
 among family/jobs/countries/food/animals with the most such words) and a structural slice
-(sentences of at least 30 words). The planted task model (``bench/_planted.py``,
+(sentences of at least 30 words). The slices are disjoint (a rare or group word in no
+other slice's sentence; a bigger band's word or the phrase with at least 3 sentences of its
+own), as dcbench plants one slice per model. The planted task model (``bench/_planted.py``,
 ``PlantedModel``, loaded through a ``python:`` task-model spec) is the demo model with its
 top label flipped on every sentence of any planted slice, and the demo model elsewhere.
 
@@ -41,8 +43,9 @@ Configurations: the defaults at 1x and 2x the focus budget (``focus.budget``: se
 generated per candidate; the corpus is the same), then one row per part switched off by a
 config override: the reference (the plain 4-shot SmolLM2 reference, when the default is
 another), the ranking metric (the other one of abs_top / p_wrong), semantic slices,
-metadata slices, occlusion, the no-signal drop (``ranking.min_reference_margin: 0``), focus
-rounds. A row whose config field does not exist in this version prints ``n/a (field
+metadata slices, occlusion, occlusion's centring on the sentence and its word groups, the
+no-signal drop (``ranking.min_reference_margin: 0``), focus rounds' paired test, focus
+rounds' candidate choice (``ucb`` instead of ``balanced``), focus rounds. A row whose config field does not exist in this version prints ``n/a (field
 missing)``; one the default already has off, ``n/a (off by default)``.
 
 Each configuration runs in its own copy of the base run directory, so the corpus and the
@@ -92,7 +95,11 @@ SWITCHES: dict[str, str] = {
     "no semantic slices": "slices.semantic.enabled=false",
     "no metadata slices": "slices.metadata.enabled=false",
     "no occlusion": "slices.occlusion.enabled=false",
+    "occlusion: no centring": "slices.occlusion.centre=false",
+    "occlusion: no word groups": "slices.occlusion.groups=false",
     "keep no-signal sentences": "ranking.min_reference_margin=0",
+    "focus: no paired test": "focus.paired=false",
+    "focus: select ucb": "focus.select=ucb",
     "no focus": "focus.enabled=false",
 }
 STAGES_OFF = ("no semantic slices", "no metadata slices", "no occlusion", "no focus")

@@ -90,7 +90,7 @@ def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
     run = RunDir(run_dir)
     parts = []
     for stage, what in [("semantic", "semantic slices"), ("metadata", "metadata slices"),
-                        ("occlusion", "occlusion words")]:
+                        ("occlusion", "occlusion words, phrases and groups")]:
         e = run.stage_status(stage) or {}
         if e.get("status") == "complete":
             parts.append(f"{e.get('significant', 0)} significant {what} "

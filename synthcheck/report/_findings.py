@@ -16,12 +16,14 @@ from synthcheck.report._blocks import Heading, Para, ReportSection, Table, Warni
 from synthcheck.report._data import RunData
 
 KIND_WORDS = {"focus": "focus rounds (new sentences)", "semantic": "semantic slice",
-              "metadata": "metadata slice", "word": "word (occlusion)", "ngram": "n-gram"}
+              "metadata": "metadata slice", "word": "word (occlusion)",
+              "phrase": "phrase (occlusion)", "group": "group of related words (occlusion)",
+              "ngram": "n-gram"}
 
 
 def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
     """``findings.jsonl``: every kind of finding (n-grams, focus rounds, semantic and
-    metadata slices, occlusion words) in one ranked table, then the top findings'
+    metadata slices, occlusion words, phrases and groups) in one ranked table, then the top findings'
     example sentences."""
     sec = ReportSection("all-findings", "Findings: every kind, ranked")
     path = run.path / "findings.jsonl"

@@ -96,7 +96,13 @@ def test_focus_stage_in_discover(cfg_path: Path, tmp_path: Path,
     assert set(out[0]) >= {"ngram", "n", "failures", "rate", "rate_lo", "rate_hi", "base_rate",
                            "rate_ratio", "rate_diff", "p_value", "q_value", "confirmed",
                            "examples", "corpus_count"}
-    assert any(r["ngram"] in mined for r in out if r["ngram"] != "film")
+    # The others come from the pool: mined n-grams and the occlusion stage's rows
+    # (select: balanced lets the sources take turns).
+    words = [json.loads(line)["word"]
+             for line in (run / "words.jsonl").read_text().splitlines()]
+    assert {r["ngram"] for r in out if r["ngram"] != "film"} <= {*mined, *words}
+    assert {r["source"] for r in out if r["ngram"] != "film"} <= {"ngram", "word", "phrase",
+                                                                 "group", "semantic"}
     # One generator backend for the whole stage; the candidates' prompts are generated
     # together, at least 2 generator batches (2 x 4 prompts) per call: 2 candidates a call.
     focus_backend = backends[-1]
