@@ -45,7 +45,8 @@ config override: the reference (the plain 4-shot SmolLM2 reference, when the def
 another), the ranking metric (the other one of abs_top / p_wrong), semantic slices,
 metadata slices, occlusion, occlusion's centring on the sentence and its word groups, the
 no-signal drop (``ranking.min_reference_margin: 0``), focus rounds' paired test, focus
-rounds' candidate choice (``ucb`` instead of ``balanced``), focus rounds. A row whose config field does not exist in this version prints ``n/a (field
+rounds' candidate choice (``ucb`` instead of ``balanced``), focus rounds.
+A row whose config field does not exist in this version prints ``n/a (field
 missing)``; one the default already has off, ``n/a (off by default)``.
 
 Each configuration runs in its own copy of the base run directory, so the corpus and the

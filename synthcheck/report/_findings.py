@@ -23,8 +23,8 @@ KIND_WORDS = {"focus": "focus rounds (new sentences)", "semantic": "semantic sli
 
 def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
     """``findings.jsonl``: every kind of finding (n-grams, focus rounds, semantic and
-    metadata slices, occlusion words, phrases and groups) in one ranked table, then the top findings'
-    example sentences."""
+    metadata slices, occlusion words, phrases and groups) in one ranked table, then the
+    top findings' example sentences."""
     sec = ReportSection("all-findings", "Findings: every kind, ranked")
     path = run.path / "findings.jsonl"
     entry = ((run.manifest.get("stages") or {}).get("findings") or {}) \
