@@ -4,11 +4,12 @@ the ranking rule (which task model is ranked) and the task models."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from discovery import RankingConfig, SlicesConfig
 from synthcheck._config import RunConfig
-from synthcheck.stages._base import StageContext
+from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
 from synthcheck.stages._models import TaskModelSections, scorer_sections
 
 
@@ -48,3 +49,39 @@ def forget(stage: str, ctx: StageContext) -> dict[str, Any]:
     if ctx.run.stage_status(stage) is not None:
         ctx.run.reset_stage(stage)
     return {stage: {"skipped": True, "disabled": True}}
+
+
+def corpus_slice_stage(name: str, output: str, *, progress: bool = False) -> Stage:
+    """The declaration of a slice stage that reads the scored corpus alone (``semantic``,
+    ``metadata``): its ``slices.<name>`` section, the failure rule, the ranked task model
+    and the score stage's hash make its hash; ``discovery.<name>_run`` writes ``output``;
+    ``slices.<name>.enabled: false`` turns it off and forgets it in the manifest."""
+
+    def stage_hash(s: SliceSections, upstream: Hashes, run_dir: Path | None) -> str | None:
+        from discovery import slice_stage_hash
+
+        score = upstream.get("score")
+        return slice_stage_hash(name, s.slices, score, s.ranked) if score else None
+
+    def outputs(s: SliceSections, run_dir: Path) -> list[Path]:
+        return [run_dir / output]
+
+    def run(s: SliceSections, ctx: StageContext) -> StageRun:
+        import discovery
+        from synthcheck.stages.generate import check_corpus
+
+        check_corpus(ctx.run.path, ctx.hash_of("generate"))
+        job = getattr(discovery, f"{name}_run")
+        extra = {"progress": ctx.progress} if progress else {}
+        out = job(ctx.run.path, **extra, **s.kwargs(ctx))
+        return StageRun(not out.get("skipped"), {name: out})
+
+    def off(s: SliceSections) -> str | None:
+        section = getattr(s.slices, name)
+        return None if section.enabled else f"off (slices.{name}.enabled: false)"
+
+    def when_off(s: SliceSections, ctx: StageContext) -> dict[str, Any]:
+        return forget(name, ctx)
+
+    return Stage(name=name, sections=sections, upstream=("score",), stage_hash=stage_hash,
+                 outputs=outputs, run=run, off=off, when_off=when_off)
