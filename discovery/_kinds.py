@@ -39,6 +39,20 @@ def _no_extra(reference: ReferenceConfig, evaluation: EvaluationConfig) -> dict[
     return {}
 
 
+def _no_files(target: str) -> str | None:
+    return None
+
+
+def _digest(name: str) -> Callable[[str], str | None]:
+    """A ``discovery._model_files`` digest function, imported on first use."""
+    def digest(target: str) -> str | None:
+        import discovery._model_files as files
+
+        fn: Callable[[str], str | None] = getattr(files, name)
+        return fn(target)
+    return digest
+
+
 @dataclass(frozen=True)
 class TaskModelKind:
     """One task-model scheme.
@@ -55,6 +69,9 @@ class TaskModelKind:
             calibrated like the reference (its prompt config is part of its hash).
         hash_extra: ``(reference, evaluation) -> dict``: what besides the model's own config
             changes its scores.
+        files_digest: ``target -> digest or None``: the digest of the local files the
+            model reads (part of its hash, so a retrained model at the same path is
+            rescored); None when it reads none.
     """
 
     scheme: str
@@ -63,6 +80,7 @@ class TaskModelKind:
     availability: Callable[[], list[dict[str, Any]]] = _no_rows
     few_shot: bool = False
     hash_extra: Callable[[ReferenceConfig, EvaluationConfig], dict[str, Any]] = _no_extra
+    files_digest: Callable[[str], str | None] = _no_files
 
 
 TASK_MODEL_KINDS: Registry[TaskModelKind] = Registry("task-model scheme", {
@@ -285,9 +303,12 @@ def _demo_extra(reference: ReferenceConfig, evaluation: EvaluationConfig) -> dic
     return {"demo_split": [evaluation.split_seed, evaluation.holdout_fraction]}
 
 
-HF = TaskModelKind("hf", _load("discovery._scorers:_load_hf"), _check_hf)
-SKLEARN = TaskModelKind("sklearn", _load("discovery._scorers:_load_sklearn"), _check_sklearn)
-PYTHON = TaskModelKind("python", _load("discovery._scorers:_load_python"), _check_python)
+HF = TaskModelKind("hf", _load("discovery._scorers:_load_hf"), _check_hf,
+                   files_digest=_digest("folder_target_digest"))
+SKLEARN = TaskModelKind("sklearn", _load("discovery._scorers:_load_sklearn"), _check_sklearn,
+                        files_digest=_digest("file_target_digest"))
+PYTHON = TaskModelKind("python", _load("discovery._scorers:_load_python"), _check_python,
+                       files_digest=_digest("module_target_digest"))
 FEWSHOT = TaskModelKind("fewshot", _load("discovery._scorers:_load_fewshot"), _check_fewshot,
                         availability=_fewshot_rows, few_shot=True, hash_extra=_fewshot_extra)
 DEMO = TaskModelKind("demo", _load("discovery._scorers:_load_demo"), _check_demo,

@@ -104,16 +104,30 @@ def _python_module_file(module: str) -> Path | None:
 def model_files_digest(spec: str) -> str | None:
     """sha256 (hex, 16 characters) of the files the task model ``spec`` reads, or None for
     a spec that reads no local file (see the module docstring). A file that does not exist
-    gives None too: loading the model reports it."""
+    gives None too: loading the model reports it. Each kind says which files it reads
+    (``TaskModelKind.files_digest``); an unknown scheme reads none."""
+    from discovery._kinds import TASK_MODEL_KINDS
+
     scheme, _, rest = spec.partition(":")
-    path: Path | None
-    if scheme == "sklearn":
-        path = Path(os.path.expanduser(rest))
-        return file_digest(path)[:16] if path.is_file() else None
-    if scheme == "hf":
-        path = Path(os.path.expanduser(rest))
-        return _tree_digest(path)[:16] if path.is_dir() else None
-    if scheme == "python":
-        path = _python_module_file(rest.partition(":")[0])
-        return file_digest(path)[:16] if path is not None else None
-    return None
+    if scheme not in TASK_MODEL_KINDS:
+        return None
+    return TASK_MODEL_KINDS.get(scheme).files_digest(rest)
+
+
+def file_target_digest(target: str) -> str | None:
+    """The digest of a single-file target (``sklearn:<file>``)."""
+    path = Path(os.path.expanduser(target))
+    return file_digest(path)[:16] if path.is_file() else None
+
+
+def folder_target_digest(target: str) -> str | None:
+    """The digest of a folder target (``hf:<local folder>``; a hub id reads no local
+    file)."""
+    path = Path(os.path.expanduser(target))
+    return _tree_digest(path)[:16] if path.is_dir() else None
+
+
+def module_target_digest(target: str) -> str | None:
+    """The digest of a ``python:<module>:<name>`` target's module file."""
+    path = _python_module_file(target.partition(":")[0])
+    return file_digest(path)[:16] if path is not None else None
