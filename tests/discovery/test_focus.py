@@ -119,6 +119,11 @@ def test_planted_word_is_confirmed_and_neutral_word_is_not(tmp_path):
     assert np.argmax(list(ex["task_probs"].values())) != \
         np.argmax(list(ex["reference_probs"].values()))  # a failure: top labels differ
     assert z["rate_diff"] == pytest.approx(z["rate"] - z["base_rate"])
+    # The paired test: deleting the planted word flips the task model alone; "film" not.
+    assert z["flipped"] >= 0.5 * z["n"] and z["p_paired"] < 1e-4
+    assert z["task_shift"] > 0.3 and abs(z["reference_shift"]) < 0.05
+    assert f["flipped"] == 0 and (f["p_paired"] is None or f["p_paired"] > 0.5)
+    assert PLANTED not in ex["counterfactual"] and ex["counterfactual_failure"] is False
     # Seeds are derived per (round, candidate, prompt).
     assert backend.seeds[0] == derive_seed(0, "focus", 1, PLANTED, 0)
     assert backend.seeds[40] == derive_seed(0, "focus", 1, "film", 0)
@@ -195,6 +200,32 @@ def test_confirm_candidates_bh_and_zero_counts():
     assert rows[0]["confirmed"] and rows[0]["q_value"] < 1e-10
     assert not rows[2]["confirmed"] and rows[2]["rate"] is None and rows[2]["q_value"] == 1.0
     assert rows[1]["q_value"] >= rows[1]["p_value"]
+
+
+def test_paired_test_confirms_what_the_rate_cannot():
+    from discovery._focus_rounds import paired_test
+
+    # 8 of 40 new sentences fail, the corpus's rate (200 of 1000): the rate test sees
+    # nothing; deleting the word moves the task model by 0.4 and the reference by 0.
+    task, ref = [0.4] * 40, [0.0] * 40
+    p = paired_test(task, ref, 0.05)
+    assert p is not None and p < 1e-6
+    assert paired_test(task, ref, 0.5) > 0.5  # not by more than min_shift
+    assert paired_test([0.1] * 5, [0.05] * 5, 0.05) is None  # every difference is the margin
+    row = {"ngram": "x", "n": 40, "failures": 8}
+    plain, paired = confirm_candidates([dict(row)], 200, 1000, 0.05)[0], \
+        confirm_candidates([{**row, "p_paired": p}], 200, 1000, 0.05)[0]
+    assert not plain["confirmed"] and plain["p_paired"] is None
+    assert paired["confirmed"] and paired["p_value"] == pytest.approx(2 * p)
+    assert paired["p_rate"] == plain["p_value"]
+
+
+def test_delete_candidate_removes_every_term():
+    from discovery._focus_rounds import delete_candidate
+
+    assert delete_candidate("My Uncle met my aunt and my uncle.", "uncle | aunt") == \
+        "My met my and my ."
+    assert delete_candidate("having seen it, having fun", "having seen") == "it, having fun"
 
 
 def test_unscored_base_is_refused(tmp_path):
