@@ -25,6 +25,7 @@ from discovery._config import RankingConfig, SlicesConfig, TaskModelConfig
 from discovery._focus_rounds import failures
 from discovery._stage_state import check_upstream, output_digests, outputs_problem
 from synth.core import (
+    LabelSpace,
     RunDir,
     atomic_open,
     config_hash,
@@ -73,7 +74,7 @@ def findings_stage_hash(slices: SlicesConfig, upstream: Mapping[str, str | None]
                         "upstream": dict(upstream)})
 
 
-def _load(run: RunDir, labels: Any, ranking: RankingConfig,
+def _load(run: RunDir, labels: LabelSpace, ranking: RankingConfig,
           task_models: Sequence[TaskModelConfig], score_hash: str | None
           ) -> tuple[str, str, list[str], list[str], np.ndarray, np.ndarray]:
     from discovery._rank_mine import load_scores
@@ -136,7 +137,7 @@ def _embeddings(run: RunDir, texts: Sequence[str], encoder: str, batch_size: int
     return np.concatenate(chunks) if chunks else np.zeros((0, 0), dtype=np.float32)
 
 
-def semantic_run(run_dir: str | Path, *, labels: Any, slices: SlicesConfig,
+def semantic_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfig,
                  ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
                  score_hash: str | None = None, config_dump: Mapping[str, Any] | None = None,
                  progress: bool = True) -> dict[str, Any]:
@@ -170,7 +171,7 @@ def semantic_run(run_dir: str | Path, *, labels: Any, slices: SlicesConfig,
                    base_rate=float(fail.mean()))
 
 
-def metadata_run(run_dir: str | Path, *, labels: Any, slices: SlicesConfig,
+def metadata_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfig,
                  ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
                  score_hash: str | None = None, config_dump: Mapping[str, Any] | None = None
                  ) -> dict[str, Any]:
@@ -194,7 +195,7 @@ def metadata_run(run_dir: str | Path, *, labels: Any, slices: SlicesConfig,
                    base_rate=float(fail.mean()))
 
 
-def occlusion_run(run_dir: str | Path, *, labels: Any, slices: SlicesConfig,
+def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfig,
                   ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
                   task_fn: Callable[[list[str]], np.ndarray],
                   reference_fn: Callable[[list[str]], np.ndarray] | None, models_key: str,
@@ -246,7 +247,7 @@ def _rows_if_current(run: RunDir, stage: str, file: str, expected: str | None
     return list(iter_jsonl(path))
 
 
-def findings_run(run_dir: str | Path, *, labels: Any, slices: SlicesConfig,
+def findings_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfig,
                  ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
                  upstream: Mapping[str, str | None], focus_rule: str = "",
                  score_hash: str | None = None,
