@@ -247,6 +247,7 @@ class Finding:
     name: str
     terms: list[str]
     examples: list[str] = field(default_factory=list)
+    confirmed: bool = False
 
 
 def read_findings(run: Path, id_text: dict[str, str]) -> tuple[str, list[Finding]]:
@@ -262,8 +263,8 @@ def read_findings(run: Path, id_text: dict[str, str]) -> tuple[str, list[Finding
         return "findings.jsonl", [Finding(
             int(r["rank"]), str(r["kind"]), str(r["name"]), [str(t) for t in r["terms"]],
             [id_text[i] for i in r.get("example_ids", []) if i in id_text]
-            + [e["text"] if isinstance(e, dict) else str(e) for e in r.get("examples", [])])
-            for r in rows]
+            + [e["text"] if isinstance(e, dict) else str(e) for e in r.get("examples", [])],
+            bool(r.get("confirmed"))) for r in rows]
     out: list[Finding] = []
     tested: set[str] = set()
     focus = run / "focus.jsonl"
@@ -284,6 +285,11 @@ def read_findings(run: Path, id_text: dict[str, str]) -> tuple[str, list[Finding
     return " + ".join(source) or "none", out
 
 
+def group_words_in(finding: Finding, sl: Slice, k: int = 10) -> int:
+    """How many distinct words of the group ``sl`` the finding's first ``k`` examples hold."""
+    return len({w for t in finding.examples[:k] for w in sl.terms if w in tokens(t)})
+
+
 def precision_at(finding: Finding, sl: Slice, k: int = 10) -> float | None:
     """Share of slice members among the finding's first ``k`` example sentences (None
     without examples)."""
@@ -296,13 +302,15 @@ MIN_EXAMPLES = 3  # found through its examples needs at least this many
 
 def match(findings: Sequence[Finding], sl: Slice, top: int = 10) -> dict[str, Any]:
     """How the top ``top`` findings find ``sl``: ``found`` (a finding names it, or its
-    precision@10 is >= 0.5 over at least 3 examples), the best-matching finding's rank,
-    name and precision@10 (the first that names it, else the most precise), and the rank
-    of the first finding anywhere in the list that finds it."""
+    precision@10 is >= 0.5 over at least 3 examples, which for a group must hold at least
+    two of its words: one word of a group is not the group), the best-matching finding's
+    rank, name, precision@10 and whether it is confirmed (the first that names it, else the
+    most precise), and the rank of the first finding anywhere in the list that finds it."""
     def finds(f: Finding) -> bool:
         p = precision_at(f, sl)
         return sl.named_by(f.terms) or (
-            p is not None and p >= 0.5 and len(f.examples[:10]) >= MIN_EXAMPLES)
+            p is not None and p >= 0.5 and len(f.examples[:10]) >= MIN_EXAMPLES
+            and (sl.kind != "group" or group_words_in(f, sl) >= 2))
 
     head = list(findings[:top])
     named = [f for f in head if sl.named_by(f.terms)]
@@ -315,4 +323,5 @@ def match(findings: Sequence[Finding], sl: Slice, top: int = 10) -> dict[str, An
             "best_rank": best.rank if best else None,
             "best_name": best.name if best else None,
             "precision_at_10": precision_at(best, sl) if best else None,
+            "confirmed": bool(best and finds(best) and best.confirmed),
             "first_rank": first}

@@ -247,7 +247,8 @@ def prepare_base(src: Path, base: Path, config: str, overrides: list[str]) -> No
 
 def table(results: dict[str, Any]) -> str:
     """The planted-slice table (Markdown): a row per configuration; per slice ``yes #r``
-    (found, the best-matching finding's rank) or ``no`` and that finding's precision@10;
+    (found, the best-matching finding's rank; ``*`` when focus rounds confirmed that
+    finding on new sentences) or ``no`` and that finding's precision@10;
     then slices found, hard-subset precision (planted, on the corpus), held-out precision,
     where the findings came from and seconds."""
     slices = results["slices"]
@@ -263,7 +264,9 @@ def table(results: dict[str, Any]) -> str:
         for s in slices:
             m = r["slices"][s["name"]]
             p = "-" if m["precision_at_10"] is None else f"{m['precision_at_10']:.2f}"
-            cells.append(f"{'yes #' + str(m['best_rank']) if m['found'] else 'no'} p@10 {p}")
+            star = "*" if m.get("confirmed") else ""
+            cells.append(f"{'yes #' + str(m['best_rank']) + star if m['found'] else 'no'} "
+                         f"p@10 {p}")
         found = sum(m["found"] for m in r["slices"].values())
         cells.append(f"{found}/{len(slices)}")
         share = r["hard_planted"] / r["hard"] if r["hard"] else 0.0

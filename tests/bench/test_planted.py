@@ -146,15 +146,23 @@ def test_match_by_name_or_by_examples() -> None:
                 Finding(3, "semantic", "y", ["y"], [lng, lng, lng])]
     # Rank 2 has precision 0.5 over 4 examples: found; rank 3 is more precise (best match).
     assert match(findings, long) == {"found": True, "best_rank": 3, "best_name": "y",
-                                     "precision_at_10": 1.0, "first_rank": 2}
+                                     "precision_at_10": 1.0, "first_rank": 2,
+                                     "confirmed": False}
     assert match(findings, long, top=1) == {"found": False, "best_rank": 1, "best_name": "x",
-                                            "precision_at_10": 0.5, "first_rank": 2}
+                                            "precision_at_10": 0.5, "first_rank": 2,
+                                            "confirmed": False}
     # Fewer than 3 examples never find a slice by its examples.
     assert match([Finding(1, "ngram", "x", ["x"], [lng, lng])], long)["found"] is False
     word = Slice("w", "word", ("film",), band="frequent")
-    assert match(findings + [Finding(4, "ngram", "the film", ["the film"], [])], word) == {
-        "found": True, "best_rank": 4, "best_name": "the film", "precision_at_10": None,
-        "first_rank": 4}
+    assert match(findings + [Finding(4, "ngram", "the film", ["the film"], [], True)],
+                 word) == {"found": True, "best_rank": 4, "best_name": "the film",
+                           "precision_at_10": None, "first_rank": 4, "confirmed": True}
+    # A group is not found by examples that hold one of its words only.
+    family = Slice("g", "group", ("uncle", "aunt", "niece"), band="family")
+    one = Finding(1, "focus", "uncle", ["uncle"], ["my uncle came"] * 5)
+    two = Finding(1, "semantic", "z", ["z"], ["my uncle came", "an aunt", "my uncle"])
+    assert match([one], family)["found"] is False
+    assert match([two], family)["found"] is True
 
 
 def test_rows_and_table() -> None:
