@@ -145,7 +145,8 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
              if q is not None else "focus rounds: no new sentence kept"),
             confirmed=bool(r.get("confirmed")), source=str(r.get("source", "ngram")),
             corpus_n=c["n"], corpus_failures=c["failures"], q_value=q, evidence_q=evidence,
-            source_q=source_q,
+            source_q=source_q, **{k: r[k] for k in ("flipped", "task_shift", "reference_shift",
+                                                   "p_rate", "p_paired") if k in r},
             examples=[x.get("text") for x in r.get("examples") or [] if isinstance(x, dict)]))
     for r in list(semantic)[:max_per_kind]:
         name = group_name(r["terms"]) if r["terms"] else str(r["slice"])

@@ -60,8 +60,11 @@ def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10,
         rate = r.get("rate")
         rate_s = "n/a" if rate is None else (f"{rate:.2f} [{r['rate_lo']:.2f}, "
                                              f"{r['rate_hi']:.2f}]")
+        paired = (f"; deleting it flips the task model alone on {r['flipped']}/{r['n']} "
+                  f"(shift {r['task_shift']:+.2f} vs the reference's "
+                  f"{r['reference_shift']:+.2f})" if r.get("flipped") is not None else "")
         lines.append(f"  {str(r['ngram'])[:27]:<28} [{r.get('source', 'ngram')}] fails "
-                     f"{r['failures']}/{r['n']} = {rate_s} vs {r['base_rate']:.2f}  "
+                     f"{r['failures']}/{r['n']} = {rate_s} vs {r['base_rate']:.2f}{paired}  "
                      f"q={r['q_value']:.2g}{mark}")
     return lines
 
@@ -105,8 +108,10 @@ def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
             f"{float(entry.get('base_rate', 0.0)):.2f}")
     lines = [head + (f"; {', '.join(parts)}" if parts else "") + ":"]
     for r in rows[:top]:
+        flips = (f", flips alone {r['flipped']}/{r['n']}"
+                 if r["kind"] == "focus" and r.get("flipped") is not None else "")
         lines.append(f"  {r['id']} {r['kind']:<8} {str(r['name'])[:34]:<35} "
                      f"{r['failures']}/{r['n']} = {r['rate']:.2f} [{r['low']:.2f}, "
-                     f"{r['high']:.2f}] vs {r['base_rate']:.2f}"
+                     f"{r['high']:.2f}] vs {r['base_rate']:.2f}{flips}"
                      f"{'  confirmed' if r['confirmed'] else ''}")
     return lines

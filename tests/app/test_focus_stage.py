@@ -175,6 +175,9 @@ def test_focus_off_skips_the_stage_and_the_report_falls_back(
     for r in shown:
         assert f"  {r['ngram']:<28} [{r['source']}] fails {r['failures']}/{r['n']} = " \
             in summary
+        # the paired test's evidence, next to the failure rate
+        assert f"; deleting it flips the task model alone on {r['flipped']}/{r['n']} " \
+            in summary
     # The report's focus block comes right after the overview and all findings.
     report = build_report(run)
     ids = [s.key for s in report.sections]
