@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypedDict, TypeVar
 
 from formalize._expand import Case, TemplateSource, slugify
 from formalize._template import Node, Slot, parse_template
@@ -37,11 +37,17 @@ def predict(probs: Mapping[str, float], labels: Sequence[str]) -> str:
     return best
 
 
-class CompiledTest:
+SpecT = TypeVar("SpecT", bound=TestSpecBase)
+"""A test type's spec model (``MFTTest`` for ``MFT``)."""
+
+
+class CompiledTest(Generic[SpecT]):
     """One test of a suite, resolved against the suite's lexicons and files.
 
-    A test type subclasses it and sets ``name`` (the suite's ``type:``) and ``spec_model``
-    (its pydantic spec, with ``type: Literal[name]``); it implements :meth:`count`,
+    A test type subclasses it with its spec model as the type parameter
+    (``class MFT(CompiledTest[MFTTest])``) and sets ``type_name`` (the suite's ``type:``)
+    and ``spec_model`` (the same pydantic model, with ``type: Literal[name]``); it
+    implements :meth:`count`,
     :meth:`expand` and :meth:`judge`, and may override :meth:`compile` (checks that need the
     lexicons or files), :meth:`aggregate` and :meth:`label_uses`. Register it in
     ``formalize.types.TEST_TYPES``.
@@ -62,8 +68,8 @@ class CompiledTest:
     #: not apply to are skipped.
     count_is_bound: ClassVar[bool] = False
 
-    def __init__(self, spec: Any, *, lexicons: LexiconSet | None = None) -> None:
-        self.spec = spec
+    def __init__(self, spec: SpecT, *, lexicons: LexiconSet | None = None) -> None:
+        self.spec: SpecT = spec
         self.slug = slugify(spec.name)
         self.lexicons = lexicons
         """The suite's lexicons (where a test draws values it names by lexicon)."""
@@ -83,7 +89,7 @@ class CompiledTest:
     @property
     def type(self) -> str:
         """The test's type (``mft``, ``inv``, ...)."""
-        return str(self.spec.type)
+        return str(getattr(self.spec, "type", self.type_name))
 
     @property
     def capability(self) -> str:
@@ -92,7 +98,7 @@ class CompiledTest:
 
     # -- building ---------------------------------------------------------------------
     @classmethod
-    def compile(cls, index: int, spec: Any, ctx: SuiteContext) -> CompiledTest:
+    def compile(cls, index: int, spec: SpecT, ctx: SuiteContext) -> CompiledTest[SpecT]:
         """Build the test ``tests[index]`` of a suite and check it against the suite's
         lexicons, labels and files.
 
@@ -102,12 +108,12 @@ class CompiledTest:
         return cls(spec, lexicons=ctx.lexicons)
 
     @classmethod
-    def label_uses(cls, spec: Any) -> Iterator[LabelUse]:
+    def label_uses(cls, spec: SpecT) -> Iterator[LabelUse]:
         """Yield (field path, gold label) for every gold label the spec names."""
         return iter(())
 
     @classmethod
-    def uses_lexicon(cls, spec: Any, names: set[str]) -> bool:
+    def uses_lexicon(cls, spec: SpecT, names: set[str]) -> bool:
         """Whether the spec draws from any lexicon in ``names`` (for error messages)."""
         for text in getattr(spec, "templates", []):
             try:
@@ -154,7 +160,7 @@ class CompiledTest:
 
     # -- judging ----------------------------------------------------------------------
     @classmethod
-    def judge(cls, spec: Any, case: Case, probs: Mapping[str, float],
+    def judge(cls, spec: SpecT, case: Case, probs: Mapping[str, float],
               orig: Mapping[str, float] | None, labels: Sequence[str]
               ) -> tuple[str, bool | None, str | None]:
         """Return (prediction, passed, original prediction) for one scored case; ``passed``

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import Field, field_validator
 
@@ -36,19 +36,22 @@ class PerturbTest(SourcedSpec):
         return value
 
 
-class PerturbedTest(CompiledTest):
+PerturbT = TypeVar("PerturbT", bound=PerturbTest)
+
+
+class PerturbedTest(CompiledTest[PerturbT]):
     """A test whose cases are perturbed base texts, each judged against its original."""
 
     paired = True
     count_is_bound = True
-    spec: PerturbTest
 
-    def __init__(self, spec: Any, **kwargs: Any) -> None:
+    def __init__(self, spec: PerturbT, **kwargs: Any) -> None:
         super().__init__(spec, **kwargs)
         self.perturbations: tuple[Perturbation, ...] = ()
 
     @classmethod
-    def compile(cls, index: int, spec: Any, ctx: SuiteContext) -> PerturbedTest:
+    def compile(cls, index: int, spec: PerturbT, ctx: SuiteContext
+                ) -> PerturbedTest[PerturbT]:
         """Resolve the base texts and build the perturbations."""
         test = cls(spec, lexicons=ctx.lexicons)
         test.source = ctx.template_source(index, spec)
@@ -66,7 +69,7 @@ class PerturbedTest(CompiledTest):
         """Checks of the type's own fields (after the base texts resolve)."""
 
     @classmethod
-    def uses_lexicon(cls, spec: Any, names: set[str]) -> bool:
+    def uses_lexicon(cls, spec: PerturbT, names: set[str]) -> bool:
         """Templates or a perturbation that draw from ``names``."""
         return super().uses_lexicon(spec, names) or any(
             p.get("lexicon") in names for p in spec.perturb)

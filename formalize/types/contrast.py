@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
@@ -62,17 +62,16 @@ def _joined(pair: tuple[tuple[str, str], tuple[str, str]] | None) -> str:
     return f"{pair[0][1]} || {pair[1][1]}"
 
 
-class Contrast(CompiledTest):
+class Contrast(CompiledTest[ContrastTest]):
     """A contrast set: each original and each substituted text is judged against its gold
     label, like MFT cases."""
 
     type_name = "contrast"
     spec_model = ContrastTest
     gold = True
-    spec: ContrastTest
 
     @classmethod
-    def compile(cls, index: int, spec: Any, ctx: SuiteContext) -> Contrast:
+    def compile(cls, index: int, spec: ContrastTest, ctx: SuiteContext) -> Contrast:
         """Check every item's labels, alternatives and entity."""
         i = index
         fields = list(ctx.spec.text_fields)
@@ -109,7 +108,8 @@ class Contrast(CompiledTest):
                                     fix="list the replacement entities")
             if item.lexicon is not None:
                 ctx.lexicons.domain(item.lexicon, where)
-            target = item.fields[spec.field] if paired and item.fields else item.text or ""
+            target = (item.fields[spec.field] if paired and item.fields and spec.field
+                      else item.text or "")
             if item.entity.lower() not in target.lower():
                 raise TemplateError(f"entity {item.entity!r} does not occur in {target!r}",
                                     where=where, fix="copy the entity as it is in the text")
@@ -118,7 +118,7 @@ class Contrast(CompiledTest):
         return test
 
     @classmethod
-    def label_uses(cls, spec: Any) -> Iterator[LabelUse]:
+    def label_uses(cls, spec: ContrastTest) -> Iterator[LabelUse]:
         """The test's default labels, then each item's."""
         for fld in ("label", "contrast_label"):
             if getattr(spec, fld) is not None:
@@ -129,7 +129,7 @@ class Contrast(CompiledTest):
                     yield ("items", k, fld), getattr(item, fld)
 
     @classmethod
-    def uses_lexicon(cls, spec: Any, names: set[str]) -> bool:
+    def uses_lexicon(cls, spec: ContrastTest, names: set[str]) -> bool:
         """An item that draws its alternatives from ``names``."""
         return any(it.lexicon in names for it in spec.items)
 
@@ -187,7 +187,7 @@ class Contrast(CompiledTest):
                                orig_text=original, pair=new_pair)
 
     @classmethod
-    def judge(cls, spec: Any, case: Case, probs: Mapping[str, float],
+    def judge(cls, spec: ContrastTest, case: Case, probs: Mapping[str, float],
               orig: Mapping[str, float] | None, labels: Sequence[str]
               ) -> tuple[str, bool | None, str | None]:
         """Pass when the top prediction is the gold label."""

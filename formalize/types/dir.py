@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
@@ -29,19 +29,18 @@ class DIRTest(PerturbTest):
     """Required change in the stated direction (0: it must not move the other way)."""
 
 
-class DIR(PerturbedTest):
+class DIR(PerturbedTest[DIRTest]):
     """A directional test: p(label) moves in the stated direction by at least min_delta."""
 
     type_name = "dir"
     spec_model = DIRTest
-    spec: DIRTest
 
     def check(self, index: int, ctx: SuiteContext) -> None:
         """The watched label must be one of the suite's."""
         ctx.check_label(self.spec.label, index, "label", self.spec.name)
 
     @classmethod
-    def label_uses(cls, spec: Any) -> Iterator[LabelUse]:
+    def label_uses(cls, spec: DIRTest) -> Iterator[LabelUse]:
         """The watched label."""
         yield ("label",), spec.label
 
@@ -50,7 +49,7 @@ class DIR(PerturbedTest):
         return self.spec.label
 
     @classmethod
-    def judge(cls, spec: Any, case: Case, probs: Mapping[str, float],
+    def judge(cls, spec: DIRTest, case: Case, probs: Mapping[str, float],
               orig: Mapping[str, float] | None, labels: Sequence[str]
               ) -> tuple[str, bool | None, str | None]:
         """Pass when p(label) moved ``direction`` by at least ``min_delta``."""

@@ -79,7 +79,7 @@ class GroupTest(TestSpecBase):
         return self
 
 
-class Group(CompiledTest):
+class Group(CompiledTest[GroupTest]):
     """A test group: cases have no pass/fail; the result compares the mean probabilities of
     the groups (see ``formalize.group_deviations``)."""
 
@@ -87,14 +87,13 @@ class Group(CompiledTest):
     spec_model = GroupTest
     scored = False
     count_is_bound = True
-    spec: GroupTest
 
-    def __init__(self, spec: Any, *, group_maker: GroupVariantMaker, **kwargs: Any) -> None:
+    def __init__(self, spec: GroupTest, *, group_maker: GroupVariantMaker, **kwargs: Any) -> None:
         super().__init__(spec, **kwargs)
         self.group_maker = group_maker
 
     @classmethod
-    def compile(cls, index: int, spec: Any, ctx: SuiteContext) -> Group:
+    def compile(cls, index: int, spec: GroupTest, ctx: SuiteContext) -> Group:
         """Build the variant maker and read the base texts (lists, a file, a run's corpus)."""
         i = index
         maker = GroupVariantMaker(
@@ -149,7 +148,7 @@ class Group(CompiledTest):
                            group=group, base_id=f"{self.slug}:{b}", orig_text=text)
 
     @classmethod
-    def judge(cls, spec: Any, case: Case, probs: Mapping[str, float],
+    def judge(cls, spec: GroupTest, case: Case, probs: Mapping[str, float],
               orig: Mapping[str, float] | None, labels: Sequence[str]
               ) -> tuple[str, bool | None, str | None]:
         """No pass/fail: just the prediction."""

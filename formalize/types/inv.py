@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -23,14 +23,14 @@ class INVTest(PerturbTest):
     moved by at most this much (forgives flips at the decision boundary)."""
 
 
-class INV(PerturbedTest):
+class INV(PerturbedTest[INVTest]):
     """An invariance test: a perturbed text keeps its original's prediction."""
 
     type_name = "inv"
     spec_model = INVTest
 
     @classmethod
-    def judge(cls, spec: Any, case: Case, probs: Mapping[str, float],
+    def judge(cls, spec: INVTest, case: Case, probs: Mapping[str, float],
               orig: Mapping[str, float] | None, labels: Sequence[str]
               ) -> tuple[str, bool | None, str | None]:
         """Pass when the prediction is the original's, or (with ``tolerance``) when the

@@ -56,16 +56,15 @@ def gold_of(label: str | LabelRule | None, fills: tuple[tuple[str, str, str], ..
     return label
 
 
-class MFT(CompiledTest):
+class MFT(CompiledTest[MFTTest]):
     """A minimum functionality test: the top prediction must be the gold label."""
 
     type_name = "mft"
     spec_model = MFTTest
     gold = True
-    spec: MFTTest
 
     @classmethod
-    def compile(cls, index: int, spec: Any, ctx: SuiteContext) -> MFT:
+    def compile(cls, index: int, spec: MFTTest, ctx: SuiteContext) -> MFT:
         """Resolve the templates and check every label (a fill-dependent one per template)."""
         test = cls(spec, lexicons=ctx.lexicons)
         test.source = ctx.template_source(index, spec)
@@ -110,7 +109,7 @@ class MFT(CompiledTest):
         return test
 
     @classmethod
-    def label_uses(cls, spec: Any) -> Iterator[LabelUse]:
+    def label_uses(cls, spec: MFTTest) -> Iterator[LabelUse]:
         """The test's label (or each label of its rule) and each case's label."""
         if isinstance(spec.label, LabelRule):
             for source, lab in spec.label.map.items():
@@ -172,7 +171,7 @@ class MFT(CompiledTest):
                 i += 1
 
     @classmethod
-    def judge(cls, spec: Any, case: Case, probs: Mapping[str, float],
+    def judge(cls, spec: MFTTest, case: Case, probs: Mapping[str, float],
               orig: Mapping[str, float] | None, labels: Sequence[str]
               ) -> tuple[str, bool | None, str | None]:
         """Pass when the top prediction is the gold label."""
