@@ -163,7 +163,7 @@ class SemanticSlicer:
                                strict=True))
         for c in range(k):
             idx = np.flatnonzero(members[c])
-            failing = [i for i in idx if fail[i]]
+            failing = [int(i) for i in idx if fail[i]]
             order = sorted(failing, key=lambda i: (dist[i], -pw[i], i))
             terms = pools[c][1]
             if vectors:

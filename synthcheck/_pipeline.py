@@ -10,7 +10,6 @@ changed; the generation stage itself resumes shard by shard. The single-stage co
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,8 +21,10 @@ from synthcheck._config import RunConfig
 from synthcheck.stages import (
     STAGES,
     LazyScorers,
+    Stage,
     StageContext,
     StageRun,
+    StageWork,
     evaluate,
     generate,
     hash_of,
@@ -145,7 +146,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
                 continue
             log(f"[{stage.name}] ...")
             # An estimate before a long stage: its work x a rate measured here.
-            model, work = _stage_work(cfg, RunDir(run_dir), stage.name, n)
+            model, work = _work_left(stage, s, RunDir(run_dir), n)
             line = estimate_line(stage.name, model, work)
             if line:
                 log(line)
@@ -153,8 +154,10 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
             if stage.shares_work:  # e.g. generation: shards are claimed one by one
                 done = stage.run(s, ctx)
             else:  # a second `discover` waits for this stage, then finds it current
-                with run.stage_lock(stage.name, on_wait=lambda m, st=stage.name:
-                                    log(f"[{st}] {m}")):
+                def waiting(message: str, name: str = stage.name) -> None:
+                    log(f"[{name}] {message}")
+
+                with run.stage_lock(stage.name, on_wait=waiting):
                     done = stage.run(s, ctx)
             result.seconds[stage.name] = round(time.perf_counter() - t0, 2)
             result.stages[stage.name] = "ran" if done.ran else "skipped (current)"
@@ -166,35 +169,13 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
     return result
 
 
-def _stage_work(cfg: RunConfig, run: RunDir, stage: str, n: int | None) -> tuple[str, int]:
-    """The model doing a long stage's work and how much is left (0: nothing to estimate):
-    generate's prompts in unfinished shards, score's sentences unless the stage is complete,
-    focus's candidates x budget x rounds unless complete."""
-    status = (run.stage_status(stage) or {}).get("status") if run.path.is_dir() else None
-    if stage == "generate":
-        total = n if n is not None else cfg.generator.n
-        done = 0
-        for marker in (run.path / "corpus").glob("shard-*.done.json"):
-            try:
-                done += int(json.loads(marker.read_text(encoding="utf-8")).get("prompts", 0))
-            except (OSError, ValueError):
-                continue
-        return cfg.generator.model, max(0, total - done)
-    if status == "complete":
+def _work_left(stage: Stage[Any], s: Any, run: RunDir, n: int | None) -> tuple[str, int]:
+    """The model doing a long stage's work and how much is left (its declaration's
+    ``work``; 0: nothing to estimate)."""
+    if stage.work is None:
         return "", 0
-    if stage == "score":
-        stats = run.path / "corpus" / "stats.json"
-        try:
-            kept = int(json.loads(stats.read_text(encoding="utf-8")).get("kept", 0))
-        except (OSError, ValueError):
-            kept = 0
-        return cfg.reference.model, kept
-    if stage == "focus" and cfg.focus.enabled:
-        f = cfg.focus
-        return cfg.generator.model, f.candidates * f.budget * f.rounds
-    return "", 0
-
-
+    status = (run.stage_status(stage.name) or {}).get("status") if run.path.is_dir() else None
+    return stage.work(s, StageWork(run, status, n))
 
 
 # --- one stage at a time (the `score`, `rank`, `mine`, `evaluate` and `verify` commands)

@@ -223,7 +223,7 @@ def export_annotations(run_dir: str | Path, fmt: str, out: str | Path,
                         fix=did_you_mean(fmt, list(FORMATS)))
     items = annotation_items(run_dir, include)
     labels = (list(items[0]["task_probs"]) if items
-              else RunOutputs(Path(run_dir), require_manifest=False).labels())
+              else RunOutputs(Path(run_dir), require_manifest=False).labels)
     out = Path(out)
     if fmt == "label-studio":
         xml = out.with_suffix(".xml")

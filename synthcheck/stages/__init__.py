@@ -27,7 +27,7 @@ from synthcheck.stages import (
     semantic,
     verify,
 )
-from synthcheck.stages._base import Stage, StageContext, StageRun
+from synthcheck.stages._base import Stage, StageContext, StageRun, StageWork
 from synthcheck.stages._models import LazyScorers, TaskModelSections, scorer_sections
 
 if TYPE_CHECKING:
@@ -64,4 +64,5 @@ def hash_of(cfg: RunConfig, run_dir: str | Path | None) -> Callable[[str], str |
 
 
 __all__ = ["LazyScorers", "STAGES", "STAGE_NAMES", "Stage", "StageContext", "StageRun",
+           "StageWork",
            "TaskModelSections", "hash_of", "scorer_sections", "stage_named"]

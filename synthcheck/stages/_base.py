@@ -57,6 +57,16 @@ class StageContext:
 
 
 @dataclass(frozen=True)
+class StageWork:
+    """What a long stage's work estimate reads: the run directory, the status the manifest
+    records for the stage (None before its first run) and ``discover --n``."""
+
+    run: RunDir
+    status: str | None
+    n: int | None = None
+
+
+@dataclass(frozen=True)
 class Stage(Generic[S]):
     """One stage, declared once.
 
@@ -74,6 +84,9 @@ class Stage(Generic[S]):
         shares_work: the stage splits its own work between processes on one run directory
             (generation claims shards); otherwise `discover` holds the stage's lock while it
             runs, so a second `discover` waits, then finds it current.
+        work: ``(sections, StageWork) -> (model, work left)`` for a long stage: the model
+            doing the work and the prompts or sentences left, which `discover` multiplies
+            by the rate measured on this machine for an estimate before the stage (0: none).
     """
 
     name: str
@@ -85,3 +98,4 @@ class Stage(Generic[S]):
     off: Callable[[S], str | None] = lambda s: None
     when_off: Callable[[S, StageContext], dict[str, Any]] = lambda s, ctx: {}
     shares_work: bool = False
+    work: Callable[[S, StageWork], tuple[str, int]] | None = None

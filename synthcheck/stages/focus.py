@@ -20,7 +20,7 @@ from discovery import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig,
 from synth import GeneratorConfig, SeedCorpusConfig
 from synth.core import config_hash
 from synthcheck._config import RunConfig
-from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
+from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun, StageWork
 from synthcheck.stages._models import TaskModelSections, scorer_sections
 from synthcheck.stages.generate import check_corpus
 
@@ -220,6 +220,14 @@ def when_off(s: FocusSections, ctx: StageContext) -> dict[str, Any]:
     return {"focus": {"skipped": True, "disabled": True}}
 
 
+def work(s: FocusSections, w: StageWork) -> tuple[str, int]:
+    """The generator and candidates x budget x rounds prompts (none once complete)."""
+    if w.status == "complete":
+        return "", 0
+    f = s.focus
+    return s.generator.model, f.candidates * f.budget * f.rounds
+
+
 STAGE = Stage(name="focus", sections=sections, upstream=("mine", *POOL_STAGES),
-              stage_hash=stage_hash,
-              outputs=outputs, run=run, off=off, when_off=when_off)
+              stage_hash=stage_hash, outputs=outputs, run=run, off=off, when_off=when_off,
+              work=work)

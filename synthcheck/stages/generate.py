@@ -7,7 +7,7 @@ from pathlib import Path
 
 from synth import Stage1Config
 from synthcheck._config import RunConfig
-from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
+from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun, StageWork
 
 CHECK_FIX = "pass the --config (and -P) the run was made with, or use a new --run directory"
 
@@ -54,5 +54,18 @@ def check_corpus(run_dir: str | Path, generation_hash: str | None) -> None:
         check_corpus_owner(RunDir(run_dir), generation_hash, fix=CHECK_FIX)
 
 
+def work(s: Stage1Config, w: StageWork) -> tuple[str, int]:
+    """The generator and the prompts in shards not yet done (``discover --n`` or
+    ``generator.n`` in all)."""
+    total = w.n if w.n is not None else s.generator.n
+    done = 0
+    for marker in (w.run.path / "corpus").glob("shard-*.done.json"):
+        try:
+            done += int(json.loads(marker.read_text(encoding="utf-8")).get("prompts", 0))
+        except (OSError, ValueError):
+            continue
+    return s.generator.model, max(0, total - done)
+
+
 STAGE = Stage(name="generate", sections=sections, upstream=(), stage_hash=stage_hash,
-              outputs=outputs, run=run, shares_work=True)
+              outputs=outputs, run=run, shares_work=True, work=work)

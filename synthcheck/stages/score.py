@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from synthcheck._config import RunConfig
-from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
+from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun, StageWork
 from synthcheck.stages._models import TaskModelSections, scorer_sections
 from synthcheck.stages.generate import check_corpus
 
@@ -45,5 +45,19 @@ def run(s: TaskModelSections, ctx: StageContext) -> StageRun:
     return StageRun(not out["skipped"], {"score": out})
 
 
+def work(s: TaskModelSections, w: StageWork) -> tuple[str, int]:
+    """The reference and the corpus's sentences (none left once the stage is complete)."""
+    import json
+
+    if w.status == "complete":
+        return "", 0
+    try:
+        stats = json.loads((w.run.path / "corpus" / "stats.json").read_text(encoding="utf-8"))
+        kept = int(stats.get("kept", 0))
+    except (OSError, ValueError):
+        kept = 0
+    return s.reference.model, kept
+
+
 STAGE = Stage(name="score", sections=sections, upstream=("generate",), stage_hash=stage_hash,
-              outputs=outputs, run=run)
+              outputs=outputs, run=run, work=work)

@@ -263,3 +263,13 @@ def test_export_refuses_a_bad_out_or_include_before_work(run: Path, tmp_path: Pa
     assert capsys.readouterr().err == (
         "error: --include names no source (--include ','): name some of: hard, focus, "
         "findings (e.g. --include hard)\n")
+
+
+def test_an_empty_selection_still_names_the_labels(run: Path, tmp_path: Path) -> None:
+    # Focus rows without examples: no item to export; the labels come from the run's config.
+    write_jsonl(run / "focus.jsonl", [{**FOCUS, "examples": []}])
+    out = tmp_path / "ar.json"
+    export_annotations(run, "argilla", out, include=["focus"])
+    data = json.loads(out.read_text())
+    assert data["records"] == []
+    assert data["settings"]["questions"][0]["labels"] == ["negative", "positive"]
