@@ -250,7 +250,7 @@ def _load_scorers(args: argparse.Namespace, cfg: RunConfig | None, specs: Mappin
                                              evaluation=evaluation, label_map=label_map,
                                              trusted_types=trusted)
         except ConfigError as exc:
-            if not (exc.fix or "").startswith("add label_map to the task model's config"):
+            if not exc.fix or not exc.fix.startswith("add label_map to the task model's config"):
                 raise
             # On the command line the fix is the flag, not a config field.
             pairs = exc.fix.split("label_map: {", 1)[1].rstrip("}").split(", ")

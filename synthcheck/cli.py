@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from synth.core import SynthcheckError
 
@@ -61,9 +62,10 @@ def _library_bars(quiet: bool) -> Iterator[None]:
         return
     env = os.environ.get("HF_HUB_DISABLE_PROGRESS_BARS")
     os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-    tf_logging = getattr(sys.modules.get("transformers.utils.logging"), "is_progress_bar_enabled",
-                         None) and sys.modules["transformers.utils.logging"]
-    was_on = bool(tf_logging and tf_logging.is_progress_bar_enabled())
+    tf_logging: Any = sys.modules.get("transformers.utils.logging")
+    if not hasattr(tf_logging, "is_progress_bar_enabled"):
+        tf_logging = None
+    was_on = bool(tf_logging is not None and tf_logging.is_progress_bar_enabled())
     if was_on:
         tf_logging.disable_progress_bar()
     try:
