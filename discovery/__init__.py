@@ -46,7 +46,6 @@ from discovery._focus_stage import (
     pool_candidates,
     reference_calibrator,
     run_focus_rounds,
-    ucb_candidates,
 )
 from discovery._kinds import (
     TASK_MODEL_KINDS,
@@ -126,7 +125,6 @@ __all__ = [
     "focus_rule_text",
     "focus_upstream",
     "pool_candidates",
-    "ucb_candidates",
     "metadata_run",
     "occlusion_run",
     "semantic_run",

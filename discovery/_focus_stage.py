@@ -432,7 +432,6 @@ def pool_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
     as :func:`select_candidates` mines them) and ``pool`` (candidate -> the kind that
     proposed it, each kind in its own evidence order), then ``cfg.ngrams``. Returns
     (candidates, candidate -> source)."""
-    from discovery._focus_rounds import contains_ngram
     from discovery._stats import wilson_interval
 
     mined = select_candidates(base.texts, base.hard_indices, n=2 * cfg.candidates,
@@ -443,7 +442,9 @@ def pool_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
     for c, kind in pool.items():
         sources.setdefault(c, kind)
     names = list(sources)
-    hits = [np.array([contains_ngram(t, c) for t in base.texts], dtype=bool) for c in names]
+    patterns = [ngram_pattern(c) for c in names]
+    hits = [np.array([p.search(t) is not None for t in base.texts], dtype=bool)
+            for p in patterns]
     n = np.array([int(h.sum()) for h in hits])
     if cfg.select == "balanced":
         picked = _balanced(names, sources, hits, cfg.candidates)
@@ -464,13 +465,6 @@ def pool_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
             chosen.append(g)
             sources.setdefault(g, "user")
     return chosen, {c: sources[c] for c in chosen}
-
-
-def ucb_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
-                   pool: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
-    """:func:`pool_candidates` with ``select: ucb`` (the highest upper 95% Wilson bound of
-    the corpus failure rate first; ties keep pool order, n-grams first)."""
-    return pool_candidates(base, cfg.model_copy(update={"select": "ucb"}), mining, pool)
 
 
 def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[np.ndarray],

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -74,28 +75,58 @@ def findings_stage_hash(slices: SlicesConfig, upstream: Mapping[str, str | None]
                         "upstream": dict(upstream)})
 
 
-def _load(run: RunDir, labels: LabelSpace, ranking: RankingConfig,
-          task_models: Sequence[TaskModelConfig], score_hash: str | None
-          ) -> tuple[str, str, list[str], list[str], np.ndarray, np.ndarray]:
+@dataclass
+class _Scored:
+    """A slice stage's scored corpus, once its hash says it must run: the run directory,
+    the stage hash, the corpus, both models' probabilities, the failure flags and the
+    reference's probability that the task model is wrong, and when the work started."""
+
+    run: RunDir
+    shash: str
+    ids: list[str]
+    texts: list[str]
+    task: np.ndarray
+    ref: np.ndarray
+    fail: np.ndarray
+    p_wrong: np.ndarray
+    started: float
+
+
+def _begin(run_dir: str | Path, stage: str, stage_hash: Callable[[str, str], str], *,
+           labels: LabelSpace, slices: SlicesConfig, ranking: RankingConfig,
+           task_models: Sequence[TaskModelConfig], score_hash: str | None
+           ) -> _Scored | dict[str, Any]:
+    """Load the scored corpus of ``run_dir`` (checked against ``score_hash``) and hash the
+    stage (``stage_hash(score stage hash, ranked task model)``): the skip result when the
+    stage is current with that hash, else what its work reads."""
     from discovery._rank_mine import load_scores
     from discovery._task_models import ranked_task_name
 
+    run = RunDir(run_dir)
     upstream = check_upstream(run, "score", score_hash, what="scores", command="score")
     name = ranked_task_name(ranking, task_models)
     ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=name)
-    return upstream, name, ids, texts, task, ref
+    shash = stage_hash(upstream, name)
+    if _current(run, stage, shash):
+        return {"skipped": True, "stage_hash": shash}
+    started = time.perf_counter()
+    fail, p_wrong = corpus_failures(task, ref, slices)
+    return _Scored(run, shash, ids, texts, task, ref, fail, p_wrong, started)
 
 
-def _finish(run: RunDir, stage: str, shash: str, rows: list[dict[str, Any]],
-            config_dump: Mapping[str, Any] | None, started: float, **info: Any
-            ) -> dict[str, Any]:
+def _finish(c: _Scored, stage: str, rows: list[dict[str, Any]],
+            config_dump: Mapping[str, Any] | None, **info: Any) -> dict[str, Any]:
+    """Write ``rows`` and the stage's meta file, complete the stage in the manifest (with
+    ``info`` and the corpus's base failure rate)."""
+    run, shash = c.run, c.shash
+    info = {**info, "base_rate": float(c.fail.mean())}
     out = run.path / OUTPUTS[stage]
     run.open_stage(dict(config_dump) if config_dump is not None else {"stage": stage},
                    stage, shash)
     write_jsonl(out, rows)
     write_json_atomic(out.with_name(out.name + ".meta.json"),
                       {**provenance(shash), "stage": stage, "rows": len(rows), **info})
-    seconds = round(time.perf_counter() - started, 2)
+    seconds = round(time.perf_counter() - c.started, 2)
     run.complete(stage, shash, stage_hash=shash, rows=len(rows), seconds=seconds,
                  digests=output_digests(run, [out]), **info)
     return {"skipped": False, "stage_hash": shash, "rows": len(rows), "seconds": seconds,
@@ -152,23 +183,20 @@ def semantic_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
     from discovery._embed import SentenceEmbedder
     from discovery._slices import SemanticSlicer
 
-    run = RunDir(run_dir)
-    upstream, name, ids, texts, task, ref = _load(run, labels, ranking, task_models,
-                                                  score_hash)
-    shash = slice_stage_hash("semantic", slices, upstream, name)
-    if _current(run, "semantic", shash):
-        return {"skipped": True, "stage_hash": shash}
-    started = time.perf_counter()
+    c = _begin(run_dir, "semantic",
+               lambda score, name: slice_stage_hash("semantic", slices, score, name),
+               labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+               score_hash=score_hash)
+    if isinstance(c, dict):
+        return c
     s = slices.semantic
-    fail, p_wrong = corpus_failures(task, ref, slices)
-    emb = _embeddings(run, texts, s.encoder, s.batch_size, progress)
+    emb = _embeddings(c.run, c.texts, s.encoder, s.batch_size, progress)
     words = SentenceEmbedder(s.encoder, batch_size=s.batch_size)
     slicer = SemanticSlicer(s.size, seed=s.seed, max_terms=s.max_terms,
                             max_examples=s.max_examples, alpha=s.alpha).fit(
-        texts, emb, fail, p_wrong=p_wrong, ids=ids, embed_words=words.embed)
-    return _finish(run, "semantic", shash, slicer.slices_, config_dump, started,
-                   significant=sum(r["significant"] for r in slicer.slices_),
-                   base_rate=float(fail.mean()))
+        c.texts, emb, c.fail, p_wrong=c.p_wrong, ids=c.ids, embed_words=words.embed)
+    return _finish(c, "semantic", slicer.slices_, config_dump,
+                   significant=sum(r["significant"] for r in slicer.slices_))
 
 
 def metadata_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfig,
@@ -179,20 +207,17 @@ def metadata_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
     :class:`discovery.MetadataSlicer`); raises as :func:`semantic_run`."""
     from discovery._slices import MetadataSlicer
 
-    run = RunDir(run_dir)
-    upstream, name, ids, texts, task, ref = _load(run, labels, ranking, task_models,
-                                                  score_hash)
-    shash = slice_stage_hash("metadata", slices, upstream, name)
-    if _current(run, "metadata", shash):
-        return {"skipped": True, "stage_hash": shash}
-    started = time.perf_counter()
+    c = _begin(run_dir, "metadata",
+               lambda score, name: slice_stage_hash("metadata", slices, score, name),
+               labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+               score_hash=score_hash)
+    if isinstance(c, dict):
+        return c
     m = slices.metadata
-    fail, p_wrong = corpus_failures(task, ref, slices)
     slicer = MetadataSlicer(min_size=m.min_size, max_examples=m.max_examples,
-                            alpha=m.alpha).fit(texts, fail, p_wrong=p_wrong, ids=ids)
-    return _finish(run, "metadata", shash, slicer.slices_, config_dump, started,
-                   significant=sum(r["significant"] for r in slicer.slices_),
-                   base_rate=float(fail.mean()))
+                            alpha=m.alpha).fit(c.texts, c.fail, p_wrong=c.p_wrong, ids=c.ids)
+    return _finish(c, "metadata", slicer.slices_, config_dump,
+                   significant=sum(r["significant"] for r in slicer.slices_))
 
 
 def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfig,
@@ -208,32 +233,30 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
     from discovery._embed import SentenceEmbedder
     from discovery._occlusion import OcclusionScorer
 
-    run = RunDir(run_dir)
-    upstream, name, ids, texts, task, ref = _load(run, labels, ranking, task_models,
-                                                  score_hash)
-    shash = slice_stage_hash("occlusion", slices, upstream, name, models_key)
-    if _current(run, "occlusion", shash):
-        return {"skipped": True, "stage_hash": shash}
-    started = time.perf_counter()
+    c = _begin(run_dir, "occlusion",
+               lambda score, name: slice_stage_hash("occlusion", slices, score, name,
+                                                    models_key),
+               labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+               score_hash=score_hash)
+    if isinstance(c, dict):
+        return c
     o = slices.occlusion
-    fail, _ = corpus_failures(task, ref, slices)
     scorer = OcclusionScorer(reference_words=o.reference_words,
                              reference_sentences=o.reference_sentences,
                              min_count=o.min_count, max_examples=o.max_examples,
                              alpha=o.alpha, centre=o.centre,
                              group_similarity=o.group_similarity,
                              group_min_words=o.group_min_words).fit(
-        texts, task, ref, fail, task_fn=task_fn,
-        reference_fn=reference_fn if o.reference_words else None, ids=ids,
+        c.texts, c.task, c.ref, c.fail, task_fn=task_fn,
+        reference_fn=reference_fn if o.reference_words else None, ids=c.ids,
         embed_fn=SentenceEmbedder(slices.semantic.encoder,
                                   batch_size=slices.semantic.batch_size).embed
         if o.groups else None)
-    return _finish(run, "occlusion", shash, scorer.words_, config_dump, started,
+    return _finish(c, "occlusion", scorer.words_, config_dump,
                    deletions=scorer.deletions_,
                    groups=sum(r["kind"] == "group" for r in scorer.words_),
                    reference_sentences=scorer.reference_calls_,
-                   significant=sum(r["significant"] for r in scorer.words_),
-                   base_rate=float(fail.mean()))
+                   significant=sum(r["significant"] for r in scorer.words_))
 
 
 def _rows_if_current(run: RunDir, stage: str, file: str, expected: str | None
@@ -259,31 +282,29 @@ def findings_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
     :func:`discovery.build_findings`); a stage that is off or not current adds nothing."""
     from discovery._findings import build_findings
 
-    run = RunDir(run_dir)
-    score, name, ids, texts, task, ref = _load(run, labels, ranking, task_models, score_hash)
     files = {"mine": "ngrams.jsonl", "semantic": "slices.jsonl",
              "metadata": "metadata.jsonl", "occlusion": "words.jsonl", "focus": "focus.jsonl"}
-    got = {stage: _rows_if_current(run, stage, file, upstream.get(stage))
+    c = _begin(run_dir, "findings",
+               lambda score, name: findings_stage_hash(
+                   slices, {"score": score, "task_model": name, "focus_rule": focus_rule,
+                            **{k: upstream.get(k) for k in files}}),
+               labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+               score_hash=score_hash)
+    if isinstance(c, dict):
+        return c
+    got = {stage: _rows_if_current(c.run, stage, file, upstream.get(stage))
            for stage, file in files.items()}
-    shash = findings_stage_hash(slices, {"score": score, "task_model": name,
-                                         "focus_rule": focus_rule,
-                                         **{k: upstream.get(k) for k in files}})
-    if _current(run, "findings", shash):
-        return {"skipped": True, "stage_hash": shash}
-    started = time.perf_counter()
-    fail, p_wrong = corpus_failures(task, ref, slices)
 
     def significant(stage: str) -> list[dict[str, Any]]:
         return [r for r in got[stage] if r.get("significant")]
 
-    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=p_wrong,
+    rows = build_findings(texts=c.texts, ids=c.ids, fail=c.fail, p_wrong=c.p_wrong,
                           rule=_rule_text(slices), ngrams=got["mine"],
                           semantic=significant("semantic"), metadata=significant("metadata"),
                           words=significant("occlusion"), focus=got["focus"],
                           focus_rule=focus_rule, max_per_kind=slices.max_findings)
-    return _finish(run, "findings", shash, rows, config_dump, started,
-                   confirmed=sum(r["confirmed"] for r in rows), base_rate=float(fail.mean()),
-                   rule=_rule_text(slices))
+    return _finish(c, "findings", rows, config_dump,
+                   confirmed=sum(r["confirmed"] for r in rows), rule=_rule_text(slices))
 
 
 def focus_rule_text(focus: Any) -> str:

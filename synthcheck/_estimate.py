@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from synth.core import format_duration
+
 #: The default run (configs/sentiment.yaml, SmolLM2 in bfloat16) on the project's reference
 #: machine: 2 cores of an AMD EPYC, 2026-11-24, main at 4e3b1f7 (/work/baseline-demo:
 #: generate 1,024 prompts in 50.5 s, score 869 sentences in 36.1 s, focus 480 prompts in
@@ -50,15 +52,6 @@ def _read() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _duration(seconds: float) -> str:
-    seconds = max(1, int(round(seconds)))
-    if seconds < 90:
-        return f"{seconds} s"
-    if seconds < 5400:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds / 3600:.1f} h"
-
-
 def estimate_line(stage: str, model: str, work: int) -> str | None:
     """``[generate] estimate: 1,024 prompts at 20.3 prompt/s (measured here on ...) = about
     50 s``, or None without work or a rate."""
@@ -75,7 +68,7 @@ def estimate_line(stage: str, model: str, work: int) -> str | None:
     else:
         return None
     return (f"[{stage}] estimate: {work:,} {unit}s / {rate:.1f} {unit}/s ({source}) = about "
-            f"{_duration(work / rate)}; a machine shared with other jobs is slower")
+            f"{format_duration(work / rate)}; a machine shared with other jobs is slower")
 
 
 def record_rate(stage: str, model: str, work: int, seconds: float) -> None:

@@ -31,7 +31,8 @@ def progress_bar(total: int | None, desc: str, unit: str = "it", *, enabled: boo
     return bar
 
 
-def _duration(seconds: float) -> str:
+def format_duration(seconds: float) -> str:
+    """``42 s``, ``3 min 05 s``, ``2 h 07 min``."""
     seconds = max(0, int(round(seconds)))
     if seconds < 60:
         return f"{seconds} s"
@@ -84,7 +85,7 @@ class Heartbeat:
             text += f" ({100 * done / total:.1f}%)"
         text += f", {rate:.1f} {unit}/s"
         if total and rate > 0:
-            text += f", about {_duration((total - done) / rate)} left"
+            text += f", about {format_duration((total - done) / rate)} left"
         return text + (f" ({self._postfix})" if self._postfix else "")
 
     def close(self) -> None:

@@ -209,7 +209,7 @@ def test_confident_failure_rule_is_stricter_than_disagreement() -> None:
 
 
 def test_ucb_tests_a_rare_candidate_with_strong_evidence_first() -> None:
-    from discovery import FocusBase, FocusConfig, MiningConfig, ucb_candidates
+    from discovery import FocusBase, FocusConfig, MiningConfig, pool_candidates
 
     # "zorb" in 2 sentences, both failing; "movie" in 12, 5 failing (a higher count, a
     # lower upper bound: 2/2 -> 1.0, 5/12 -> 0.68).
@@ -220,10 +220,11 @@ def test_ucb_tests_a_rare_candidate_with_strong_evidence_first() -> None:
     ref = np.array([[0.1, 0.9] if f else [0.9, 0.1] for f in fail])
     base = FocusBase(texts=texts, task=task, reference=ref,
                      hard_indices=[i for i, f in enumerate(fail) if f])
-    cfg = FocusConfig(candidates=1, failure="disagreement", min_support=3)  # "zorb" unmined
-    chosen, sources = ucb_candidates(base, cfg, MiningConfig(), {"zorb": "word"})
+    cfg = FocusConfig(candidates=1, failure="disagreement", min_support=3,  # "zorb" unmined
+                      select="ucb")
+    chosen, sources = pool_candidates(base, cfg, MiningConfig(), {"zorb": "word"})
     assert (chosen, sources) == (["zorb"], {"zorb": "word"})
-    chosen, _ = ucb_candidates(base, cfg, MiningConfig(), {})
+    chosen, _ = pool_candidates(base, cfg, MiningConfig(), {})
     assert chosen == ["the movie number"]  # without the pool, only mined n-grams compete
 
 
@@ -290,6 +291,21 @@ def test_occlusion_pools_related_rare_words_into_a_group() -> None:
     assert g["n"] == 4 and g["significant"]
     assert g["z"] > max(r["z"] for r in o.words_ if r["kind"] == "word")
     assert g["word"] == " | ".join(g["terms"])
+    # A cluster that says less than its best word is no group: "uncle" flips the model in
+    # three sentences, its neighbour "aunt" barely moves it; pooled, the evidence is weaker.
+    def uncle_fn(xs: list[str]) -> np.ndarray:
+        return np.array([[0.8, 0.2] if "uncle" in x else [0.18, 0.82] if "aunt" in x
+                         else [0.2, 0.8] for x in xs])
+
+    texts2 = ["my uncle came round.", "an uncle sang loudly.", "the uncle phoned today.",
+              "her aunt came round.", "an aunt sang loudly.", "the aunt phoned today."] + \
+        texts[4:]
+    t2, r2 = uncle_fn(texts2), ref_fn(texts2)
+    weak = OcclusionScorer(reference_words=10, group_min_z=-10.0).fit(
+        texts2, t2, r2, t2.argmax(1) != r2.argmax(1), task_fn=uncle_fn, reference_fn=ref_fn,
+        embed_fn=_family_embed)
+    assert {r["word"] for r in weak.words_} >= {"uncle", "aunt"}
+    assert not [r for r in weak.words_ if r["kind"] == "group"]
     # Without an encoder there are no groups.
     plain = OcclusionScorer(reference_words=10, group_min_z=0.5).fit(
         texts, task, ref, fail, task_fn=task_fn, reference_fn=ref_fn)
