@@ -37,12 +37,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     m.set_defaults(func=run_mine_command)
 
     f = sub.add_parser(
-        "focus", help="test the top mined n-grams on new sentences (adaptive focus rounds)",
-        description="Generate focus.budget new sentences per candidate (the focus.candidates "
-                    "n-grams most enriched in the hard subset, plus focus.ngrams) with the "
-                    "run's generator, score them with the ranked task model and the "
-                    "reference, and test each candidate's failure rate against the corpus's "
-                    "(one-sided Fisher exact test, Benjamini-Hochberg q-values). Writes "
+        "focus", help="test the strongest candidates on new sentences (adaptive focus rounds)",
+        description="Generate focus.budget new sentences per candidate (focus.candidates of "
+                    "them, taken in turn from the occlusion words, word groups and phrases, "
+                    "the mined n-grams and the semantic slices that are current, plus "
+                    "focus.ngrams) with the run's generator, score them, and each with the "
+                    "candidate deleted, with the ranked task model and the reference, and "
+                    "test each candidate: its failure rate against the corpus's (Fisher) and "
+                    "whether deleting it moves the task model more than the reference "
+                    "(paired Wilcoxon), Benjamini-Hochberg q-values. Writes "
                     "RUN/focus.jsonl, confirmed patterns first; resumable, and skipped when "
                     "current. Runs even when focus.enabled is false (that only turns the "
                     "stage off in `discover`).")
