@@ -57,8 +57,17 @@ class ReviewLog:
 
     # -- writing -----------------------------------------------------------------------
     def tag(self, id: str, tag: str, note: str | None = None, hypothesis: str | None = None,
-            annotator: str | None = None) -> dict[str, Any]:
+            annotator: str | None = None, *, label: str | None = None, key: str | None = None,
+            time: str | None = None) -> dict[str, Any]:
         """Record one decision at once (appended and fsynced); return the record.
+
+        Args:
+            label: the annotator's own label for the sentence (its gold label), when given;
+                ``propose`` uses it before the reference's.
+            key: the decision's id in the tool it came from (e.g. a Label Studio
+                annotation id and its update time); an import skips a key already logged.
+            time: when the decision was made (ISO 8601; default now). An imported decision
+                keeps the tool's own time, so an old export never overrides a later one.
 
         Raises:
             DataError: the tag is not one of :data:`TAGS`, or the id is not in the run.
@@ -73,7 +82,8 @@ class ReviewLog:
         record = {"id": sid, "tag": tag,
                   "note": note or None, "hypothesis": (hypothesis or "").strip() or None,
                   "annotator": annotator or self.annotator,
-                  "time": datetime.now(UTC).isoformat(timespec="seconds"),
+                  "time": time or datetime.now(UTC).isoformat(timespec="seconds"),
+                  "label": label or None, "key": key,
                   **provenance(self._config_hash())}
         self._repair_tail()
         append_jsonl(self.path, record)
@@ -156,11 +166,21 @@ class ReviewLog:
         return out
 
     def load(self) -> dict[str, dict[str, Any]]:
-        """The current decision per sentence id (the latest one wins), in first-tag order."""
+        """The current decision per sentence id (the latest by its ``time`` wins; equal
+        times, the later line), in first-tag order."""
+        from discovery import decision_time
+
         latest: dict[str, dict[str, Any]] = {}
         for rec in self.records():
-            latest[str(rec["id"])] = rec
+            sid = str(rec["id"])
+            if sid not in latest or (decision_time(rec.get("time"))
+                                     >= decision_time(latest[sid].get("time"))):
+                latest[sid] = rec
         return latest
+
+    def keys(self) -> set[str]:
+        """The tool keys of the logged decisions (what an import has already brought)."""
+        return {str(r["key"]) for r in self.records() if r.get("key")}
 
     def hypotheses(self) -> dict[str, list[str]]:
         """Hypothesis text -> ids whose current decision carries it (first-seen order)."""
