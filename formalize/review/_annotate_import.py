@@ -365,6 +365,7 @@ def import_annotations(run_dir: str | Path, fmt: str, path: str | Path, *,
     _check_format(fmt)
     answers = read_answers(fmt, path)
     run = Path(run_dir)
+    ReviewLog(run).check_writable()
     items = {it["id"]: it for it in annotation_items(run)}
     labels = (list(next(iter(items.values()))["task_probs"]) if items
               else RunOutputs(run, require_manifest=False).labels)

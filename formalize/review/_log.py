@@ -79,6 +79,7 @@ class ReviewLog:
             raise DataError(f"unknown sentence id {sid!r}", where=str(self.run_dir),
                             fix="tag an id from hard.jsonl or the corpus; "
                                 + closest_ids(sid, known))
+        self.check_writable()
         record = {"id": sid, "tag": tag,
                   "note": note or None, "hypothesis": (hypothesis or "").strip() or None,
                   "annotator": annotator or self.annotator,
@@ -88,6 +89,19 @@ class ReviewLog:
         self._repair_tail()
         append_jsonl(self.path, record)
         return record
+
+    def check_writable(self) -> None:
+        """Refuse a log path that is not a file (e.g. a directory) before anything is written.
+
+        Raises:
+            DataError: the log path exists and is not a regular file.
+        """
+        if self.path.exists() and not self.path.is_file():
+            raise DataError("the review log is a directory, not a file"
+                            if self.path.is_dir() else "the review log is not a regular file",
+                            where=str(self.path),
+                            fix="move it aside; the log is one JSON Lines file that the "
+                                "review notebook and annotate import append to")
 
     def _known_ids(self) -> set[str]:
         if self._known is None:
@@ -144,6 +158,7 @@ class ReviewLog:
             DataError: a line other than the last is not a decision record (names the line).
         """
         self.warnings = []
+        self.check_writable()
         if not self.path.is_file():
             return []
         lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
