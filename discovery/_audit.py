@@ -149,7 +149,7 @@ def audited_precision(run_dir: str | Path) -> dict[str, Any] | None:
     labels = audit_labels(run_dir)
     if sample is None or not labels:
         return None
-    hard_err = hard_n = no_label = ctl_signal = ctl_n = ctl_err = 0
+    hard_err = hard_n = no_label = ctl_signal = ctl_n = ctl_err = ctl_known = 0
     groups = {"hard": 0, "control": 0}
     for it in sample["items"]:
         group = it.get("group")
@@ -158,7 +158,8 @@ def audited_precision(run_dir: str | Path) -> dict[str, Any] | None:
         if rec is None:
             continue
         label = rec.get("label")
-        wrong = label != NO_LABEL and label != it.get("task_label")
+        known = it.get("task_label") is not None
+        wrong = label != NO_LABEL and known and label != it.get("task_label")
         if group == "hard":
             hard_n += 1
             hard_err += wrong
@@ -167,11 +168,12 @@ def audited_precision(run_dir: str | Path) -> dict[str, Any] | None:
             ctl_n += 1
             ctl_signal += label != NO_LABEL
             ctl_err += wrong
+            ctl_known += known
     return {"measured_on": MEASURED_ON,
             "hard": {**_share(hard_err, hard_n), "no_label": no_label,
                      "sample": groups.get("hard", 0)},
             "control": {**_share(ctl_signal, ctl_n), "sample": groups.get("control", 0)},
-            "control_task_errors": _share(ctl_err, ctl_n),
+            "control_task_errors": _share(ctl_err, ctl_known),
             "annotators": sorted({str(r.get("annotator")) for r in labels.values()
                                   if r.get("annotator")})}
 
@@ -200,8 +202,10 @@ def format_audit(info: Mapping[str, Any] | None) -> list[str]:
              f"({h['count']} real task-model errors; {h['no_label']} with no label that "
              f"applies), measured on {info['measured_on']}"]
     if c.get("n"):
-        lines.append(f"  random control: {_interval(c)} carry the task's signal; the task "
-                     f"model is wrong on {_interval(info['control_task_errors'])}")
+        err = info["control_task_errors"]
+        lines.append(f"  random control: {_interval(c)} carry the task's signal"
+                     + (f"; the task model is wrong on {_interval(err)}" if err.get("n")
+                        else ""))
     if h["n"] < h.get("sample", h["n"]) or c["n"] < c.get("sample", c["n"]):
         lines.append(f"  (labelled so far: {h['n']} of {h.get('sample')} hard, {c['n']} of "
                      f"{c.get('sample')} control)")

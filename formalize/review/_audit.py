@@ -32,8 +32,11 @@ def _task_labels(run: Path) -> dict[str, str]:
     from synth.core import iter_jsonl
 
     path = run / "scores" / f"task-{_task_model(run)}.jsonl"
-    if not path.is_file():
-        return {}
+    if not path.is_file():  # no hard.jsonl.meta.json naming it: the run's one task model
+        found = sorted((run / "scores").glob("task-*.jsonl"))
+        if len(found) != 1:
+            return {}
+        path = found[0]
     return {str(r["id"]): max(r["probs"], key=lambda k: r["probs"][k]) for r in iter_jsonl(path)
             if isinstance(r.get("probs"), dict) and r["probs"]}
 
