@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from urllib.parse import quote, unquote
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +27,8 @@ ADATEST_COLUMNS = ["topic", "input", "output", "label", "labeler", "description"
 def export_adatest(suite: Suite, path: str | Path, *, sample: int | None = None,
                    seed: int | None = None, max_cases: int | None = None) -> list[str]:
     """Write an AdaTest test tree CSV (id index, topic, input, output, label, labeler,
-    description): a topic per ``/capability/test``, a topic marker row for each, and per case
+    description): a topic per ``/capability/test`` (each part URL-quoted, as AdaTest writes
+    topics), a topic marker row for each, and per case
     one ``pass`` row whose output is its gold label and one ``fail`` row per other label
     (that output would be a failure). With ``pass`` rows alone, AdaTest's per-topic labeling
     model learns that every output passes and flags no failure. Returns the tests left out."""
@@ -35,8 +37,8 @@ def export_adatest(suite: Suite, path: str | Path, *, sample: int | None = None,
     seed = suite.spec.seed if seed is None else seed
     rows = []
 
-    def clean(s: str) -> str:
-        return s.replace("/", " ").strip()
+    def clean(s: str) -> str:  # AdaTest's topic parts are URL-quoted ("double%20negation")
+        return quote(s.replace("/", " ").strip(), safe="")
 
     for test in kept:
         topic = f"/{clean(test.capability)}/{clean(test.name)}"
@@ -112,7 +114,7 @@ def import_adatest(path: str | Path, *, name: str = "adatest",
                 left_out += 1
         if not cases:
             continue
-        parts = [p for p in topic.split("/") if p]
+        parts = [unquote(p) for p in topic.split("/") if p]
         capability = parts[0] if parts else "General"
         test = {"name": "/".join(parts[1:]) or capability, "capability": capability,
                 "type": "mft", "cases": cases}
