@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import uuid
-from urllib.parse import quote, unquote
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 from formalize._expand import Case
 from formalize._suite import Suite
@@ -94,24 +94,20 @@ def import_adatest(path: str | Path, *, name: str = "adatest",
     all_labels = list(labels) if labels else sorted(outputs)
     out: list[dict[str, Any]] = []
     for topic, topic_rows in tests.items():
-        cases: list[dict[str, str]] = []
-        seen: set[tuple[str, str]] = set()
+        golds: list[tuple[str, str]] = []
         passed = {row["input"] for row in topic_rows if row["label"] == "pass"}
-
-        def case(text: str, label: str) -> None:
-            if (text, label) not in seen:  # a pass row and its fail rows name one case
-                seen.add((text, label))
-                cases.append({"text": text, "label": label})
-
         for row in topic_rows:
             if row["label"] == "pass":
-                case(row["input"], row["output"])
+                golds.append((row["input"], row["output"]))
             elif row["input"] in passed:
                 continue  # the pass row gives this input's gold label
             elif len(all_labels) == 2 and row["output"] in all_labels:
-                case(row["input"], next(lab for lab in all_labels if lab != row["output"]))
+                golds.append((row["input"],
+                              next(lab for lab in all_labels if lab != row["output"])))
             else:
                 left_out += 1
+        # A pass row and its fail rows name one case: each (text, label) once.
+        cases = [{"text": t, "label": lab} for t, lab in dict.fromkeys(golds)]
         if not cases:
             continue
         parts = [unquote(p) for p in topic.split("/") if p]
