@@ -44,22 +44,33 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run_export(args: argparse.Namespace) -> int:
     from formalize import annotation_items, export_annotations
-    from synth.core import ConfigError, check_output_file
+    from synth.core import ConfigError, check_outputs
 
     include = [s.strip() for s in args.include.split(",") if s.strip()]
     if not include:
         raise ConfigError("--include names no source", where=f"--include {args.include!r}",
                           fix="name some of: hard, focus, findings (e.g. --include hard)")
     # Before any work: a bad --out never creates folders (e.g. at the file system's root).
-    check_output_file(args.out, flag="--out")
-    if args.format == "label-studio":  # its labeling config goes beside it
-        check_output_file(Path(args.out).with_suffix(".xml"), flag="--out")
+    # Never one of the run's own files, and the labeling config beside it (Label Studio)
+    # never the tasks file itself (--out tasks.xml) nor a file the user wrote.
+    outputs = [("--out", args.out)]
+    if args.format == "label-studio":
+        outputs.append(("--out (its labeling config .xml)", Path(args.out).with_suffix(".xml")))
+    check_outputs(outputs, replaceable=_is_labeling_config)
     paths = export_annotations(args.run, args.format, args.out, include)
     n = len(annotation_items(args.run, include))
     print(f"exported {n} sentence(s) from {args.run} for {args.format}")
     for path in paths:
         print(f"wrote {path}")
     return 0
+
+
+def _is_labeling_config(path: Path) -> bool:
+    """Whether ``path`` is a Label Studio labeling config (an earlier export's ``.xml``)."""
+    try:
+        return path.read_bytes()[:200].lstrip().startswith(b"<View")
+    except OSError:
+        return False
 
 
 def run_import(args: argparse.Namespace) -> int:

@@ -87,13 +87,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from formalize import load_suite
-    from synth.core import ConfigError, RunDir, check_output_file
+    from synth.core import ConfigError, RunDir, check_outputs
     from synthcheck._pipeline import check_corpus_config, verify_stage_hash
     from synthcheck._verify import check_verify_size, run_verify
 
-    for flag, path in (("--junit", args.junit), ("--markdown", args.markdown)):
-        if path is not None:  # before any scoring: a bad path never costs the verify's work
-            check_output_file(path, flag=flag)
+    # Before any scoring: a bad path never costs the verify's work.
+    check_outputs([(flag, path) for flag, path in (("--junit", args.junit),
+                                                     ("--markdown", args.markdown))
+                   if path is not None], run=args.run)
     cfg = _config(args)
     suite_path = args.suite or (cfg.suite if cfg is not None else None)
     if suite_path is None:

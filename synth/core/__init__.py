@@ -45,6 +45,7 @@ from synth.core._io import (
     write_jsonl,
     write_text_atomic,
 )
+from synth.core._outputs import check_outputs, run_dir_of
 from synth.core._labels import LabelSpace, check_unique_labels
 from synth.core._progress import format_duration, progress_bar, progress_enabled
 from synth.core._registry import Registry, did_you_mean, import_object
@@ -74,6 +75,7 @@ __all__ = [
     "cache_dir",
     "check_encoding",
     "check_output_file",
+    "check_outputs",
     "check_unique_labels",
     "config_hash",
     "derive_rng",
@@ -100,6 +102,7 @@ __all__ = [
     "seed_key",
     "read_jsonl",
     "read_text",
+    "run_dir_of",
     "runtime_field",
     "validation_to_config_error",
     "write_json_atomic",

@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from synth.core import DataError, package_version, write_text_atomic
+from synth.core import DataError, check_outputs, package_version, write_text_atomic
 from synthcheck.report import _sections
 from synthcheck.report._blocks import ReportSection
 from synthcheck.report._data import RunData
@@ -37,6 +37,25 @@ def md_text(value: Any) -> str:
     text = re.sub(r"&(?=[A-Za-z#])", "&amp;", str(value))
     text = re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
     return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def is_report_summary(path: Path) -> bool:
+    """Whether ``path`` is a ``summary.md`` that ``synthcheck report`` wrote (its third line
+    names the run directory and report.html), so a later report may replace it."""
+    try:
+        head = path.read_bytes()[:4096].decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return False
+    return len(head) >= 3 and head[0].startswith("# ") and head[2].startswith("Run directory `")
+
+
+def check_report_outputs(run_dir: Path, html: Path) -> None:
+    """Refuse, before anything is written, an HTML path that is one of the run's own files
+    (other than its report), the HTML and summary.md being one file, or a summary.md beside
+    it that ``report`` did not write (see :func:`synth.core.check_outputs`)."""
+    check_outputs([("--out", html), ("--out (summary.md beside it)", html.with_name("summary.md"))],
+                  own=[run_dir / "report.html", run_dir / "summary.md"],
+                  replaceable=is_report_summary)
 
 
 @cache
@@ -80,6 +99,7 @@ class Report:
         it, atomically; return the HTML's path."""
         html, md = self.to_html(), self.to_markdown()  # both built before either is written
         path = Path(out) if out is not None else self.run.path / "report.html"
+        check_report_outputs(self.run.path, path)
         write_text_atomic(path, html)
         write_text_atomic(path.with_name("summary.md"), md)
         return path
