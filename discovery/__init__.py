@@ -71,6 +71,7 @@ from discovery._rank_mine import load_scores, mine_run, rank_run
 from discovery._ranking import METRICS, DivergenceRanker, HardSubset, divergence
 from discovery._reference import FewShotReference
 from discovery._score_job import score_run
+from discovery._skops_trust import check_trusted_types, describe_type
 from discovery._scorers import (
     CallableScorer,
     HFClassifierScorer,
@@ -155,6 +156,8 @@ __all__ = [
     "SORT_KEYS",
     "Shot",
     "SklearnScorer",
+    "check_trusted_types",
+    "describe_type",
     "TOKEN_PATTERN",
     "TASK_MODEL_KINDS",
     "TaskModelConfig",

@@ -150,7 +150,11 @@ class TaskModelConfig(BaseModel):
     """Truncate inputs to this many tokens (transformers classifiers)."""
     trusted_types: list[str] = Field(default_factory=list)
     """Extra types a ``.skops`` file may contain beyond the built-in allow-list; list them only
-    for files you trust."""
+    for files you trust. A type that can run code (``posix.system``, ``builtins.eval``,
+    ``functools.partial``...) is refused unless ``allow_unsafe_types`` is on."""
+    allow_unsafe_types: bool = False
+    """Accept ``trusted_types`` that can run code on this machine (UNSAFE: only for a
+    ``.skops`` file you made yourself; a safe model file never needs them)."""
 
     @field_validator("name")
     @classmethod
@@ -158,6 +162,23 @@ class TaskModelConfig(BaseModel):
         if not name or not all(c.isalnum() or c in "-_." for c in name):
             raise ValueError("name must be non-empty and use only letters, digits, '-', '_', '.'")
         return name
+
+    @model_validator(mode="after")
+    def _trust_only_where_it_acts(self) -> TaskModelConfig:
+        from discovery._skops_trust import code_types, describe_type
+
+        if self.trusted_types and not self.spec.startswith("sklearn:"):
+            raise ValueError(f"trusted_types only apply to a sklearn: .skops file; this task "
+                             f"model is {self.spec!r}: remove trusted_types")
+        if self.allow_unsafe_types and not self.trusted_types:
+            raise ValueError("allow_unsafe_types does nothing without trusted_types: remove it")
+        unsafe = code_types(self.trusted_types)
+        if unsafe and not self.allow_unsafe_types:
+            raise ValueError("trusted_types lists types that can run code: " + "; ".join(
+                f"{n} is {describe_type(n)[1]}" for n in unsafe) + ". Remove them (a safe "
+                "model file never needs them); only for a file you made yourself, also set "
+                "allow_unsafe_types: true")
+        return self
 
 
 class RankingConfig(BaseModel):

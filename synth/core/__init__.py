@@ -46,6 +46,7 @@ from synth.core._io import (
     write_text_atomic,
 )
 from synth.core._outputs import check_outputs, run_dir_of
+from synth.core._text import VisibleStream, markdown_text, visible
 from synth.core._labels import LabelSpace, check_unique_labels
 from synth.core._progress import format_duration, progress_bar, progress_enabled
 from synth.core._registry import Registry, did_you_mean, import_object
@@ -105,6 +106,9 @@ __all__ = [
     "run_dir_of",
     "runtime_field",
     "validation_to_config_error",
+    "visible",
+    "VisibleStream",
+    "markdown_text",
     "write_json_atomic",
     "write_jsonl",
     "write_text_atomic",

@@ -14,7 +14,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from synth.core import DataError, check_outputs, package_version, write_text_atomic
+from synth.core import (
+    DataError,
+    check_outputs,
+    markdown_text,
+    package_version,
+    visible,
+    write_text_atomic,
+)
 from synthcheck.report import _sections
 from synthcheck.report._blocks import ReportSection
 from synthcheck.report._data import RunData
@@ -27,16 +34,20 @@ REPORT_FORMAT = 5
 
 
 def md_text(value: Any) -> str:
-    """Text for summary.md: no raw HTML and safe in a table cell, yet readable as plain text.
+    """Text for summary.md and the PR comment: :func:`synth.core.markdown_text` (visible
+    control characters, no raw HTML, links, images or mentions; safe in a table cell)."""
+    return markdown_text(value)
 
-    Only a ``<`` that could open a tag (before a letter, ``/``, ``!`` or ``?``) and an
-    ``&`` that could start an entity (before a letter or ``#``) become entities: Markdown
-    renders a lone ``q < 0.05`` or ``A & B`` as written, so they stay as written."""
-    import re
 
-    text = re.sub(r"&(?=[A-Za-z#])", "&amp;", str(value))
-    text = re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
-    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+def _visible_html(value: Any) -> Any:
+    """Jinja's ``finalize`` for every ``{{ }}`` value: control characters and bidi
+    overrides shown as escapes (a Markup value, an already rendered block, keeps its line
+    breaks and stays Markup: the escapes hold no ``<`` or ``&``)."""
+    from markupsafe import Markup
+
+    if isinstance(value, Markup):
+        return Markup(visible(value, keep="\n\t\r"))
+    return visible(value, keep="\n\t\r") if isinstance(value, str) else value
 
 
 def is_report_summary(path: Path) -> bool:
@@ -67,7 +78,7 @@ def _environment() -> Any:
         autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",),
                                             default_for_string=True),
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-        trim_blocks=True, lstrip_blocks=True)
+        trim_blocks=True, lstrip_blocks=True, finalize=_visible_html)
     env.filters["md"] = md_text
     return env
 
