@@ -71,13 +71,13 @@ from discovery._rank_mine import load_scores, mine_run, rank_run
 from discovery._ranking import METRICS, DivergenceRanker, HardSubset, divergence
 from discovery._reference import FewShotReference
 from discovery._score_job import score_run
-from discovery._skops_trust import check_trusted_types, describe_type
 from discovery._scorers import (
     CallableScorer,
     HFClassifierScorer,
     LabelMapper,
     SklearnScorer,
 )
+from discovery._skops_trust import check_trusted_types, describe_type
 from discovery._slice_stages import (
     OUTPUTS as SLICE_OUTPUTS,
 )

@@ -33,10 +33,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from formalize import FORMATS, load_suite
-
     from pathlib import Path
 
+    from formalize import FORMATS, load_suite
     from synth.core import check_outputs
 
     fmt = FORMATS.get(args.format)

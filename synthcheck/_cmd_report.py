@@ -22,9 +22,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from synthcheck.report import build_report
-
-    from synthcheck.report import check_report_outputs
+    from synthcheck.report import build_report, check_report_outputs
 
     # Checked before the report is built: --out never replaces one of the run's own files
     # (RUN/hard.jsonl), the summary.md beside it never replaces the HTML (--out

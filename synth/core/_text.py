@@ -38,15 +38,16 @@ _MENTION = re.compile(r"@(?=[A-Za-z0-9_-])")
 
 def markdown_text(value: Any) -> str:
     """Text for a Markdown file: visible (see :func:`visible`; a line break becomes a
-    space), no raw HTML, nothing Markdown would turn into a link, an image, emphasis, code
-    or a table cell break, and no ``@mention``; yet readable as plain text.
+    space), no raw HTML, nothing Markdown would turn into a link, an image or a table cell
+    break, and no ``@mention``; yet readable as plain text.
 
     Only a ``<`` that could open a tag (before a letter, ``/``, ``!`` or ``?``) and an ``&``
     that could start an entity (before a letter or ``#``) become entities: a lone
     ``q < 0.05`` or ``A & B`` renders as written. A backslash and a table cell's ``|`` are
     backslash-escaped, and so is what follows a ``]`` that would make a link, an image or a
-    link definition (``](``, ``][``, ``]:``), so ``[0.53, 0.89]`` stays as written; an ``@`` before a name goes in a code span (`` `@`name ``), where
-    GitHub never sees a mention."""
+    link definition (``](``, ``][``, ``]:``), so ``[0.53, 0.89]`` stays as written; an
+    ``@`` before a name goes in a code span (`` `@`name ``), where GitHub never sees a
+    mention."""
     text = visible(str(value).replace("\r\n", " ").replace("\r", " ").replace("\n", " "))
     text = re.sub(r"&(?=[A-Za-z#])", "&amp;", text)
     text = re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
