@@ -66,7 +66,7 @@ class VisibleStream(io.TextIOBase):
         self._keep = keep
         self._allowed = allowed
 
-    def write(self, s: str) -> int:  # type: ignore[override]
+    def write(self, s: str) -> int:
         """Write ``s`` with its unsafe characters escaped (``allowed`` sequences, such as a
         progress bar's cursor-up, pass)."""
         if self._allowed and any(a in s for a in self._allowed):
