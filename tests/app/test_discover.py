@@ -332,10 +332,10 @@ def test_long_stages_print_an_estimate_from_a_measured_rate(
                  "-q"]) == 0
     lines = [x for x in capsys.readouterr().out.splitlines() if "] estimate: " in x]
     rate = REFERENCE_RATES["generate"][0]
-    assert lines[0] == (
-        f"[generate] estimate: 24 prompts / {rate:.1f} prompt/s (the default run's rate on a "
-        "2-core reference machine; this machine's own is recorded after this run) = about "
-        "1 s; a machine shared with other jobs is slower")
+    assert lines[0].startswith("[generate] estimate: 24 prompts at ")
+    assert (f"; rate {rate:.1f} prompt/s (the default run's rate on a 2-core reference "
+            "machine; this machine's own is recorded after this run), scaled by the load now, "
+            ) in lines[0], lines[0]
     assert [x.split("]")[0] for x in lines] == ["[generate", "[score", "[focus"]
     rates = json.loads((tmp_path / "cache" / "rates.json").read_text())
     measured = {k: v for k, v in rates.items() if v["seconds"] > 0}
@@ -347,8 +347,8 @@ def test_long_stages_print_an_estimate_from_a_measured_rate(
     for key, rec in measured.items():
         stage = key.split("|")[0]
         line = next(x for x in again if x.startswith(f"[{stage}]"))
-        assert f"/ {rec['rate']:.1f} {rec['unit']}/s (measured on this machine " \
-               f"{rec['measured'][:10]})" in line, line
+        assert f"rate {rec['rate']:.1f} {rec['unit']}/s (measured on this machine " \
+               f"{rec['measured'][:10]} at a load of {rec['load']:.1f})" in line, line
     # A rerun in the same run directory has nothing left to do: no estimate.
     assert main(["discover", "--config", str(cfg_path), "--run", str(tmp_path / "b"),
                  "-q"]) == 0
