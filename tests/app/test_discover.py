@@ -522,3 +522,23 @@ def test_two_discovers_on_one_directory_do_each_stage_once(cfg_path: Path,
     for name in ("score", "rank", "mine", "focus", "evaluate", "verify"):
         assert sorted(s[name] for s in stages) == ["ran", "skipped (current)"], (name, stages)
     assert any("waiting for another process's" in err for _, err in results)
+
+
+def test_a_locks_path_that_is_a_file_is_refused_before_any_work(
+        cfg_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / ".locks").write_text("not a folder")
+    before = snapshot(run)
+    assert main(["discover", "-c", str(cfg_path), "--run", str(run), "-q",
+                 "--lock-timeout", "5"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: cannot lock: .locks is a file, not a folder ({run / '.locks'}): "
+                   "remove it (synthcheck keeps its stage locks in .locks/; it is made "
+                   "again)\n")
+    assert snapshot(run) == before  # not even a corpus shard
+    with pytest.raises(SystemExit) as exit_info:
+        main(["discover", "-c", str(cfg_path), "--run", str(run), "--lock-timeout", "abc"])
+    assert exit_info.value.code == 2
+    assert "argument --lock-timeout: must be a number of seconds, got 'abc'" in \
+        capsys.readouterr().err
