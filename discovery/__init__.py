@@ -1,5 +1,17 @@
 """Stage 2 (SynthTest_hard): task-model and reference scoring, divergence ranking, n-gram mining."""
 
+from discovery._audit import (
+    AUDIT_LABELS,
+    AUDIT_SAMPLE,
+    NO_AUDIT_NOTE,
+    NO_LABEL,
+    audit_labels,
+    audited_precision,
+    decision_time,
+    draw_audit_sample,
+    format_audit,
+    read_audit_sample,
+)
 from discovery._calibration import Calibrator
 from discovery._config import (
     EvaluationConfig,
@@ -109,6 +121,16 @@ from discovery._stage_hashes import (
 from discovery._task_models import build_task_scorers, ranked_task_model, ranked_task_name
 
 __all__ = [
+    "AUDIT_LABELS",
+    "AUDIT_SAMPLE",
+    "NO_AUDIT_NOTE",
+    "NO_LABEL",
+    "audit_labels",
+    "audited_precision",
+    "decision_time",
+    "draw_audit_sample",
+    "format_audit",
+    "read_audit_sample",
     "UNTRUSTED_FIX",
     "MetadataSlicesConfig",
     "OcclusionConfig",

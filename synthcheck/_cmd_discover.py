@@ -144,6 +144,10 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
         lines.append(f"  {'majority':<12} acc {evaluation['majority_baseline_accuracy']:.3f}"
                      f"  (always the most frequent label)")
     lines += [s for s in format_reliability(evaluation) if not s.startswith("warning: ")]
+    if evaluation.get("hard_subset_precision"):  # the held-out figure, then what it misses
+        from discovery import audited_precision, format_audit
+
+        lines += format_audit(audited_precision(run_dir))
     corpus = info.get("corpus") or {}
     dropped = ", ".join(f"{k} {v}" for k, v in corpus.get("dropped", {}).items()) or "none"
     lines.append(f"corpus: {corpus.get('kept', 0)} sentences from {corpus.get('prompts', 0)} "
