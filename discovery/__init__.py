@@ -1,7 +1,8 @@
 """Stage 2 (SynthTest_hard): task-model and reference scoring, divergence ranking, n-gram mining."""
 
-from discovery._calibration import Calibrator
+from discovery._calibration import Calibrator, abstain_probability, fit_abstain_calibration
 from discovery._config import (
+    AbstainConfig,
     EvaluationConfig,
     FocusConfig,
     MetadataSlicesConfig,
@@ -16,6 +17,7 @@ from discovery._config import (
 )
 from discovery._data import (
     LabeledSet,
+    read_abstain,
     read_corpus,
     read_labeled_file,
     read_score_file,
@@ -39,6 +41,7 @@ from discovery._findings import build_findings, group_name
 from discovery._focus_stage import (
     FocusBase,
     FocusModels,
+    abstain_calibrator,
     focus_hash,
     focus_run,
     focus_stage_hash,
@@ -46,6 +49,13 @@ from discovery._focus_stage import (
     pool_candidates,
     reference_calibrator,
     run_focus_rounds,
+)
+from discovery._judge import (
+    Judgement,
+    JudgeRule,
+    abstain_warning,
+    format_abstained,
+    judge,
 )
 from discovery._kinds import (
     TASK_MODEL_KINDS,
@@ -65,9 +75,17 @@ from discovery._precision import (
     format_reliability,
     held_out_reliability,
     reference_distrust,
+    task_error_rate,
 )
 from discovery._protocols import TaskScorer
-from discovery._rank_mine import load_scores, mine_run, rank_run
+from discovery._rank_mine import (
+    JudgedCorpus,
+    judge_rule,
+    load_judged,
+    load_scores,
+    mine_run,
+    rank_run,
+)
 from discovery._ranking import METRICS, DivergenceRanker, HardSubset, divergence
 from discovery._reference import FewShotReference
 from discovery._score_job import score_run
@@ -78,10 +96,7 @@ from discovery._scorers import (
     SklearnScorer,
 )
 from discovery._slice_stages import (
-    OUTPUTS as SLICE_OUTPUTS,
-)
-from discovery._slice_stages import (
-    corpus_failures,
+    JUDGE_SCHEME,
     findings_run,
     findings_stage_hash,
     focus_rule_text,
@@ -89,6 +104,9 @@ from discovery._slice_stages import (
     occlusion_run,
     semantic_run,
     slice_stage_hash,
+)
+from discovery._slice_stages import (
+    OUTPUTS as SLICE_OUTPUTS,
 )
 from discovery._slices import METADATA, MetadataSlicer, SemanticSlicer, slice_table
 from discovery._stage_checks import check_stage2
@@ -106,6 +124,7 @@ from discovery._stage_hashes import (
     task_model_hashes,
 )
 from discovery._task_models import build_task_scorers, ranked_task_model, ranked_task_name
+from discovery._trust import format_trust, precision_above_error, trust_decision
 
 __all__ = [
     "UNTRUSTED_FIX",
@@ -119,7 +138,24 @@ __all__ = [
     "group_name",
     "OcclusionScorer",
     "SLICE_OUTPUTS",
-    "corpus_failures",
+    "JUDGE_SCHEME",
+    "format_trust",
+    "precision_above_error",
+    "trust_decision",
+    "task_error_rate",
+    "AbstainConfig",
+    "JudgeRule",
+    "Judgement",
+    "JudgedCorpus",
+    "judge",
+    "judge_rule",
+    "load_judged",
+    "abstain_warning",
+    "format_abstained",
+    "fit_abstain_calibration",
+    "abstain_probability",
+    "read_abstain",
+    "abstain_calibrator",
     "findings_run",
     "findings_stage_hash",
     "focus_rule_text",

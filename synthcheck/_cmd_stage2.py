@@ -104,8 +104,8 @@ def run_rank_command(args: argparse.Namespace) -> int:
         print(f"hard subset: {report['hard']} of {report['corpus']} sentences "
               f"({report['disagreements']} top-label disagreements in the corpus)")
         if report["hard"] == 0:
-            print("note: the hard subset is empty (ranking.require_disagreement keeps only "
-                  "sentences whose top labels differ); there is nothing to mine")
+            print("note: the hard subset is empty (it keeps only judged sentences whose top "
+                  "labels differ); there is nothing to mine")
     for rec in head(args.run / "hard.jsonl", args.show):
         print(f"  {rec['rank']:>4} {rec['divergence']:.3f} task={rec['task_label']} "
               f"ref={rec['reference_label']}  {rec['text']}")
