@@ -100,15 +100,6 @@ def _abstained(run_dir: Path) -> tuple[str, str | None]:
     return line, abstain_warning(info)
 
 
-def run_audit(run_dir: Path) -> dict[str, Any] | None:
-    """The run's blind-audit figures (``discovery.audited_precision``, the annotate audit
-    path), or None when the run has no audit or this installation has no audit reader."""
-    import discovery
-
-    reader = getattr(discovery, "audited_precision", None)
-    return reader(run_dir) if reader is not None else None
-
-
 def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, hardest: int = 10,
                    ngrams: int = 15) -> str:
     """The text `discover` prints: accuracy, the hard subset's precision on held-out data
@@ -124,7 +115,7 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
         trust_decision,
     )
     from synth.core import iter_jsonl
-    from synthcheck._summary import focus_lines, head
+    from synthcheck._summary import focus_lines, head, run_audit
 
     lines = [f"== synthcheck discover: {cfg.name} ({run_dir}) =="]
     evaluation = info.get("evaluation") or {}

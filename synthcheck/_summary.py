@@ -110,3 +110,12 @@ def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
                      f"{r['high']:.2f}] vs {r['base_rate']:.2f}{flips}"
                      f"{'  confirmed' if r['confirmed'] else ''}")
     return lines
+
+
+def run_audit(run_dir: Path) -> dict[str, Any] | None:
+    """The run's blind-audit figures (``discovery.audited_precision``, the annotate audit
+    path), or None when the run has no audit or this installation has no audit reader."""
+    import discovery
+
+    reader = getattr(discovery, "audited_precision", None)
+    return reader(run_dir) if reader is not None else None
