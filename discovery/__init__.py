@@ -4,6 +4,7 @@ from discovery._calibration import Calibrator
 from discovery._config import (
     EvaluationConfig,
     FocusConfig,
+    LabelledConfig,
     MetadataSlicesConfig,
     MiningConfig,
     OcclusionConfig,
@@ -35,7 +36,7 @@ from discovery._evaluate import (
     recall_by_model,
     write_eval_json,
 )
-from discovery._findings import build_findings, group_name
+from discovery._findings import build_findings, group_name, labelled_candidate
 from discovery._focus_stage import (
     FocusBase,
     FocusModels,
@@ -55,6 +56,20 @@ from discovery._kinds import (
     load_task_scorer,
     task_model_availability,
     task_model_kind,
+)
+from discovery._labelled import (
+    ErrorEnrichment,
+    GoldOcclusion,
+    column_slices,
+    gold_failures,
+    text_slices,
+)
+from discovery._labelled_stage import (
+    LabelledRows,
+    find_on_labelled,
+    labelled_rows,
+    labelled_run,
+    labelled_stage_hash,
 )
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._model_checks import check_probability_rows
@@ -109,7 +124,19 @@ from discovery._task_models import build_task_scorers, ranked_task_model, ranked
 
 __all__ = [
     "UNTRUSTED_FIX",
+    "ErrorEnrichment",
+    "GoldOcclusion",
+    "LabelledConfig",
+    "LabelledRows",
     "MetadataSlicesConfig",
+    "column_slices",
+    "find_on_labelled",
+    "gold_failures",
+    "labelled_candidate",
+    "labelled_rows",
+    "labelled_run",
+    "labelled_stage_hash",
+    "text_slices",
     "OcclusionConfig",
     "SemanticSlicesConfig",
     "SlicesConfig",

@@ -10,6 +10,7 @@ from pydantic import Field
 from discovery import (
     EvaluationConfig,
     FocusConfig,
+    LabelledConfig,
     MiningConfig,
     RankingConfig,
     ReferenceConfig,
@@ -48,6 +49,10 @@ class RunConfig(Stage1Config):
     and the unified ranked ``findings.jsonl`` (stage 2; each on by default)."""
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     """Held-out evaluation of the task models and the reference (stage 2)."""
+    labelled: LabelledConfig = Field(default_factory=LabelledConfig)
+    """Discovery on labelled data the user has, with gold labels as the judge (stage 2;
+    off until ``labelled.data`` names the data: ``evaluation``, ``packaged:<name>`` or a
+    file). Its findings join ``findings.jsonl`` with ``data: labelled``."""
     suite: str | None = None
     """Path to the test suite YAML that `synthcheck verify` runs (stage 3; optional)."""
     verify: VerifyConfig = Field(default_factory=VerifyConfig)
