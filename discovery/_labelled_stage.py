@@ -270,7 +270,7 @@ def labelled_run(run_dir: str | Path, *, labels: LabelSpace, labelled: LabelledC
                       {**provenance(shash), "stage": "labelled", "findings": len(found),
                        **info})
     seconds = round(time.perf_counter() - started, 2)
-    run.complete("labelled", shash, stage_hash=shash, rows=len(found), seconds=seconds,
+    run.complete("labelled", shash, stage_hash=shash, findings=len(found), seconds=seconds,
                  digests=output_digests(run, [out]), **info)
     return {"skipped": False, "stage_hash": shash, "findings": len(found), "seconds": seconds,
             **info}

@@ -124,7 +124,7 @@ def test_summary_and_report_show_the_findings(cfg_path: Path, tmp_path: Path, ca
     out = capsys.readouterr().out
     first = json.loads((run / "findings.jsonl").read_text().splitlines()[0])
     assert "findings: " in out and "corpus failure: top labels differ" in out
-    assert f"  f0001 {first['kind']:<8} {first['name'][:34]:<35} " in out
+    assert f"  f0001 corpus   {first['kind']:<8} {first['name'][:34]:<35} " in out
     summary = (run / "summary.md").read_text()
     assert "## Findings: every kind, ranked" in summary
     assert "### Focus rounds: confirmed failure patterns" in summary
@@ -138,8 +138,9 @@ def test_slices_command_and_its_errors(cfg_path: Path, tmp_path: Path, capsys) -
     capsys.readouterr()
     assert main(["slices", "--config", str(cfg_path), "--run", str(run), "-q"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[:3] == ["semantic: up to date", "metadata: up to date", "occlusion: up to date"]
-    assert out[3] == f"findings: up to date: {run / 'findings.jsonl'}"
+    assert out[:4] == ["semantic: up to date", "metadata: up to date", "occlusion: up to date",
+                       "labelled: off"]
+    assert out[4] == f"findings: up to date: {run / 'findings.jsonl'}"
 
     empty = tmp_path / "empty"
     empty.mkdir()
