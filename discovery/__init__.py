@@ -12,6 +12,7 @@ from discovery._config import (
     ReferenceConfig,
     SemanticSlicesConfig,
     Shot,
+    ShotsFrom,
     SlicesConfig,
     TaskModelConfig,
 )
@@ -92,6 +93,7 @@ from discovery._scorers import (
     LabelMapper,
     SklearnScorer,
 )
+from discovery._shots import draw_shots, shots_from_labelled
 from discovery._slice_stages import (
     OUTPUTS as SLICE_OUTPUTS,
 )
@@ -134,6 +136,9 @@ __all__ = [
     "gold_failures",
     "labelled_candidate",
     "labelled_rows",
+    "ShotsFrom",
+    "draw_shots",
+    "shots_from_labelled",
     "labelled_run",
     "labelled_stage_hash",
     "text_slices",

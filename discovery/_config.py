@@ -48,6 +48,21 @@ def _default_shots() -> list[Shot]:
     ]
 
 
+class ShotsFrom(BaseModel):
+    """Shots drawn from the user's labelled data (``reference.shots_from``)."""
+
+    model_config = _STRICT
+
+    k: int = Field(8, ge=1)
+    """Shots in all, stratified: each label gets ``k // labels`` (the first labels one more
+    while ``k`` is not used up), at least one."""
+    seed: int = Field(0, ge=0)
+    """Seed of the draw (``derive_seed(seed, "reference-shots")``)."""
+    max_words: int = Field(60, ge=1)
+    """Only rows of at most this many words are drawn (the shots make every prompt longer);
+    a label with too few such rows gets its shortest rows."""
+
+
 class ReferenceConfig(BaseModel):
     """The few-shot LLM reference that scores every sentence alongside the task models."""
 
@@ -64,6 +79,11 @@ class ReferenceConfig(BaseModel):
     """Few-shot demonstrations, in prompt order (the default: 2 per sentiment label)."""
     k: int | None = Field(None, ge=0)
     """Use only the first k shots; ``None`` uses them all."""
+    shots_from: ShotsFrom | None = None
+    """Draw the shots from the labelled data instead (the ``labelled`` section's rows, or
+    the evaluation data's when ``labelled.data`` is unset; never a row of the evaluation
+    sample): ``{k: 8, seed: 0}``. ``synthcheck.load_run_config`` draws them when it loads
+    the config, so ``shots`` then holds them (the manifest records which)."""
     shot_separator: str = "\n\n"
     """Text between demonstrations, and between the last one and the query."""
     label_words: dict[str, str] = Field(

@@ -63,5 +63,24 @@ class RunConfig(Stage1Config):
 
 
 def load_run_config(path: str | Path, overrides: Sequence[str] = ()) -> RunConfig:
-    """Load and validate a run config YAML file with ``-P`` overrides (see synth.load_config)."""
-    return load_config(path, RunConfig, overrides)
+    """Load and validate a run config YAML file with ``-P`` overrides (see synth.load_config);
+    with ``reference.shots_from``, the reference's shots are drawn from the labelled data here
+    (:func:`discovery.shots_from_labelled`), so every stage and hash sees them.
+
+    Raises:
+        ConfigError: the file or an override is invalid.
+        DataError: ``reference.shots_from`` cannot read the labelled data.
+    """
+    return with_drawn_shots(load_config(path, RunConfig, overrides))
+
+
+def with_drawn_shots(cfg: RunConfig) -> RunConfig:
+    """``cfg`` with ``reference.shots`` drawn by ``reference.shots_from`` (unchanged
+    without it)."""
+    from discovery import shots_from_labelled
+
+    if cfg.reference.shots_from is None:
+        return cfg
+    ref = shots_from_labelled(cfg.reference, cfg.task.label_space, cfg.labelled,
+                              cfg.evaluation, cfg.corpus)
+    return RunConfig.model_validate({**cfg.model_dump(), "reference": ref.model_dump()})

@@ -101,7 +101,9 @@ def test_slice_stages_run_skip_and_rerun_in_discover(cfg_path: Path, tmp_path: P
         meta = json.loads((run / f"{file}.meta.json").read_text())
         assert meta["config_hash"] == manifest["stage_hashes"][stage]
     again = quiet(cfg, run)
-    assert all(again.stages[s] == "skipped (current)" for s in STAGES if s != "verify")
+    assert all(again.stages[s] == "skipped (current)" for s in STAGES
+               if s not in ("verify", "labelled"))
+    assert again.stages["labelled"] == "off (no labelled.data)"
 
     changed = quiet(load_run_config(cfg_path, ["slices.semantic.size=5"]), run)
     assert {"semantic", "findings", "report"} <= {k for k, v in changed.stages.items()

@@ -221,3 +221,48 @@ def test_ngram_pattern_finds_punctuation_terms() -> None:
     assert not ngram_pattern("?").search("it is good.")
     assert ngram_pattern("film").search("the film.") and not ngram_pattern("film").search(
         "films")
+
+
+def test_draw_shots_is_stratified_seeded_and_short() -> None:
+    from discovery import draw_shots
+    from discovery._data import LabeledSet
+
+    texts = [f"short review number {i} here" for i in range(30)] + \
+        ["a long one " * 30] * 5 + ["only two", "neutral words in a row"]
+    golds = ["negative", "positive"] * 15 + ["neutral"] * 7
+    data = LabeledSet(texts, golds)
+    labels = ["negative", "neutral", "positive"]
+    shots = draw_shots(data, labels, 7, seed=0, max_words=10)
+    assert [s.label for s in shots] == ["negative", "neutral", "positive"] * 2 + ["negative"]
+    # the neutral label has one fitting row: it gets it, then its shortest other row
+    assert {s.text for s in shots if s.label == "neutral"} == {"neutral words in a row",
+                                                               "only two"}
+    assert all(len(s.text.split()) <= 10 for s in shots if s.label != "neutral")
+    assert shots == draw_shots(data, labels, 7, seed=0, max_words=10)
+    assert shots != draw_shots(data, labels, 7, seed=1, max_words=10)
+    with pytest.raises(DataError, match="the labelled data has no 'other' row"):
+        draw_shots(data, [*labels, "other"], 4, seed=0)
+
+
+def test_shots_from_never_takes_an_evaluation_row(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import yaml
+
+    from synthcheck import load_run_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"evaluation": {"size": 300},
+                                    "reference": {"shots_from": {"k": 6, "seed": 3}}}))
+    cfg = load_run_config(path)
+    labels = LabelSpace.of(LABELS)
+    held = set(load_evaluation_set(labels, cfg.evaluation).texts)
+    texts = [s.text for s in cfg.reference.shots]
+    assert len(texts) == 6 and not set(texts) & held
+    assert [s.label for s in cfg.reference.shots] == LABELS * 3
+    pool = set(labelled_rows(labels, LabelledConfig(data="evaluation"), cfg.evaluation)
+               .data.texts)
+    assert set(texts) <= pool
+    # the drawn shots are what the reference hash covers
+    from discovery import reference_hash
+
+    other = load_run_config(path, ["reference.shots_from.seed=4"])
+    assert reference_hash(cfg.reference, labels) != reference_hash(other.reference, labels)
