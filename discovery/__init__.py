@@ -17,6 +17,7 @@ from discovery._config import (
     AbstainConfig,
     EvaluationConfig,
     FocusConfig,
+    LabelledConfig,
     MetadataSlicesConfig,
     MiningConfig,
     OcclusionConfig,
@@ -24,6 +25,7 @@ from discovery._config import (
     ReferenceConfig,
     SemanticSlicesConfig,
     Shot,
+    ShotsFrom,
     SlicesConfig,
     TaskModelConfig,
 )
@@ -49,7 +51,7 @@ from discovery._evaluate import (
     recall_by_model,
     write_eval_json,
 )
-from discovery._findings import build_findings, group_name
+from discovery._findings import build_findings, group_name, labelled_candidate
 from discovery._focus_stage import (
     FocusBase,
     FocusModels,
@@ -77,6 +79,20 @@ from discovery._kinds import (
     load_task_scorer,
     task_model_availability,
     task_model_kind,
+)
+from discovery._labelled import (
+    ErrorEnrichment,
+    GoldOcclusion,
+    column_slices,
+    gold_failures,
+    text_slices,
+)
+from discovery._labelled_stage import (
+    LabelledRows,
+    find_on_labelled,
+    labelled_rows,
+    labelled_run,
+    labelled_stage_hash,
 )
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._model_checks import check_probability_rows
@@ -107,6 +123,7 @@ from discovery._scorers import (
     LabelMapper,
     SklearnScorer,
 )
+from discovery._shots import draw_shots, shots_from_labelled
 from discovery._skops_trust import check_trusted_types, describe_type
 from discovery._slice_stages import (
     JUDGE_SCHEME,
@@ -151,7 +168,22 @@ __all__ = [
     "format_audit",
     "read_audit_sample",
     "UNTRUSTED_FIX",
+    "ErrorEnrichment",
+    "GoldOcclusion",
+    "LabelledConfig",
+    "LabelledRows",
     "MetadataSlicesConfig",
+    "column_slices",
+    "find_on_labelled",
+    "gold_failures",
+    "labelled_candidate",
+    "labelled_rows",
+    "ShotsFrom",
+    "draw_shots",
+    "shots_from_labelled",
+    "labelled_run",
+    "labelled_stage_hash",
+    "text_slices",
     "OcclusionConfig",
     "SemanticSlicesConfig",
     "SlicesConfig",
