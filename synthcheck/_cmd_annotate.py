@@ -59,17 +59,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run_export(args: argparse.Namespace) -> int:
     from formalize import annotation_items, export_annotations
-    from synth.core import ConfigError, check_output_file
+    from synth.core import ConfigError, check_outputs
 
     include = [s.strip() for s in args.include.split(",") if s.strip()]
     if not include:
         raise ConfigError("--include names no source", where=f"--include {args.include!r}",
                           fix="name some of: hard, focus, findings (e.g. --include hard)")
     # Before any work: a bad --out never creates folders (e.g. at the file system's root).
+    # Never one of the run's own files, and the labeling config beside it (Label Studio)
+    # never the tasks file itself (--out tasks.xml) nor a file the user wrote.
     from formalize.review._annotate import check_export_paths
 
-    for path in check_export_paths(args.format, args.out):
-        check_output_file(path, flag="--out")
+    paths = check_export_paths(args.format, args.out)
+    outputs = [("--out", paths[0])]
+    outputs += [("--out (its labeling config .xml)", p) for p in paths[1:]]
+    check_outputs(outputs, replaceable=_is_labeling_config)
     if args.audit:
         return _export_audit(args)
     paths = export_annotations(args.run, args.format, args.out, include)
@@ -78,6 +82,14 @@ def run_export(args: argparse.Namespace) -> int:
     for path in paths:
         print(f"wrote {path}")
     return 0
+
+
+def _is_labeling_config(path: Path) -> bool:
+    """Whether ``path`` is a Label Studio labeling config (an earlier export's ``.xml``)."""
+    try:
+        return path.read_bytes()[:200].lstrip().startswith(b"<View")
+    except OSError:
+        return False
 
 
 def _export_audit(args: argparse.Namespace) -> int:

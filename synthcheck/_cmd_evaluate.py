@@ -94,6 +94,12 @@ def run_train_demo(args: argparse.Namespace) -> int:
 
     check_split(args.seed, args.holdout_fraction, args.limit,
                 where=("--split-seed", "--holdout-fraction", "--limit"))
+    if args.out is not None:
+        from synth.core import check_outputs
+
+        check_outputs([("--out", args.out),
+                       ("--out (its .meta.json)", Path(f"{args.out}.meta.json"))],
+                      replaceable=lambda p: True)
     path = train_demo_model(args.out, seed=args.seed, holdout_fraction=args.holdout_fraction,
                             limit=args.limit)
     print(f"demo model saved: {path}")

@@ -103,6 +103,17 @@ def trust(run: RunData) -> ReportSection:
                        "evaluated (evaluation.include_reference) or the run predates it; "
                        "rerun `discover`")
         return sec
+    from discovery import trust_decision
+    from synthcheck._summary import run_audit
+
+    decision = trust_decision(data, run_audit(run.path))
+    verdict = {"trusted": "Findings are trusted", "untrusted": "Findings are NOT trusted",
+               "unmeasured": "Findings are unmeasured"}[decision["decision"]]
+    sec.blocks.append(Para(f"{verdict}: the decision rests on the hard subset's precision "
+                           f"against the task model's own error rate, not on accuracy "
+                           f"alone. " + " ".join(f"{r[:1].upper()}{r[1:]}."
+                                                 for r in decision["reasons"])
+                           + f" Next: {decision['next']}."))
     ranked = data.get("ranked_task_model", "the task model")
     rule = data.get("hard_subset_rule") or {"metric": p.get("metric", "?")}
     if data.get("warnings"):
