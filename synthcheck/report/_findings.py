@@ -13,7 +13,14 @@ from typing import Any
 
 from synth.core import RunDir, iter_jsonl
 from synthcheck._summary import labelled_line
-from synthcheck.report._blocks import Heading, Para, ReportSection, Table, WarningBox
+from synthcheck.report._blocks import (
+    Heading,
+    Para,
+    ReportSection,
+    Table,
+    WarningBox,
+    cut_note,
+)
 from synthcheck.report._data import RunData
 
 KIND_WORDS = {"focus": "focus rounds (new sentences)", "semantic": "semantic slice",
@@ -55,6 +62,7 @@ def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
           r["failures"], r["n"], f"{r['rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]",
           r["base_rate"], r["score"], "yes" if r["confirmed"] else "no", r["reason"]]
          for r in rows[:top]]))
+    sec.blocks += cut_note(len(rows), top, "findings")
     texts = run.corpus_texts()
     for r in rows[:min(5, top)]:
         if r.get("data") == "labelled":
@@ -180,6 +188,7 @@ def _focus_findings(run: RunData, *, top: int = 10, examples: int = 3) -> Report
          ("unconfirmed" if why else "yes") if r.get("confirmed") else "no", r["failures"], r["n"],
          _rate(r), r["base_rate"], r.get("rate_ratio"), r["q_value"], r["corpus_count"]]
         for r in rows[:top]]))
+    sec.blocks += cut_note(len(rows), top, "focus candidates")
     for r in confirmed[:top]:
         shown = [x for x in r.get("examples") or [] if isinstance(x, dict)][:examples]
         if not shown:
@@ -210,4 +219,5 @@ def _fallback(run: RunData, top: int) -> ReportSection:
         [r.get("ngram"), r.get("hard_count"), r.get("corpus_count"), r.get("q_value"),
          texts.get(str((r.get("examples") or [""])[0]), "")]
         for r in ngrams[:top]]))
+    sec.blocks += cut_note(len(ngrams), top, "n-grams")
     return sec
