@@ -11,11 +11,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "annotate", help="export the hard subset to Label Studio / Argilla; import decisions",
         description="'annotate export' writes the run's hard subset, focus-round examples and "
-                    "findings' examples, with both models' probabilities as pre-annotations, "
-                    "for Label Studio (tasks JSON + labeling config XML) or Argilla (settings "
-                    "+ records JSON). 'annotate import' reads the tool's JSON export back and "
-                    "appends the reviewers' decisions to RUN/review/decisions.jsonl, the log "
-                    "the review notebook writes.")
+                    "findings' examples, with both models' probabilities shown and nothing "
+                    "pre-filled, for Label Studio (tasks JSON + labeling config XML) or Argilla "
+                    "(settings + records JSON); with --audit, a blind sample (texts only). "
+                    "'annotate import' reads the tool's export back (Label Studio JSON or "
+                    "JSON-MIN, Argilla records) and appends the reviewers' decisions to "
+                    "RUN/review/decisions.jsonl, the log the review notebook writes, once: a "
+                    "second import of the same export adds nothing.")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="{export,import}")
     ex = verbs.add_parser("export", help="write the sentences to annotate",
                           description="Write the run's sentences for an annotation tool.")

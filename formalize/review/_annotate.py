@@ -1,23 +1,18 @@
 """Hand a run's sentences to the annotation tools reviewers already use, and take their
-decisions back.
+decisions back (the import side is :mod:`formalize.review._annotate_import`; the blind audit's
+sample, :mod:`formalize.review._audit`).
 
 Export: the hard subset, the focus rounds' failing examples and the example sentences of the
-run's findings (``findings.jsonl``, when the run has one), each with both models'
-probabilities as pre-annotations:
+run's findings (``findings.jsonl``, when the run has one), with both models' probabilities
+shown beside each sentence and nothing pre-filled:
 
-- **Label Studio**: a tasks JSON (``[{"data": {...}, "predictions": [...]}]``, one prediction
-  per model whose ``result`` is a ``choices`` item ``{"from_name": "label", "to_name":
-  "text", "type": "choices", "value": {"choices": [label]}}`` with the model's probability as
-  its ``score``) and the matching labeling config XML (``Choices`` ``label`` and ``tag``, a
-  ``TextArea`` ``note``).
-- **Argilla 2.x**: ``{"settings": {...}, "records": [...]}``; each record is what
-  ``rg.Record.from_dict`` reads (``id``, ``fields``, ``metadata``, ``suggestions`` keyed by
-  question name with ``value``/``score``/``agent``, ``responses``), the settings name the
-  fields and questions to create the dataset with.
-
-Import: Label Studio's exported JSON (tasks with ``annotations``) or Argilla's exported records
-(with ``responses``) become decisions in the run's ``review/decisions.jsonl``, through the same
-:class:`ReviewLog` the review notebook writes.
+- **Label Studio**: a tasks JSON (``[{"data": {"text", "sid", "scores", "found_in"}}]``; not
+  ``source``, which Label Studio reads as its own key) and the matching labeling config XML
+  (``Choices`` ``label`` and ``tag``, a ``TextArea`` ``note``). No predictions: a pre-filled
+  choice would be saved as the reviewer's verdict by a plain Submit.
+- **Argilla 2.x**: ``{"settings": {...}, "records": [...]}``; the settings in the SDK's own
+  shape (``rg.Settings.from_json`` reads them), each record what ``rg.Record.from_dict``
+  reads (``id``, ``fields``, ``metadata``, no suggestion).
 """
 
 from __future__ import annotations
