@@ -14,6 +14,7 @@ seconds.
 from __future__ import annotations
 
 import hashlib
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -138,6 +139,32 @@ def _current(run: RunDir, stage: str, shash: str) -> bool:
         run, stage, [run.path / OUTPUTS[stage]]) is None
 
 
+def _cached_embeddings(path: Path, rows: int, dim: int | None) -> np.ndarray | None:
+    """A chunk's cached embeddings, or None when there are none or the file is damaged
+    (truncated, not an array, the wrong shape or not finite): then a warning names the
+    file, and the chunk is embedded again (and the file rewritten)."""
+    if not path.exists():
+        return None
+    why = None
+    try:
+        emb = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        why = f"it cannot be read ({type(exc).__name__}: {str(exc)[:80]})"
+    else:
+        if not isinstance(emb, np.ndarray) or emb.ndim != 2 or emb.shape[0] != rows or (
+                dim is not None and emb.shape[1] != dim):
+            shape = getattr(emb, "shape", "?")
+            why = f"it holds an array of shape {shape}, not {rows} rows" + (
+                f" of {dim}" if dim is not None else "")
+        elif not np.issubdtype(emb.dtype, np.floating) or not np.isfinite(emb).all():
+            why = "it holds values that are not finite numbers"
+    if why is None:
+        return emb
+    print(f"warning: ignoring a damaged embeddings cache file: {why} ({path}): its "
+          f"{rows} sentences are embedded again", file=sys.stderr, flush=True)
+    return None
+
+
 def _embeddings(run: RunDir, texts: Sequence[str], encoder: str, batch_size: int,
                 progress: bool) -> np.ndarray:
     """The corpus's embeddings, chunk by chunk, each cached under ``slices/.parts/`` by the
@@ -155,8 +182,9 @@ def _embeddings(run: RunDir, texts: Sequence[str], encoder: str, batch_size: int
         for t in chunk:
             h.update(t.encode("utf-8") + b"\n")
         path = parts / f"embed-{start // CHUNK:05d}-{h.hexdigest()[:16]}.npy"
-        if path.is_file():
-            chunks.append(np.load(path, allow_pickle=False))
+        cached = _cached_embeddings(path, len(chunk), chunks[0].shape[1] if chunks else None)
+        if cached is not None:
+            chunks.append(cached)
         else:
             emb = embedder.embed(chunk)
             parts.mkdir(parents=True, exist_ok=True)
