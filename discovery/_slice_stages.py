@@ -174,7 +174,7 @@ def _embeddings(run: RunDir, texts: Sequence[str], encoder: str, batch_size: int
 
     embedder = SentenceEmbedder(encoder, batch_size=batch_size)
     parts = run.path / "slices" / ".parts"
-    chunks = []
+    chunks: list[np.ndarray] = []
     bar = progress_bar(len(texts), "semantic: embedding", "sentence", enabled=progress)
     for start in range(0, len(texts), CHUNK):
         chunk = list(texts[start:start + CHUNK])
@@ -248,6 +248,21 @@ def metadata_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
                    significant=sum(r["significant"] for r in slicer.slices_))
 
 
+def _kept_chunks(fn: Callable[[list[str]], np.ndarray], folder: Path, key: str
+                 ) -> Callable[[list[str]], np.ndarray]:
+    """``fn`` scoring in resumable chunks written under ``folder`` (the score stage's chunk
+    cache, :func:`discovery._chunks._score_chunks`): chunks already written with the same
+    texts and ``key`` are read back (a float written as JSON reads back the same float, so
+    a resumed run's outputs are byte-identical)."""
+    from discovery._chunks import _score_chunks
+
+    def scored(texts: list[str]) -> np.ndarray:
+        ids = [str(i) for i in range(len(texts))]
+        return _score_chunks(folder.name, fn, ids, texts, folder, key, progress=False)
+
+    return scored
+
+
 def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfig,
                   ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
                   task_fn: Callable[[list[str]], np.ndarray],
@@ -269,6 +284,13 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
     if isinstance(c, dict):
         return c
     o = slices.occlusion
+    # Every deletion is scored in chunks kept under slices/.parts/ (keyed by the stage hash
+    # and each chunk's texts): a killed occlusion redoes only the chunk it was in.
+    parts = c.run.path / "slices" / ".parts"
+    task_fn = _kept_chunks(task_fn, parts / f"occlusion-task-{c.shash[:16]}", c.shash)
+    if reference_fn is not None:
+        reference_fn = _kept_chunks(reference_fn, parts / f"occlusion-ref-{c.shash[:16]}",
+                                    c.shash)
     scorer = OcclusionScorer(reference_words=o.reference_words,
                              reference_sentences=o.reference_sentences,
                              min_count=o.min_count, max_examples=o.max_examples,
