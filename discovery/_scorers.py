@@ -468,8 +468,9 @@ def _load_fewshot(rest: str, labels: Sequence[str], *, name: str,
     from discovery._config import ReferenceConfig
     from discovery._reference import FewShotReference
 
+    # A task model picks a label: the reference's abstain answer is not scored for it.
     return FewShotReference.from_config(reference or ReferenceConfig(), labels, name=name,
-                                        model=rest)
+                                        model=rest, abstain=False)
 
 
 def _load_demo(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,

@@ -72,6 +72,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
     print(format_reports(reports, cfg.task.labels))
     for line in format_reliability(reliability):
         print(line)
+    if reliability.get("hard_subset_precision"):
+        from discovery import audited_precision, format_audit
+
+        for line in format_audit(audited_precision(args.run) if args.run else None):
+            print(line)
     if args.run is not None:
         # eval.json is what `synthcheck report` reads. Its hash ("evaluate") is never a
         # `discover` stage hash, so a later `discover` redoes its own evaluation.
