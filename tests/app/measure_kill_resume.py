@@ -102,7 +102,9 @@ def main(out: Path) -> None:
     full = out / "full"
     p = child("full", cfg, full, out / "full.json", env)
     assert p.wait() == 0, p.stderr.read() if p.stderr else ""
-    print("uninterrupted:", json.loads((out / "full.json").read_text()))
+    whole = json.loads((out / "full.json").read_text())
+    print(f"uninterrupted: {whole['task_chunks']} occlusion task chunks, "
+          f"{whole['generated_prompts']} focus prompts generated")
 
     # occlusion: killed once it has scored some task chunks (each call sleeps TOY_DELAY)
     run = out / "occlusion"
@@ -137,9 +139,11 @@ def main(out: Path) -> None:
     assert p.wait() == 0, p.stderr.read() if p.stderr else ""
     again = json.loads((out / "focus-resume.json").read_text())["generated_prompts"]
     same = all((run / f).read_bytes() == (full / f).read_bytes() for f in FILES)
-    print(f"focus: SIGKILL during the paired rescoring after {generated} prompts generated "
-          f"({waiting} candidate file(s) of kept sentences on disk); the resumed run "
-          f"generated {again} prompts again; outputs byte-identical: {same}")
+    print(f"focus: SIGKILL during the paired rescoring of its first group, after {generated} "
+          f"of {whole['generated_prompts']} prompts generated ({waiting} candidate file(s) of "
+          f"kept sentences on disk); the resumed run generated {again} prompts (those never "
+          f"generated before the kill: {whole['generated_prompts'] - generated}); outputs "
+          f"byte-identical: {same}")
 
 
 if __name__ == "__main__":
