@@ -104,8 +104,8 @@ def read_summary_json(path: Path, *, fix: str = "rerun `synthcheck verify`") -> 
     except DataError as exc:  # not UTF-8: names the byte offset
         raise DataError(exc.what, where=exc.where, fix=fix) from None
     except json.JSONDecodeError as exc:
-        raise DataError(f"{path.name} is not valid JSON: {exc.msg} (line {exc.lineno})",
-                        where=str(path), fix=fix) from None
+        raise DataError(f"{path.name} is not valid JSON: {exc.msg}", where=str(path),
+                        fix=fix) from None
     except RecursionError:
         raise DataError(f"{path.name} is nested too deeply to be read", where=str(path),
                         fix=fix) from None

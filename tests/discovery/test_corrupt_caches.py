@@ -78,7 +78,7 @@ def test_an_encoder_folder_without_a_model(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("content, message", [
     (b"{not json", r"eval.json is not valid JSON: Expecting property name enclosed in double "
-                   r"quotes \(line 1\)"),
+                   r"quotes"),
     (b'{"reports": {"m": "\xe9"}}', r"eval.json is not valid utf-8 text \(byte 0xe9 at byte "
                                     r"offset 19\)"),
 ])
