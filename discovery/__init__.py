@@ -1,5 +1,21 @@
 """Stage 2 (SynthTest_hard): task-model and reference scoring, divergence ranking, n-gram mining."""
 
+from discovery._artifacts import (
+    EVAL,
+    FINDINGS,
+    FOCUS,
+    FOCUS_PARTS,
+    HARD,
+    METADATA_SLICES,
+    NGRAMS,
+    NGRAMS_CSV,
+    REFERENCE_SCORES,
+    SCORE_PARTS,
+    SLICE_PARTS,
+    SLICES,
+    TASK_SCORES,
+    WORDS,
+)
 from discovery._calibration import Calibrator
 from discovery._config import (
     EvaluationConfig,
@@ -35,10 +51,30 @@ from discovery._evaluate import (
     recall_by_model,
     write_eval_json,
 )
+from discovery._finding_sources import (
+    FINDING_SOURCES,
+    FindingContext,
+    FindingKind,
+    FindingSource,
+    ScoredCorpus,
+    balanced_turns,
+    check_source_names,
+    corpus_counts,
+    corpus_sources,
+    finding,
+    finding_kinds,
+    finding_sources,
+    is_plugin_stage,
+    kind_words,
+    pool_stages,
+    register_finding_source,
+    source_hashes,
+)
 from discovery._findings import build_findings, group_name
 from discovery._focus_stage import (
     FocusBase,
     FocusModels,
+    candidate_pool,
     focus_hash,
     focus_run,
     focus_stage_hash,
@@ -78,17 +114,18 @@ from discovery._scorers import (
     SklearnScorer,
 )
 from discovery._slice_stages import (
-    OUTPUTS as SLICE_OUTPUTS,
-)
-from discovery._slice_stages import (
     corpus_failures,
     findings_run,
     findings_stage_hash,
+    findings_upstream,
     focus_rule_text,
+    focus_rule_words,
     metadata_run,
     occlusion_run,
     semantic_run,
     slice_stage_hash,
+    source_run,
+    source_stage_hash,
 )
 from discovery._slices import METADATA, MetadataSlicer, SemanticSlicer, slice_table
 from discovery._stage_checks import check_stage2
@@ -108,6 +145,37 @@ from discovery._stage_hashes import (
 from discovery._task_models import build_task_scorers, ranked_task_model, ranked_task_name
 
 __all__ = [
+    "EVAL",
+    "FINDINGS",
+    "FOCUS",
+    "FOCUS_PARTS",
+    "HARD",
+    "METADATA_SLICES",
+    "NGRAMS",
+    "NGRAMS_CSV",
+    "REFERENCE_SCORES",
+    "SCORE_PARTS",
+    "SLICE_PARTS",
+    "SLICES",
+    "TASK_SCORES",
+    "WORDS",
+    "FINDING_SOURCES",
+    "FindingContext",
+    "FindingKind",
+    "FindingSource",
+    "ScoredCorpus",
+    "balanced_turns",
+    "check_source_names",
+    "corpus_counts",
+    "corpus_sources",
+    "finding",
+    "finding_kinds",
+    "finding_sources",
+    "kind_words",
+    "pool_stages",
+    "register_finding_source",
+    "source_hashes",
+    "is_plugin_stage",
     "UNTRUSTED_FIX",
     "MetadataSlicesConfig",
     "OcclusionConfig",
@@ -118,13 +186,17 @@ __all__ = [
     "build_findings",
     "group_name",
     "OcclusionScorer",
-    "SLICE_OUTPUTS",
     "corpus_failures",
     "findings_run",
+    "source_run",
+    "source_stage_hash",
     "findings_stage_hash",
+    "findings_upstream",
     "focus_rule_text",
+    "focus_rule_words",
     "focus_upstream",
     "pool_candidates",
+    "candidate_pool",
     "metadata_run",
     "occlusion_run",
     "semantic_run",

@@ -509,3 +509,8 @@ class SlicesConfig(BaseModel):
     """Per-word occlusion (stage ``occlusion``, ``words.jsonl``)."""
     max_findings: int = Field(20, ge=1)
     """Findings kept per kind in ``findings.jsonl`` (stage ``findings``)."""
+    sources: list[str] = Field(default_factory=list)
+    """Further finding sources over the scored corpus, by name, each run as a stage of its
+    own whose rows join ``findings.jsonl`` (``discovery.corpus_sources()``; e.g.
+    ``enriched``: words over-represented among failing sentences, one-sided Fisher exact
+    test, ``enriched.jsonl``)."""

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from discovery._config import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig
+from discovery._finding_sources import balanced_turns, finding_sources
 from discovery._focus_rounds import (
     FOCUS_SEED_SCHEME,
     confirm_candidates,
@@ -418,8 +419,29 @@ def focus_upstream(focus: FocusConfig, mine_hash: str,
     return config_hash({"mine": mine_hash, **dict(slices_upstream)})
 
 
-BALANCED_TURNS = ("word", "group", "phrase", "ngram", "semantic")
-"""The order in which the sources take turns with ``focus.select: balanced``."""
+def candidate_pool(run_dir: str | Path, focus: FocusConfig,
+                   upstream: Mapping[str, str | None]) -> dict[str, str]:
+    """Focus candidates from the finding sources with a pool adapter whose stages are current
+    under ``upstream`` (stage -> the hash the caller's config gives it): candidate -> kind,
+    each source's significant rows in its evidence order, ``2 * focus.candidates`` of each
+    kind at most; a later source's name wins over an earlier one's (none with ``select:
+    mined``)."""
+    pool: dict[str, str] = {}
+    if focus.select == "mined":
+        return pool
+    run = RunDir(run_dir)
+    for stage, source in reversed(finding_sources().items()):
+        expected = upstream.get(stage)
+        path = source.artifact.path(run.path)
+        if source.pool is None or expected is None or not run.is_current(stage, expected) \
+                or not path.is_file():
+            continue
+        found = source.pool(source.entered(list(iter_jsonl(path))))
+        for k in dict.fromkeys(x[1] for x in found):
+            for name in [n for n, kk in found if kk == k][:2 * focus.candidates]:
+                pool.setdefault(name, k)
+    return pool
+
 RARE = 3
 """A candidate in at most this many corpus sentences is skipped by ``balanced`` when earlier
 picks cover all of them."""
@@ -469,12 +491,13 @@ def pool_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
 
 def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[np.ndarray],
               limit: int) -> list[int]:
-    """Indices of ``names`` picked by the sources in turn (:data:`BALANCED_TURNS`, then any
-    other kind), each source's candidates in their order; a candidate in no sentence, or a
-    rare one (at most :data:`RARE` sentences) whose sentences are already covered, or one
-    whose sentences are exactly an earlier pick's, is skipped."""
-    kinds = [*BALANCED_TURNS, *dict.fromkeys(k for k in sources.values()
-                                             if k not in BALANCED_TURNS)]
+    """Indices of ``names`` picked by the sources in turn (each finding kind's ``turn``,
+    :func:`discovery.balanced_turns`, then any other kind), each source's candidates in
+    their order; a candidate in no sentence, or a rare one (at most :data:`RARE`
+    sentences) whose sentences are already covered, or one whose sentences are exactly an
+    earlier pick's, is skipped."""
+    turns = balanced_turns()
+    kinds = [*turns, *dict.fromkeys(k for k in sources.values() if k not in turns)]
     queues = {k: [i for i, c in enumerate(names) if sources[c] == k] for k in kinds}
     covered = np.zeros(len(hits[0]) if hits else 0, dtype=bool)
     picked: list[int] = []

@@ -22,10 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from discovery._config import RankingConfig, SlicesConfig, TaskModelConfig
+from discovery._artifacts import FINDINGS, SLICE_PARTS
+from discovery._config import FocusConfig, RankingConfig, SlicesConfig, TaskModelConfig
+from discovery._finding_sources import finding_sources
 from discovery._focus_rounds import failures
 from discovery._stage_state import check_upstream, output_digests, outputs_problem
 from synth.core import (
+    Artifact,
     LabelSpace,
     RunDir,
     atomic_open,
@@ -38,8 +41,6 @@ from synth.core import (
 )
 
 CHUNK = 512
-OUTPUTS = {"semantic": "slices.jsonl", "metadata": "metadata.jsonl",
-           "occlusion": "words.jsonl", "findings": "findings.jsonl"}
 
 
 def failure_rule(slices: SlicesConfig) -> dict[str, Any]:
@@ -120,7 +121,7 @@ def _finish(c: _Scored, stage: str, rows: list[dict[str, Any]],
     ``info`` and the corpus's base failure rate)."""
     run, shash = c.run, c.shash
     info = {**info, "base_rate": float(c.fail.mean())}
-    out = run.path / OUTPUTS[stage]
+    out = stage_output(stage).path(run.path)
     run.open_stage(dict(config_dump) if config_dump is not None else {"stage": stage},
                    stage, shash)
     write_jsonl(out, rows)
@@ -135,7 +136,12 @@ def _finish(c: _Scored, stage: str, rows: list[dict[str, Any]],
 
 def _current(run: RunDir, stage: str, shash: str) -> bool:
     return run.is_current(stage, shash) and outputs_problem(
-        run, stage, [run.path / OUTPUTS[stage]]) is None
+        run, stage, [stage_output(stage).path(run.path)]) is None
+
+
+def stage_output(stage: str) -> Artifact:
+    """The file a slice stage writes: findings', or its finding source's."""
+    return FINDINGS if stage == "findings" else finding_sources()[stage].artifact
 
 
 def _embeddings(run: RunDir, texts: Sequence[str], encoder: str, batch_size: int,
@@ -146,7 +152,7 @@ def _embeddings(run: RunDir, texts: Sequence[str], encoder: str, batch_size: int
     from synth.core import progress_bar
 
     embedder = SentenceEmbedder(encoder, batch_size=batch_size)
-    parts = run.path / "slices" / ".parts"
+    parts = SLICE_PARTS.path(run.path)
     chunks = []
     bar = progress_bar(len(texts), "semantic: embedding", "sentence", enabled=progress)
     for start in range(0, len(texts), CHUNK):
@@ -259,11 +265,43 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
                    significant=sum(r["significant"] for r in scorer.words_))
 
 
-def _rows_if_current(run: RunDir, stage: str, file: str, expected: str | None
+def source_stage_hash(stage: str, slices: SlicesConfig, score_hash: str,
+                      task_name: str) -> str:
+    """Hash of a corpus-only finding source's stage (``slices.sources``): its name, the
+    failure rule, the ranked task model and the score stage's hash."""
+    return config_hash({"source": stage, **failure_rule(slices), "task_model": task_name,
+                        "score": score_hash})
+
+
+def source_run(run_dir: str | Path, stage: str, *, labels: LabelSpace, slices: SlicesConfig,
+               ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
+               score_hash: str | None = None,
+               config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The stage of a corpus-only finding source (one with ``compute``, see
+    :func:`discovery.corpus_sources`): its rows from the scored corpus into its artifact;
+    raises as :func:`semantic_run`."""
+    from discovery._finding_sources import ScoredCorpus, corpus_sources
+
+    source = corpus_sources()[stage]
+    assert source.compute is not None
+    c = _begin(run_dir, stage,
+               lambda score, name: source_stage_hash(stage, slices, score, name),
+               labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+               score_hash=score_hash)
+    if isinstance(c, dict):
+        return c
+    rows = source.compute(ScoredCorpus(ids=c.ids, texts=c.texts, fail=c.fail,
+                                       p_wrong=c.p_wrong, task=c.task, reference=c.ref),
+                          slices)
+    return _finish(c, stage, rows, config_dump,
+                   significant=sum(bool(r.get("significant")) for r in rows))
+
+
+def _rows_if_current(run: RunDir, stage: str, file: Artifact, expected: str | None
                      ) -> list[dict[str, Any]]:
     """``file``'s rows when ``stage`` is complete with hash ``expected`` and its output
     intact; else none (a stage that is off, or not run with this config)."""
-    path = run.path / file
+    path = file.path(run.path)
     if expected is None or not run.is_current(stage, expected) or not path.is_file() \
             or outputs_problem(run, stage, [path]) is not None:
         return []
@@ -275,43 +313,50 @@ def findings_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
                  upstream: Mapping[str, str | None], focus_rule: str = "",
                  score_hash: str | None = None,
                  config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Unify the rows of the discovery stages that are current under ``upstream`` (stage
-    name -> the hash the caller's config gives it, None when off: ``mine``
-    (``ngrams.jsonl``), ``semantic`` (``slices.jsonl``), ``metadata``, ``occlusion``
-    (``words.jsonl``), ``focus``) into the ranked ``findings.jsonl`` (see
-    :func:`discovery.build_findings`); a stage that is off or not current adds nothing."""
+    """Unify the rows of the finding sources (:data:`discovery.FINDING_SOURCES`: ``mine``,
+    ``semantic``, ``metadata``, ``occlusion``, ``focus``, ...) that are current under
+    ``upstream`` (stage name -> the hash the caller's config gives it, None when off) into
+    the ranked ``findings.jsonl`` (see :func:`discovery.build_findings`); a stage that is off
+    or not current adds nothing."""
     from discovery._findings import build_findings
 
-    files = {"mine": "ngrams.jsonl", "semantic": "slices.jsonl",
-             "metadata": "metadata.jsonl", "occlusion": "words.jsonl", "focus": "focus.jsonl"}
+    sources = finding_sources()
     c = _begin(run_dir, "findings",
                lambda score, name: findings_stage_hash(
                    slices, {"score": score, "task_model": name, "focus_rule": focus_rule,
-                            **{k: upstream.get(k) for k in files}}),
+                            **findings_upstream(upstream)}),
                labels=labels, slices=slices, ranking=ranking, task_models=task_models,
                score_hash=score_hash)
     if isinstance(c, dict):
         return c
-    got = {stage: _rows_if_current(c.run, stage, file, upstream.get(stage))
-           for stage, file in files.items()}
-
-    def significant(stage: str) -> list[dict[str, Any]]:
-        return [r for r in got[stage] if r.get("significant")]
-
+    got = {stage: src.entered(_rows_if_current(c.run, stage, src.artifact,
+                                               upstream.get(stage)))
+           for stage, src in sources.items()}
     rows = build_findings(texts=c.texts, ids=c.ids, fail=c.fail, p_wrong=c.p_wrong,
-                          rule=_rule_text(slices), ngrams=got["mine"],
-                          semantic=significant("semantic"), metadata=significant("metadata"),
-                          words=significant("occlusion"), focus=got["focus"],
-                          focus_rule=focus_rule, max_per_kind=slices.max_findings)
+                          rule=_rule_text(slices), rows=got, focus_rule=focus_rule,
+                          max_per_kind=slices.max_findings)
     return _finish(c, "findings", rows, config_dump,
                    confirmed=sum(r["confirmed"] for r in rows), rule=_rule_text(slices))
 
 
-def focus_rule_text(focus: Any) -> str:
+def findings_upstream(upstream: Mapping[str, str | None]) -> dict[str, str | None]:
+    """The finding sources' hashes the findings stage hash covers (see
+    :func:`discovery.source_hashes`)."""
+    from discovery._finding_sources import source_hashes
+
+    return source_hashes(upstream, list(finding_sources()))
+
+
+def focus_rule_text(focus: FocusConfig) -> str:
     """The focus failure rule of a ``FocusConfig`` in words."""
-    if focus.failure == "confident":
-        return f"reference's p(task model wrong) >= {focus.confidence:g}"
-    return "top labels differ" if focus.failure == "disagreement" else "hard-subset rule"
+    return focus_rule_words(focus.failure, focus.confidence)
+
+
+def focus_rule_words(failure: str, confidence: float) -> str:
+    """A focus failure rule (``focus.failure``, ``focus.confidence``) in words."""
+    if failure == "confident":
+        return f"reference's p(task model wrong) >= {confidence:g}"
+    return "top labels differ" if failure == "disagreement" else "hard-subset rule"
 
 
 def _rule_text(slices: SlicesConfig) -> str:

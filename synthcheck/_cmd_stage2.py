@@ -146,22 +146,25 @@ def run_focus_command(args: argparse.Namespace) -> int:
 
 
 def run_slices(args: argparse.Namespace) -> int:
+    from discovery import FINDINGS, finding_sources, is_plugin_stage
     from synthcheck._pipeline import run_stage
     from synthcheck._summary import findings_lines
     from synthcheck.stages import stage_named
 
     cfg = load_args_config(args)
-    for name in ("semantic", "metadata", "occlusion"):
+    # the finding sources the summary lists (the slice stages), each a stage of its own
+    for name in [k for k, s in finding_sources().items() if s.summary is not None]:
         stage = stage_named(name)
         if stage.off(stage.sections(cfg)) is not None:
-            print(f"{name}: off")
+            if not is_plugin_stage(name):  # a plug-in source is off until a config names it
+                print(f"{name}: off")
             continue
         report = run_stage(cfg, name, args.run, progress=not args.quiet).info[name]
         print(f"{name}: " + ("up to date" if report["skipped"]
                              else f"{report['rows']} rows in {report['seconds']:.1f} s"))
     report = run_stage(cfg, "findings", args.run).info["findings"]
     state = "up to date" if report["skipped"] else f"{report['rows']} rows"
-    print(f"findings: {state}: {args.run / 'findings.jsonl'}")
+    print(f"findings: {state}: {FINDINGS.path(args.run)}")
     print("\n".join(findings_lines(args.run, top=args.show)))
     return 0
 

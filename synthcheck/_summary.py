@@ -28,11 +28,12 @@ def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10,
     With ``distrust`` (why the reference cannot be trusted, see
     :func:`discovery.reference_distrust`) nothing is called confirmed: the candidates that
     pass the test are listed as unconfirmed, after the reasons."""
+    from discovery import FOCUS
     from synth.core import iter_jsonl
 
     if info is not None and info.get("disabled"):
         return ["focus rounds: off (focus.enabled: false)"]
-    path = run_dir / "focus.jsonl"
+    path = FOCUS.path(run_dir)
     entry = RunDir(run_dir).stage_status("focus") or {}
     if not path.is_file() or entry.get("status") != "complete":
         return []
@@ -72,33 +73,35 @@ def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10,
 def _focus_rule(run_dir: Path) -> str:
     """The failure rule ``focus.jsonl.meta.json`` records, in words."""
     import json
-    from types import SimpleNamespace
 
-    from discovery import focus_rule_text
+    from discovery import FOCUS, focus_rule_words
 
     try:
-        meta = json.loads((run_dir / "focus.jsonl.meta.json").read_text(encoding="utf-8"))
+        meta = json.loads(FOCUS.meta(run_dir).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         meta = {}
     focus = meta.get("focus") or {}
-    return focus_rule_text(SimpleNamespace(failure=focus.get("failure", "disagreement"),
-                                           confidence=focus.get("confidence", 0.6)))
+    return focus_rule_words(focus.get("failure", "disagreement"),
+                            float(focus.get("confidence", 0.6)))
 
 
 def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
-    """The summary's findings block: what each slice stage found and took, then the top
-    ``top`` findings of ``findings.jsonl`` (one line each)."""
+    """The summary's findings block: what each finding source with summary words found and
+    took, then the top ``top`` findings of ``findings.jsonl`` (one line each)."""
+    from discovery import FINDINGS, finding_sources
     from synth.core import iter_jsonl
 
     run = RunDir(run_dir)
     parts = []
-    for stage, what in [("semantic", "semantic slices"), ("metadata", "metadata slices"),
-                        ("occlusion", "occlusion words, phrases and groups")]:
+    for stage, source in finding_sources().items():
+        what = source.summary
+        if what is None:
+            continue
         e = run.stage_status(stage) or {}
         if e.get("status") == "complete":
             parts.append(f"{e.get('significant', 0)} significant {what} "
                          f"({float(e.get('seconds', 0.0)):.1f}s)")
-    path = run_dir / "findings.jsonl"
+    path = FINDINGS.path(run_dir)
     entry = run.stage_status("findings") or {}
     if not path.is_file() or entry.get("status") != "complete":
         return []

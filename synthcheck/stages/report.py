@@ -20,6 +20,7 @@ def report_hash(run: RunDir) -> str:
     summaries of every verified suite)."""
     import hashlib
 
+    from discovery import is_plugin_stage
     from synthcheck.report import REPORT_FORMAT
     from synthcheck.stages import STAGE_NAMES
 
@@ -28,7 +29,10 @@ def report_hash(run: RunDir) -> str:
 
     return config_hash({
         "format": REPORT_FORMAT,
-        "stages": {s: run.stage_hash(s) for s in STAGE_NAMES if s != "report"},
+        # a plug-in finding source's stage counts once it ran (runs without it keep
+        # their hash)
+        "stages": {s: run.stage_hash(s) for s in STAGE_NAMES if s != "report"
+                   and not (is_plugin_stage(s) and run.stage_hash(s) is None)},
         "decisions": digest(run.path / "review" / "decisions.jsonl"),
         "verify": {p.parent.name: digest(p)
                    for p in sorted((run.path / "verify").glob("*/summary.json"))},

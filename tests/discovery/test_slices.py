@@ -242,8 +242,8 @@ def test_findings_rank_dedupe_and_schema() -> None:
               "reference_shift": 0.2, "z": 1.0, "q_value": 0.04, "example_ids": []}]
     focus = [{"ngram": "dull", "n": 10, "failures": 9, "base_rate": 0.4, "q_value": 0.001,
               "confirmed": True, "source": "word", "examples": [{"text": "so dull."}]}]
-    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r", words=words,
-                          focus=focus, focus_rule="fr")
+    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r",
+                          rows={"occlusion": words, "focus": focus}, focus_rule="fr")
     assert [(r["id"], r["rank"], r["kind"], r["name"]) for r in rows] == [
         ("f0001", 1, "focus", "dull"), ("f0002", 2, "word", "pizza")]
     assert rows[0]["confirmed"] and rows[0]["corpus_n"] == 1 and rows[0]["source"] == "word"
@@ -392,8 +392,8 @@ def test_findings_keep_the_evidence_an_inconclusive_test_did_not_refute() -> Non
               "q_value": 0.3, "confirmed": False, "source": "group"},
              {"ngram": "film", "n": 40, "failures": 4, "base_rate": 0.2, "q_value": 0.9,
               "confirmed": False, "source": "word"}]
-    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r", words=words,
-                          focus=focus)
+    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r",
+                          rows={"occlusion": words, "focus": focus})
     by = {r["name"]: r for r in rows}
     # 12/40 > 0.2: not refuted, ranked by the group's own evidence; 4/40 < 0.2: refuted.
     assert by["uncle | aunt"]["evidence_q"] == pytest.approx(1e-6)
