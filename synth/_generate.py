@@ -74,13 +74,13 @@ class GenerationReport:
 
 def generator_backend(generator: GeneratorConfig) -> Backend:
     """The backend ``generator`` names, loaded as stage 1 generates with it (its dtype
-    resolved, the sentence-end check for ``hf``): generation (in this process or as an
-    executor worker's state) and the focus rounds use it, so their sentences come from the
-    same model and settings."""
-    from synth.engines._registry import make_backend
+    resolved, the sentence-end check for an engine that takes one): generation (in this
+    process or as an executor worker's state) and the focus rounds use it, so their
+    sentences come from the same model and settings."""
+    from synth.engines._registry import ENGINES, make_backend
 
     kwargs: dict[str, Any] = {}
-    if generator.backend == "hf":
+    if ENGINES.caps(generator.backend).sentence_done:
         kwargs["sentence_done"] = sentence_done
     return make_backend(generator.model, backend=generator.backend, device=generator.device,
                         dtype=resolved_dtype(generator), batch_size=generator.batch_size,

@@ -9,6 +9,7 @@ from typing import Any
 from synth.core._errors import ModelNotAvailable
 from synth.engines._base import Generation, render_chat
 from synth.engines._planner import PrefixAlignment
+from synth.engines._registry import ENGINES
 from synth.engines._sampling import SamplingConfig
 
 VLLM_INSTALL = (
@@ -28,10 +29,9 @@ CPU_KVCACHE_GIB = "4"
 # whole blocks only, so the smallest such block reuses the most of a shared prefix (the
 # default, 128, reuses 128 of a 152-token few-shot prefix; 32 reuses every full 32).
 CPU_BLOCK_SIZE = 32
-# The prefix alignment ``reference.align_prefix: auto`` uses with this engine: a multiple of
-# every block size the engine picks by default (32 on CPU, 16 with CUDA), so the padded
-# few-shot prefix fills whole blocks and prefix caching reuses every token of it.
-PREFIX_ALIGN = 32
+PREFIX_ALIGN = ENGINES.caps("vllm").prefix_align
+"""The prefix alignment ``reference.align_prefix: auto`` uses with this engine (declared on
+its registry entry)."""
 
 
 def import_vllm() -> Any:
