@@ -268,7 +268,7 @@ def _check_fewshot(rest: str, labels: Sequence[str], *, where: str,
     from discovery._model_checks import check_llm_spec
     from discovery._reference import FewShotReference
 
-    FewShotReference(None, reference or ReferenceConfig(), labels, name=where)
+    FewShotReference.check(reference or ReferenceConfig(), labels)
     check_llm_spec(rest, where)
 
 

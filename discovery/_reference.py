@@ -63,36 +63,47 @@ class FewShotReference:
         self.calibrator: Calibrator | None = None
         self.pair_fields: tuple[str, ...] = PAIR_FIELDS
         """The names a sentence pair's two fields are shown under in the prompt."""
-        self._check()
+        self.check(config, self.labels)
         self.prefix, self._lead, self.suffix = self._split_prompt()
 
     @classmethod
     def from_config(cls, config: ReferenceConfig, labels: Sequence[str], *,
                     name: str = "reference", model: str | None = None) -> FewShotReference:
-        """Build the backend that ``config`` names (``model`` overrides its spec) and wrap it."""
+        """The one factory of a reference from config: build the backend that ``config`` names
+        (``model`` overrides its spec) and wrap it (the score stage, evaluation, focus rounds,
+        occlusion and a ``fewshot:`` task model all build theirs here)."""
         from synth.engines import make_backend
 
         backend = make_backend(model or config.model, backend=config.backend,
                                device=config.device, batch_size=config.batch_size)
         return cls(backend, config, labels, name=name)
 
-    def _check(self) -> None:
-        words = self.config.label_words
-        if not LabelSpace.of(self.labels).same_set(words):
+    @staticmethod
+    def check(config: ReferenceConfig, labels: Sequence[str]) -> None:
+        """Check ``config`` against the task's ``labels`` without building a backend: one
+        label word per label, none empty, every shot's label a task label (what
+        :meth:`from_config` would refuse).
+
+        Raises:
+            ConfigError: the first problem, naming its field.
+        """
+        labels = list(labels)
+        words = config.label_words
+        if not LabelSpace.of(labels).same_set(words):
             raise ConfigError(
                 f"reference label words name {sorted(words)}, but the task's labels are "
-                f"{self.labels}", where="reference.label_words",
+                f"{labels}", where="reference.label_words",
                 fix="give exactly one label word per task label")
         for label, word in words.items():
             if not word:
                 raise ConfigError(f"label word {word!r} of label '{label}' tokenizes to nothing",
                                   where="reference.label_words",
                                   fix="use a non-empty continuation such as ' positive'")
-        for i, shot in enumerate(self.config.shots):
-            if shot.label not in self.labels:
+        for i, shot in enumerate(config.shots):
+            if shot.label not in labels:
                 raise ConfigError(f"shot label {shot.label!r} is not a task label",
                                   where=f"reference.shots[{i}].label",
-                                  fix=f"use one of {self.labels}")
+                                  fix=f"use one of {labels}")
 
     def _split_prompt(self) -> tuple[str, str, str]:
         cfg = self.config

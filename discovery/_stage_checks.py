@@ -46,7 +46,7 @@ def check_stage2(labels: LabelSpace, *, task_models: Sequence[TaskModelConfig],
                           fix="add at least one task model (e.g. spec: demo:sentiment)")
     _check_task_names(task_models)
     names = labels.list
-    FewShotReference(None, reference, names)  # label words and shots
+    FewShotReference.check(reference, names)  # label words and shots
     if not reference_built:
         from synth.engines import ENGINES
 
