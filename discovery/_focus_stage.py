@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from discovery._artifacts import FOCUS, FOCUS_PARTS, HARD, REFERENCE_SCORES, TASK_SCORES
 from discovery._config import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig
 from discovery._finding_sources import balanced_turns, finding_sources
 from discovery._focus_rounds import (
@@ -130,7 +131,7 @@ def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorConfig,
 
 def _part_path(run: RunDir, shash: str, round_: int, candidate: str) -> Path:
     tag = hashlib.sha256(candidate.encode("utf-8")).hexdigest()[:12]
-    return run.path / "focus" / ".parts" / f"round{round_}-{tag}-{shash}.jsonl"
+    return FOCUS_PARTS.path(run.path) / f"round{round_}-{tag}-{shash}.jsonl"
 
 
 def _groups(names: Sequence[str], budget: int, target: int) -> list[list[str]]:
@@ -184,7 +185,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                         where=str(run_dir), fix="run `synthcheck score` first")
     run = RunDir(run_dir)
     shash = focus_stage_hash(cfg, labels, generator, seed_docs, base, models)
-    out = run.path / "focus.jsonl"
+    out = FOCUS.path(run.path)
     if run.is_current(STAGE, shash) and outputs_problem(run, STAGE, [out]) is None:
         return {"skipped": True, "stage_hash": shash}
     started = time.perf_counter()
@@ -255,7 +256,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
     write_jsonl(out, rows)
     seconds = time.perf_counter() - started
     total = sum(len(v) for v in sentences.values())
-    write_json_atomic(out.with_name(out.name + ".meta.json"), {
+    write_json_atomic(FOCUS.meta(run.path), {
         **provenance(shash), "focus": cfg.model_dump(mode="json"), "candidates": len(rows),
         "sentences": total, "base_sentences": n_base, "stage": STAGE})
     confirmed = [row["ngram"] for row in rows if row["confirmed"]]
@@ -332,9 +333,10 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
 
 
 def reference_calibrator(run_dir: str | Path, labels: LabelSpace, *,
-                         file: str = "reference.jsonl") -> Calibrator | None:
-    """The calibrator the score stage fitted for ``scores/<file>`` (from its meta sidecar),
-    so new sentences are calibrated exactly like the corpus; None when it recorded none.
+                         task: str | None = None) -> Calibrator | None:
+    """The calibrator the score stage fitted for the reference's scores (``task``: a
+    ``fewshot:`` task model's), from its meta sidecar, so new sentences are calibrated
+    exactly like the corpus; None when it recorded none.
 
     Raises:
         DataError: the sidecar is missing or names other labels.
@@ -343,7 +345,8 @@ def reference_calibrator(run_dir: str | Path, labels: LabelSpace, *,
 
     from discovery._calibration import Calibrator
 
-    path = Path(run_dir) / "scores" / f"{file}.meta.json"
+    path = TASK_SCORES.meta(run_dir, name=task) if task is not None \
+        else REFERENCE_SCORES.meta(run_dir)
     if not path.is_file():
         raise DataError(f"{path.name} is missing", where=str(path),
                         fix="run `synthcheck score` first")
@@ -393,7 +396,7 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
     ids, texts, task, ref = load_scores(run.path, labels=labels,
                                         task_name=ranked_task_name(ranking, task_models))
     index = {cid: i for i, cid in enumerate(ids)}
-    hard = [index[str(r["id"])] for r in iter_jsonl(run.path / "hard.jsonl")
+    hard = [index[str(r["id"])] for r in iter_jsonl(HARD.path(run.path))
             if str(r["id"]) in index]
     extra = dict(pool or {})
     upstream = focus_upstream(focus, upstream, slices_upstream or {})

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from discovery._artifacts import HARD, NGRAMS, NGRAMS_CSV, REFERENCE_SCORES, TASK_SCORES
 from discovery._config import (
     MiningConfig,
     RankingConfig,
@@ -52,8 +53,8 @@ def load_scores(run_dir: str | Path, *, labels: LabelSpace, task_name: str
     """
     run = RunDir(run_dir)
     ids, texts = read_corpus(run.path)
-    task = read_score_file(run.path / "scores" / f"task-{task_name}.jsonl", ids, labels)
-    ref = read_score_file(run.path / "scores" / "reference.jsonl", ids, labels)
+    task = read_score_file(TASK_SCORES.path(run.path, name=task_name), ids, labels)
+    ref = read_score_file(REFERENCE_SCORES.path(run.path), ids, labels)
     return ids, texts, task, ref
 
 
@@ -89,7 +90,7 @@ def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
     run = RunDir(run_dir)
     upstream = check_upstream(run, "score", score_hash, what="scores", command="score")
     rhash = rank_stage_hash(ranking, upstream)
-    out = run.path / "hard.jsonl"
+    out = HARD.path(run.path)
     if run.is_current("rank", rhash) and outputs_problem(run, "rank", [out]) is None:
         return {"skipped": True, "stage_hash": rhash}
     name = ranked_task_name(ranking, task_models)
@@ -141,11 +142,11 @@ def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
     upstream = check_upstream(run, "rank", rank_hash, what="hard subset", command="rank")
     check_upstream(run, "score", None, what="scores", command="score")
     mhash = mine_stage_hash(mining, upstream)
-    out_jsonl, out_csv = run.path / "ngrams.jsonl", run.path / "ngrams.csv"
+    out_jsonl, out_csv = NGRAMS.path(run.path), NGRAMS_CSV.path(run.path)
     if run.is_current("mine", mhash) and outputs_problem(run, "mine",
                                                          [out_jsonl, out_csv]) is None:
         return {"skipped": True, "stage_hash": mhash}
-    hard_path = run.path / "hard.jsonl"
+    hard_path = HARD.path(run.path)
     hard_ids = [str(r["id"]) for r in iter_jsonl(hard_path)]
     if not hard_ids:
         raise DataError("cannot mine an empty hard subset", where=str(hard_path),

@@ -125,7 +125,7 @@ def _finish(c: _Scored, stage: str, rows: list[dict[str, Any]],
     run.open_stage(dict(config_dump) if config_dump is not None else {"stage": stage},
                    stage, shash)
     write_jsonl(out, rows)
-    write_json_atomic(out.with_name(out.name + ".meta.json"),
+    write_json_atomic(stage_output(stage).meta(run.path),
                       {**provenance(shash), "stage": stage, "rows": len(rows), **info})
     seconds = round(time.perf_counter() - c.started, 2)
     run.complete(stage, shash, stage_hash=shash, rows=len(rows), seconds=seconds,

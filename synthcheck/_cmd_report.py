@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from synthcheck._artifacts import SUMMARY_MD
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("report", help="write report.html and summary.md for a run",
@@ -32,5 +34,5 @@ def run(args: argparse.Namespace) -> int:
     shown = sum(1 for s in report.sections if not s.skipped)
     print(f"wrote {path} ({shown} sections, {sum(len(s.figures) for s in report.sections)} "
           f"figures)")
-    print(f"wrote {path.with_name('summary.md')}")
+    print(f"wrote {path.with_name(SUMMARY_MD.name)}")
     return 0

@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from discovery import EVAL, FOCUS, HARD, NGRAMS, REFERENCE_SCORES
 from synthcheck._cli_common import add_config_args, load_args_config, warn_if_shots_off_domain
 from synthcheck._executors import EXECUTOR_FLAG, add_executor_arg
 
@@ -92,7 +93,7 @@ def run_score_command(args: argparse.Namespace) -> int:
     if (report := _run(args, cfg, "score")) is not None:
         rate = report["sentences"] / max(report["seconds"], 1e-9)
         print(f"scored {report['sentences']} sentences in {report['seconds']:.1f} s "
-              f"({rate:.1f} sentences/s): {args.run / 'scores'}")
+              f"({rate:.1f} sentences/s): {REFERENCE_SCORES.path(args.run).parent}")
     return 0
 
 
@@ -106,7 +107,7 @@ def run_rank_command(args: argparse.Namespace) -> int:
         if report["hard"] == 0:
             print("note: the hard subset is empty (ranking.require_disagreement keeps only "
                   "sentences whose top labels differ); there is nothing to mine")
-    for rec in head(args.run / "hard.jsonl", args.show):
+    for rec in head(HARD.path(args.run), args.show):
         print(f"  {rec['rank']:>4} {rec['divergence']:.3f} task={rec['task_label']} "
               f"ref={rec['reference_label']}  {rec['text']}")
     return 0
@@ -119,15 +120,15 @@ def run_mine_command(args: argparse.Namespace) -> int:
     m = cfg.mining
     if (report := _run(args, cfg, "mine")) is not None:
         print(f"{report['ngrams']} n-grams from {report['hard']} hard sentences: "
-              f"{args.run / 'ngrams.jsonl'} (sorted by {m.statistic})")
-    if not head(args.run / "ngrams.jsonl", 1):
+              f"{NGRAMS.path(args.run)} (sorted by {m.statistic})")
+    if not head(NGRAMS.path(args.run), 1):
         print(f"no n-gram occurs in at least mining.min_support={m.min_support} hard sentences "
               f"(of {(report or {}).get('hard', 'the')} hard sentences); lower it, e.g. "
               f"-P mining.min_support={max(1, m.min_support - 1)}, or grow the hard subset "
               f"(more sentences, or a larger ranking.top_k or ranking.top_fraction)")
         return 0
     print(f"  {'ngram':<28} {'hard':>5} {'corpus':>6} {'z':>6} {'q':>8} {'disagree':>8}")
-    for rec in head(args.run / "ngrams.jsonl", args.show):
+    for rec in head(NGRAMS.path(args.run), args.show):
         print(f"  {rec['ngram']:<28} {rec['hard_count']:>5} {rec['corpus_count']:>6} "
               f"{rec['z']:>6.2f} {rec['q_value']:>8.2g} {rec.get('disagreement_rate', 0):>8.2f}")
     return 0
@@ -140,7 +141,7 @@ def run_focus_command(args: argparse.Namespace) -> int:
     if report is not None:
         print(f"{report['candidates']} candidates, {report['sentences']} new sentences from "
               f"{report['prompts']} prompts in {report['seconds']:.1f} s: "
-              f"{args.run / 'focus.jsonl'}")
+              f"{FOCUS.path(args.run)}")
     print("\n".join(focus_lines(args.run, report or {}, distrust=_stored_distrust(args.run))))
     return 0
 
@@ -176,7 +177,7 @@ def _stored_distrust(run: Path) -> list[str]:
 
     from discovery import reference_distrust
 
-    path = Path(run) / "eval.json"
+    path = EVAL.path(run)
     if not path.is_file():
         return []
     return reference_distrust(json.loads(path.read_text(encoding="utf-8")))

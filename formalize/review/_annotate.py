@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
+from discovery import FINDINGS, FOCUS, HARD, REFERENCE_SCORES, TASK_SCORES
 from formalize.review._log import TAGS, ReviewLog, _normalise_tag
+from synth import CORPUS
 from synth.core import DataError
 
 #: The export formats (``synthcheck annotate export --format``).
@@ -55,7 +57,7 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def _task_model(run: Path) -> str:
-    meta = run / "hard.jsonl.meta.json"
+    meta = HARD.meta(run)
     if meta.is_file():
         return str(json.loads(meta.read_text(encoding="utf-8")).get("task_model") or "task")
     return "task"
@@ -84,26 +86,26 @@ def annotation_items(run_dir: str | Path, include: Sequence[str] = SOURCES
                           "task_probs": dict(tp), "reference_probs": dict(rp)}
 
     found = []
-    if "hard" in include and (run / "hard.jsonl").is_file():
-        found.append("hard.jsonl")
-        for r in _jsonl(run / "hard.jsonl"):
+    if "hard" in include and HARD.exists(run):
+        found.append(HARD.name)
+        for r in _jsonl(HARD.path(run)):
             add(str(r["id"]), r["text"], f"hard subset, rank {r['rank']}", r["task_probs"],
                 r["reference_probs"])
-    if "focus" in include and (run / "focus.jsonl").is_file():
-        found.append("focus.jsonl")
-        for row in _jsonl(run / "focus.jsonl"):
+    if "focus" in include and FOCUS.exists(run):
+        found.append(FOCUS.name)
+        for row in _jsonl(FOCUS.path(run)):
             for ex in row.get("examples") or []:
                 add(focus_example_id(ex["text"]), ex["text"],
                     f"focus: {row['ngram']!r}" + (" (confirmed)" if row.get("confirmed") else ""),
                     ex.get("task_probs"), ex.get("reference_probs"))
-    if "findings" in include and (run / "findings.jsonl").is_file():
-        found.append("findings.jsonl")
+    if "findings" in include and FINDINGS.exists(run):
+        found.append(FINDINGS.name)
         from formalize._run_outputs import RunOutputs
 
         texts = RunOutputs(run, require_manifest=False).corpus_texts()
-        tprobs = {str(r["id"]): r["probs"] for r in _jsonl(run / "scores" / f"task-{task}.jsonl")}
-        rprobs = {str(r["id"]): r["probs"] for r in _jsonl(run / "scores" / "reference.jsonl")}
-        for f in _jsonl(run / "findings.jsonl"):
+        tprobs = {str(r["id"]): r["probs"] for r in _jsonl(TASK_SCORES.path(run, name=task))}
+        rprobs = {str(r["id"]): r["probs"] for r in _jsonl(REFERENCE_SCORES.path(run))}
+        for f in _jsonl(FINDINGS.path(run)):
             for sid in f.get("example_ids") or []:
                 sid = str(sid)
                 if sid in texts:
@@ -111,7 +113,7 @@ def annotation_items(run_dir: str | Path, include: Sequence[str] = SOURCES
                         f"{f.get('name')}", tprobs.get(sid), rprobs.get(sid))
     if not found:
         raise DataError("the run has nothing to annotate (no " + ", ".join(
-            {"hard": "hard.jsonl", "focus": "focus.jsonl", "findings": "findings.jsonl"}[s]
+            {"hard": HARD, "focus": FOCUS, "findings": FINDINGS}[s].name
             for s in include) + ")", where=str(run),
             fix="run synthcheck rank (and focus) on it first, or pass the run directory "
                 "that holds them")
@@ -360,7 +362,7 @@ def import_annotations(run_dir: str | Path, fmt: str, path: str | Path, *,
 
 def _known_ids(run: Path, items: Mapping[str, Any]) -> set[str]:
     ids = set(items)
-    if (run / "corpus").is_dir():
+    if CORPUS.path(run).is_dir():
         from synth import iter_corpus
 
         ids.update(str(r["id"]) for r in iter_corpus(run))
@@ -370,4 +372,4 @@ def _known_ids(run: Path, items: Mapping[str, Any]) -> set[str]:
 def focus_texts(run_dir: str | Path) -> dict[str, str]:
     """Focus-round example id -> text (what :func:`focus_example_id` named on export)."""
     return {focus_example_id(ex["text"]): ex["text"]
-            for row in _jsonl(Path(run_dir) / "focus.jsonl") for ex in row.get("examples") or []}
+            for row in _jsonl(FOCUS.path(run_dir)) for ex in row.get("examples") or []}

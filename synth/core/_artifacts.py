@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,15 +41,15 @@ class Artifact:
     row: type | None = None
     doc: str = ""
 
-    def relpath(self, **fields: str) -> str:
+    def relpath(self, **fields: Any) -> str:
         """The path relative to the run directory, placeholders filled from ``fields``."""
         return self.file.format(**fields) if fields else self.file
 
-    def path(self, run_dir: str | os.PathLike[str], **fields: str) -> Path:
+    def path(self, run_dir: str | os.PathLike[str], **fields: Any) -> Path:
         """The file in ``run_dir``."""
         return Path(run_dir) / self.relpath(**fields)
 
-    def meta(self, run_dir: str | os.PathLike[str], **fields: str) -> Path:
+    def meta(self, run_dir: str | os.PathLike[str], **fields: Any) -> Path:
         """Its ``.meta.json`` sidecar in ``run_dir``."""
         path = self.path(run_dir, **fields)
         return path.with_name(path.name + META_SUFFIX)
@@ -58,32 +59,46 @@ class Artifact:
         """The file's own name (its last path part)."""
         return Path(self.file).name
 
-    def exists(self, run_dir: str | os.PathLike[str], **fields: str) -> bool:
+    def exists(self, run_dir: str | os.PathLike[str], **fields: Any) -> bool:
+        """Whether the file is in ``run_dir``."""
         return self.path(run_dir, **fields).is_file()
 
-    def iter_rows(self, run_dir: str | os.PathLike[str], **fields: str
+    def glob(self, run_dir: str | os.PathLike[str]) -> list[Path]:
+        """Every file of the family in ``run_dir`` (each ``{field}`` matching anything),
+        sorted."""
+        return sorted(Path(run_dir).glob(re.sub(r"\{[^}]*\}", "*", self.file)))
+
+    def field(self, path: str | os.PathLike[str]) -> str:
+        """The text a file of the family holds in place of its (one) ``{field}`` (the
+        ``name`` of ``scores/task-{name}.jsonl`` from ``.../scores/task-demo.jsonl``)."""
+        head, _, rest = self.name.partition("{")
+        tail = rest.partition("}")[2]
+        name = Path(path).name
+        return name[len(head):len(name) - len(tail) if tail else None]
+
+    def iter_rows(self, run_dir: str | os.PathLike[str], **fields: Any
                   ) -> Iterator[dict[str, Any]]:
         """Its rows, read lazily (see :func:`synth.core.iter_jsonl`)."""
         return iter_jsonl(self.path(run_dir, **fields))
 
-    def rows(self, run_dir: str | os.PathLike[str], **fields: str) -> list[dict[str, Any]]:
+    def rows(self, run_dir: str | os.PathLike[str], **fields: Any) -> list[dict[str, Any]]:
         """Its rows; none when the file is missing."""
         path = self.path(run_dir, **fields)
         return list(iter_jsonl(path)) if path.is_file() else []
 
     def write(self, run_dir: str | os.PathLike[str], rows: Iterable[dict[str, Any]],
-              **fields: str) -> int:
+              **fields: Any) -> int:
         """Write ``rows`` atomically (see :func:`synth.core.write_jsonl`)."""
         return write_jsonl(self.path(run_dir, **fields), rows)
 
-    def read_json(self, run_dir: str | os.PathLike[str], **fields: str) -> Any:
+    def read_json(self, run_dir: str | os.PathLike[str], **fields: Any) -> Any:
         """The parsed JSON file (for a ``.json`` artifact); None when it is missing."""
         path = self.path(run_dir, **fields)
         if not path.is_file():
             return None
         return json.loads(path.read_text(encoding="utf-8"))
 
-    def write_json(self, run_dir: str | os.PathLike[str], obj: Any, **fields: str) -> None:
+    def write_json(self, run_dir: str | os.PathLike[str], obj: Any, **fields: Any) -> None:
         """Write ``obj`` as JSON atomically."""
         write_json_atomic(self.path(run_dir, **fields), obj)
 

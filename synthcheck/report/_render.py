@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from synth.core import DataError, package_version, write_text_atomic
+from synthcheck._artifacts import REPORT_HTML, SUMMARY_MD
 from synthcheck.report import _sections
 from synthcheck.report._blocks import ReportSection
 from synthcheck.report._data import RunData
@@ -79,9 +80,9 @@ class Report:
         """Write ``report.html`` (default: in the run directory) and ``summary.md`` beside
         it, atomically; return the HTML's path."""
         html, md = self.to_html(), self.to_markdown()  # both built before either is written
-        path = Path(out) if out is not None else self.run.path / "report.html"
+        path = Path(out) if out is not None else REPORT_HTML.path(self.run.path)
         write_text_atomic(path, html)
-        write_text_atomic(path.with_name("summary.md"), md)
+        write_text_atomic(path.with_name(SUMMARY_MD.name), md)
         return path
 
 

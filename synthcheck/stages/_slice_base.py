@@ -52,11 +52,12 @@ def forget(stage: str, ctx: StageContext) -> dict[str, Any]:
     return {stage: {"skipped": True, "disabled": True}}
 
 
-def corpus_slice_stage(name: str, output: str, *, progress: bool = False) -> Stage:
+def corpus_slice_stage(name: str, *, progress: bool = False) -> Stage:
     """The declaration of a slice stage that reads the scored corpus alone (``semantic``,
     ``metadata``): its ``slices.<name>`` section, the failure rule, the ranked task model
-    and the score stage's hash make its hash; ``discovery.<name>_run`` writes ``output``;
-    ``slices.<name>.enabled: false`` turns it off and forgets it in the manifest."""
+    and the score stage's hash make its hash; ``discovery.<name>_run`` writes its finding
+    source's artifact; ``slices.<name>.enabled: false`` turns it off and forgets it in the
+    manifest."""
 
     def stage_hash(s: SliceSections, upstream: Hashes, run_dir: Path | None) -> str | None:
         from discovery import slice_stage_hash
@@ -65,7 +66,9 @@ def corpus_slice_stage(name: str, output: str, *, progress: bool = False) -> Sta
         return slice_stage_hash(name, s.slices, score, s.ranked) if score else None
 
     def outputs(s: SliceSections, run_dir: Path) -> list[Path]:
-        return [run_dir / output]
+        from discovery import finding_sources
+
+        return [finding_sources()[name].artifact.path(run_dir)]
 
     def run(s: SliceSections, ctx: StageContext) -> StageRun:
         import discovery

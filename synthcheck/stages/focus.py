@@ -155,7 +155,7 @@ def focus_models(s: FocusSections, run_dir: str | Path,
     def task(texts: list[str]) -> np.ndarray:
         scorer = task_scorer()
         if is_few_shot(tm.spec):  # calibrated as the score stage did
-            cal = reference_calibrator(run_dir, labels, file=f"task-{tm.name}.jsonl")
+            cal = reference_calibrator(run_dir, labels, task=tm.name)
             assert isinstance(scorer, FewShotReference), tm.spec
             raw = np.asarray(scorer.raw_logprobs(texts))
             return np.asarray(cal.predict_proba(raw)) if cal is not None else np.exp(raw)

@@ -109,6 +109,17 @@ def test_rerun_skips_current_stages(cfg_path: Path, tmp_path: Path,
     missing = [str(p) for st in DECLARED for p in st.outputs(st.sections(cfg), run)
                if not p.is_file()]
     assert missing == []
+    # Every declared run file with a row model holds rows of that model.
+    from synth.core import ARTIFACTS, iter_jsonl
+
+    checked = set()
+    for a in ARTIFACTS.values():
+        for path in a.glob(run) if a.row is not None else []:
+            for rec in iter_jsonl(path):
+                a.validate(rec)
+            checked.add(a.key)
+    assert checked >= {"shard", "task_scores", "reference_scores", "hard", "ngrams", "slices",
+                       "metadata", "words", "focus", "findings"}
     before = snapshot(run)
     again = discover(cfg, run, progress=False, log=lambda s: None)
     assert again.stages == dict.fromkeys(STAGES, "skipped (current)")
