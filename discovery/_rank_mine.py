@@ -25,12 +25,10 @@ from discovery._config import (
 from discovery._data import read_corpus, read_score_file
 from discovery._mining import NgramMiner
 from discovery._ranking import DivergenceRanker, HardSubset, divergence
+from discovery._runner import JobRows, run_job
 from discovery._stage_hashes import mine_stage_hash, rank_stage_hash, stage_record
 from discovery._stage_state import (
     check_upstream,
-    output_digests,
-    outputs_problem,
-    write_meta,
 )
 from discovery._task_models import ranked_task_name
 from synth.core import (
@@ -39,7 +37,6 @@ from synth.core import (
     RunDir,
     atomic_open,
     iter_jsonl,
-    write_jsonl,
 )
 
 
@@ -89,29 +86,27 @@ def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
     """
     run = RunDir(run_dir)
     upstream = check_upstream(run, "score", score_hash, what="scores", command="score")
-    rhash = rank_stage_hash(ranking, upstream)
-    out = HARD.path(run.path)
-    if run.is_current("rank", rhash) and outputs_problem(run, "rank", [out]) is None:
-        return {"skipped": True, "stage_hash": rhash}
-    name = ranked_task_name(ranking, task_models)
-    ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=name)
-    ranker = _ranker(ranking).fit(task, ref)
-    hard = HardSubset.from_ranker(ranker, ids, texts, labels.list, task, ref)
-    run.open_stage(dict(config_dump) if config_dump is not None else
-                   stage_record(labels, task_models=list(task_models), ranking=ranking),
-                   "rank", rhash)
-    write_jsonl(out, hard.records)
-    dropped = {"no_signal": int(ranker.no_signal_.sum()),
-               "no_signal_in_top": ranker.no_signal_in_top_,
-               "reason": f"the reference's top label leads by less than "
-                         f"{ranking.min_reference_margin:g} (ranking.min_reference_margin)"}
-    write_meta(out, rhash, ranking=ranking.model_dump(mode="json"),
-               task_model=name, corpus=len(ids), hard=len(hard), stage="rank", dropped=dropped)
-    run.complete("rank", rhash, stage_hash=rhash, hard=len(hard), corpus=len(ids),
-                 disagreements=int(ranker.disagree_.sum()), dropped=dropped,
-                 digests=output_digests(run, [out]))
-    return {"skipped": False, "stage_hash": rhash, "hard": len(hard), "corpus": len(ids),
-            "disagreements": int(ranker.disagree_.sum()), "dropped": dropped}
+
+    def compute() -> JobRows:
+        name = ranked_task_name(ranking, task_models)
+        ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=name)
+        ranker = _ranker(ranking).fit(task, ref)
+        hard = HardSubset.from_ranker(ranker, ids, texts, labels.list, task, ref)
+        dropped = {"no_signal": int(ranker.no_signal_.sum()),
+                   "no_signal_in_top": ranker.no_signal_in_top_,
+                   "reason": f"the reference's top label leads by less than "
+                             f"{ranking.min_reference_margin:g} (ranking.min_reference_margin)"}
+        return JobRows(hard.records,
+                       meta=dict(ranking=ranking.model_dump(mode="json"), task_model=name,
+                                 corpus=len(ids), hard=len(hard), stage="rank",
+                                 dropped=dropped),
+                       record=dict(hard=len(hard), corpus=len(ids),
+                                   disagreements=int(ranker.disagree_.sum()), dropped=dropped))
+
+    return run_job(run.path, stage="rank", stage_hash=rank_stage_hash(ranking, upstream),
+                   outputs=[HARD], compute=compute,
+                   record=lambda: dict(config_dump) if config_dump is not None else
+                   stage_record(labels, task_models=list(task_models), ranking=ranking))
 
 
 def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
@@ -141,11 +136,18 @@ def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
     run = RunDir(run_dir)
     upstream = check_upstream(run, "rank", rank_hash, what="hard subset", command="rank")
     check_upstream(run, "score", None, what="scores", command="score")
-    mhash = mine_stage_hash(mining, upstream)
-    out_jsonl, out_csv = NGRAMS.path(run.path), NGRAMS_CSV.path(run.path)
-    if run.is_current("mine", mhash) and outputs_problem(run, "mine",
-                                                         [out_jsonl, out_csv]) is None:
-        return {"skipped": True, "stage_hash": mhash}
+    return run_job(run.path, stage="mine", stage_hash=mine_stage_hash(mining, upstream),
+                   outputs=[NGRAMS, NGRAMS_CSV],
+                   compute=lambda: _mine(run, labels=labels, ranking=ranking, mining=mining,
+                                         task_models=task_models),
+                   record=lambda: dict(config_dump) if config_dump is not None else
+                   stage_record(labels, task_models=list(task_models), ranking=ranking,
+                                mining=mining))
+
+
+def _mine(run: RunDir, *, labels: LabelSpace, ranking: RankingConfig, mining: MiningConfig,
+          task_models: Sequence[TaskModelConfig]) -> JobRows:
+    """The mine stage's job: the n-grams of the hard subset against the corpus."""
     hard_path = HARD.path(run.path)
     hard_ids = [str(r["id"]) for r in iter_jsonl(hard_path)]
     if not hard_ids:
@@ -172,17 +174,12 @@ def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
     miner.fit(texts, [index[h] for h in hard_ids], ids=ids, divergence=div,
               disagree=disagree)
     records = miner.to_records()
-    run.open_stage(dict(config_dump) if config_dump is not None else
-                   stage_record(labels, task_models=list(task_models), ranking=ranking,
-                                mining=mining), "mine", mhash)
-    write_jsonl(out_jsonl, records)
-    _write_csv(out_csv, records)
-    write_meta(out_jsonl, mhash, mining=m.model_dump(mode="json"), hard=len(hard_ids),
-                corpus=len(ids), ngrams=len(records), stage="mine")
-    run.complete("mine", mhash, stage_hash=mhash, ngrams=len(records),
-                 digests=output_digests(run, [out_jsonl, out_csv]))
-    return {"skipped": False, "stage_hash": mhash, "ngrams": len(records),
-            "hard": len(hard_ids), "top": [r["ngram"] for r in records[:10]]}
+    return JobRows(records,
+                   meta=dict(mining=m.model_dump(mode="json"), hard=len(hard_ids),
+                             corpus=len(ids), ngrams=len(records), stage="mine"),
+                   record=dict(ngrams=len(records)),
+                   report=dict(hard=len(hard_ids), top=[r["ngram"] for r in records[:10]]),
+                   also=[lambda run_dir: _write_csv(NGRAMS_CSV.path(run_dir), records)])
 
 
 def _write_csv(path: Path, records: list[dict[str, Any]]) -> None:

@@ -14,7 +14,6 @@ seconds.
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,8 @@ from discovery._artifacts import FINDINGS, SLICE_PARTS
 from discovery._config import FocusConfig, RankingConfig, SlicesConfig, TaskModelConfig
 from discovery._finding_sources import finding_sources
 from discovery._focus_rounds import failures
-from discovery._stage_state import check_upstream, output_digests, outputs_problem
+from discovery._runner import JobRows, run_job
+from discovery._stage_state import check_upstream, outputs_problem
 from synth.core import (
     Artifact,
     LabelSpace,
@@ -35,9 +35,6 @@ from synth.core import (
     config_hash,
     iter_jsonl,
     output_dump,
-    provenance,
-    write_json_atomic,
-    write_jsonl,
 )
 
 CHUNK = 512
@@ -80,7 +77,7 @@ def findings_stage_hash(slices: SlicesConfig, upstream: Mapping[str, str | None]
 class _Scored:
     """A slice stage's scored corpus, once its hash says it must run: the run directory,
     the stage hash, the corpus, both models' probabilities, the failure flags and the
-    reference's probability that the task model is wrong, and when the work started."""
+    reference's probability that the task model is wrong."""
 
     run: RunDir
     shash: str
@@ -90,53 +87,38 @@ class _Scored:
     ref: np.ndarray
     fail: np.ndarray
     p_wrong: np.ndarray
-    started: float
 
 
-def _begin(run_dir: str | Path, stage: str, stage_hash: Callable[[str, str], str], *,
-           labels: LabelSpace, slices: SlicesConfig, ranking: RankingConfig,
-           task_models: Sequence[TaskModelConfig], score_hash: str | None
-           ) -> _Scored | dict[str, Any]:
-    """Load the scored corpus of ``run_dir`` (checked against ``score_hash``) and hash the
-    stage (``stage_hash(score stage hash, ranked task model)``): the skip result when the
-    stage is current with that hash, else what its work reads."""
+def _slice_run(run_dir: str | Path, stage: str, stage_hash: Callable[[str, str], str], *,
+               labels: LabelSpace, slices: SlicesConfig, ranking: RankingConfig,
+               task_models: Sequence[TaskModelConfig], score_hash: str | None,
+               work: Callable[[_Scored], tuple[list[dict[str, Any]], dict[str, Any]]],
+               config_dump: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A slice stage through :func:`discovery.run_job`: hashed with
+    ``stage_hash(score stage hash, ranked task model)`` (the scores checked against
+    ``score_hash``), skipped when current; else ``work`` gets the scored corpus and returns
+    the rows and the fields its meta file and manifest entry record (with the corpus's base
+    failure rate)."""
     from discovery._rank_mine import load_scores
     from discovery._task_models import ranked_task_name
 
     run = RunDir(run_dir)
     upstream = check_upstream(run, "score", score_hash, what="scores", command="score")
     name = ranked_task_name(ranking, task_models)
-    ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=name)
     shash = stage_hash(upstream, name)
-    if _current(run, stage, shash):
-        return {"skipped": True, "stage_hash": shash}
-    started = time.perf_counter()
-    fail, p_wrong = corpus_failures(task, ref, slices)
-    return _Scored(run, shash, ids, texts, task, ref, fail, p_wrong, started)
 
+    def compute() -> JobRows:
+        ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=name)
+        fail, p_wrong = corpus_failures(task, ref, slices)
+        rows, info = work(_Scored(run, shash, ids, texts, task, ref, fail, p_wrong))
+        info = {**info, "base_rate": float(fail.mean())}
+        return JobRows(rows, meta={"stage": stage, "rows": len(rows), **info},
+                       record={"rows": len(rows), **info})
 
-def _finish(c: _Scored, stage: str, rows: list[dict[str, Any]],
-            config_dump: Mapping[str, Any] | None, **info: Any) -> dict[str, Any]:
-    """Write ``rows`` and the stage's meta file, complete the stage in the manifest (with
-    ``info`` and the corpus's base failure rate)."""
-    run, shash = c.run, c.shash
-    info = {**info, "base_rate": float(c.fail.mean())}
-    out = stage_output(stage).path(run.path)
-    run.open_stage(dict(config_dump) if config_dump is not None else {"stage": stage},
-                   stage, shash)
-    write_jsonl(out, rows)
-    write_json_atomic(stage_output(stage).meta(run.path),
-                      {**provenance(shash), "stage": stage, "rows": len(rows), **info})
-    seconds = round(time.perf_counter() - c.started, 2)
-    run.complete(stage, shash, stage_hash=shash, rows=len(rows), seconds=seconds,
-                 digests=output_digests(run, [out]), **info)
-    return {"skipped": False, "stage_hash": shash, "rows": len(rows), "seconds": seconds,
-            **info}
-
-
-def _current(run: RunDir, stage: str, shash: str) -> bool:
-    return run.is_current(stage, shash) and outputs_problem(
-        run, stage, [stage_output(stage).path(run.path)]) is None
+    return run_job(run.path, stage=stage, stage_hash=shash, outputs=[stage_output(stage)],
+                   compute=compute, timed=True,
+                   record=lambda: dict(config_dump) if config_dump is not None
+                   else {"stage": stage})
 
 
 def stage_output(stage: str) -> Artifact:
@@ -189,20 +171,19 @@ def semantic_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
     from discovery._embed import SentenceEmbedder
     from discovery._slices import SemanticSlicer
 
-    c = _begin(run_dir, "semantic",
-               lambda score, name: slice_stage_hash("semantic", slices, score, name),
-               labels=labels, slices=slices, ranking=ranking, task_models=task_models,
-               score_hash=score_hash)
-    if isinstance(c, dict):
-        return c
-    s = slices.semantic
-    emb = _embeddings(c.run, c.texts, s.encoder, s.batch_size, progress)
-    words = SentenceEmbedder(s.encoder, batch_size=s.batch_size)
-    slicer = SemanticSlicer(s.size, seed=s.seed, max_terms=s.max_terms,
-                            max_examples=s.max_examples, alpha=s.alpha).fit(
-        c.texts, emb, c.fail, p_wrong=c.p_wrong, ids=c.ids, embed_words=words.embed)
-    return _finish(c, "semantic", slicer.slices_, config_dump,
-                   significant=sum(r["significant"] for r in slicer.slices_))
+    def work(c: _Scored) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        s = slices.semantic
+        emb = _embeddings(c.run, c.texts, s.encoder, s.batch_size, progress)
+        words = SentenceEmbedder(s.encoder, batch_size=s.batch_size)
+        slicer = SemanticSlicer(s.size, seed=s.seed, max_terms=s.max_terms,
+                                max_examples=s.max_examples, alpha=s.alpha).fit(
+            c.texts, emb, c.fail, p_wrong=c.p_wrong, ids=c.ids, embed_words=words.embed)
+        return slicer.slices_, dict(significant=sum(r["significant"] for r in slicer.slices_))
+
+    return _slice_run(run_dir, "semantic",
+                      lambda score, name: slice_stage_hash("semantic", slices, score, name),
+                      labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+                      score_hash=score_hash, work=work, config_dump=config_dump)
 
 
 def metadata_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfig,
@@ -213,17 +194,16 @@ def metadata_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
     :class:`discovery.MetadataSlicer`); raises as :func:`semantic_run`."""
     from discovery._slices import MetadataSlicer
 
-    c = _begin(run_dir, "metadata",
-               lambda score, name: slice_stage_hash("metadata", slices, score, name),
-               labels=labels, slices=slices, ranking=ranking, task_models=task_models,
-               score_hash=score_hash)
-    if isinstance(c, dict):
-        return c
-    m = slices.metadata
-    slicer = MetadataSlicer(min_size=m.min_size, max_examples=m.max_examples,
-                            alpha=m.alpha).fit(c.texts, c.fail, p_wrong=c.p_wrong, ids=c.ids)
-    return _finish(c, "metadata", slicer.slices_, config_dump,
-                   significant=sum(r["significant"] for r in slicer.slices_))
+    def work(c: _Scored) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        m = slices.metadata
+        slicer = MetadataSlicer(min_size=m.min_size, max_examples=m.max_examples,
+                                alpha=m.alpha).fit(c.texts, c.fail, p_wrong=c.p_wrong, ids=c.ids)
+        return slicer.slices_, dict(significant=sum(r["significant"] for r in slicer.slices_))
+
+    return _slice_run(run_dir, "metadata",
+                      lambda score, name: slice_stage_hash("metadata", slices, score, name),
+                      labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+                      score_hash=score_hash, work=work, config_dump=config_dump)
 
 
 def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfig,
@@ -239,30 +219,29 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
     from discovery._embed import SentenceEmbedder
     from discovery._occlusion import OcclusionScorer
 
-    c = _begin(run_dir, "occlusion",
-               lambda score, name: slice_stage_hash("occlusion", slices, score, name,
-                                                    models_key),
-               labels=labels, slices=slices, ranking=ranking, task_models=task_models,
-               score_hash=score_hash)
-    if isinstance(c, dict):
-        return c
-    o = slices.occlusion
-    scorer = OcclusionScorer(reference_words=o.reference_words,
-                             reference_sentences=o.reference_sentences,
-                             min_count=o.min_count, max_examples=o.max_examples,
-                             alpha=o.alpha, centre=o.centre,
-                             group_similarity=o.group_similarity,
-                             group_min_words=o.group_min_words).fit(
-        c.texts, c.task, c.ref, c.fail, task_fn=task_fn,
-        reference_fn=reference_fn if o.reference_words else None, ids=c.ids,
-        embed_fn=SentenceEmbedder(slices.semantic.encoder,
-                                  batch_size=slices.semantic.batch_size).embed
-        if o.groups else None)
-    return _finish(c, "occlusion", scorer.words_, config_dump,
-                   deletions=scorer.deletions_,
+    def work(c: _Scored) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        o = slices.occlusion
+        scorer = OcclusionScorer(reference_words=o.reference_words,
+                                 reference_sentences=o.reference_sentences,
+                                 min_count=o.min_count, max_examples=o.max_examples,
+                                 alpha=o.alpha, centre=o.centre,
+                                 group_similarity=o.group_similarity,
+                                 group_min_words=o.group_min_words).fit(
+            c.texts, c.task, c.ref, c.fail, task_fn=task_fn,
+            reference_fn=reference_fn if o.reference_words else None, ids=c.ids,
+            embed_fn=SentenceEmbedder(slices.semantic.encoder,
+                                      batch_size=slices.semantic.batch_size).embed
+            if o.groups else None)
+        return scorer.words_, dict(deletions=scorer.deletions_,
                    groups=sum(r["kind"] == "group" for r in scorer.words_),
                    reference_sentences=scorer.reference_calls_,
                    significant=sum(r["significant"] for r in scorer.words_))
+
+    return _slice_run(run_dir, "occlusion",
+                      lambda score, name: slice_stage_hash("occlusion", slices, score, name,
+                                                           models_key),
+                      labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+                      score_hash=score_hash, work=work, config_dump=config_dump)
 
 
 def source_stage_hash(stage: str, slices: SlicesConfig, score_hash: str,
@@ -282,19 +261,19 @@ def source_run(run_dir: str | Path, stage: str, *, labels: LabelSpace, slices: S
     raises as :func:`semantic_run`."""
     from discovery._finding_sources import ScoredCorpus, corpus_sources
 
-    source = corpus_sources()[stage]
-    assert source.compute is not None
-    c = _begin(run_dir, stage,
-               lambda score, name: source_stage_hash(stage, slices, score, name),
-               labels=labels, slices=slices, ranking=ranking, task_models=task_models,
-               score_hash=score_hash)
-    if isinstance(c, dict):
-        return c
-    rows = source.compute(ScoredCorpus(ids=c.ids, texts=c.texts, fail=c.fail,
-                                       p_wrong=c.p_wrong, task=c.task, reference=c.ref),
-                          slices)
-    return _finish(c, stage, rows, config_dump,
-                   significant=sum(bool(r.get("significant")) for r in rows))
+    compute = corpus_sources()[stage].compute
+    assert compute is not None
+
+    def work(c: _Scored) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        rows = compute(ScoredCorpus(ids=c.ids, texts=c.texts, fail=c.fail,
+                                           p_wrong=c.p_wrong, task=c.task, reference=c.ref),
+                              slices)
+        return rows, dict(significant=sum(bool(r.get("significant")) for r in rows))
+
+    return _slice_run(run_dir, stage,
+                      lambda score, name: source_stage_hash(stage, slices, score, name),
+                      labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+                      score_hash=score_hash, work=work, config_dump=config_dump)
 
 
 def _rows_if_current(run: RunDir, stage: str, file: Artifact, expected: str | None
@@ -321,22 +300,22 @@ def findings_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
     from discovery._findings import build_findings
 
     sources = finding_sources()
-    c = _begin(run_dir, "findings",
-               lambda score, name: findings_stage_hash(
-                   slices, {"score": score, "task_model": name, "focus_rule": focus_rule,
-                            **findings_upstream(upstream)}),
-               labels=labels, slices=slices, ranking=ranking, task_models=task_models,
-               score_hash=score_hash)
-    if isinstance(c, dict):
-        return c
-    got = {stage: src.entered(_rows_if_current(c.run, stage, src.artifact,
-                                               upstream.get(stage)))
-           for stage, src in sources.items()}
-    rows = build_findings(texts=c.texts, ids=c.ids, fail=c.fail, p_wrong=c.p_wrong,
-                          rule=_rule_text(slices), rows=got, focus_rule=focus_rule,
-                          max_per_kind=slices.max_findings)
-    return _finish(c, "findings", rows, config_dump,
-                   confirmed=sum(r["confirmed"] for r in rows), rule=_rule_text(slices))
+
+    def work(c: _Scored) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        got = {stage: src.entered(_rows_if_current(c.run, stage, src.artifact,
+                                                   upstream.get(stage)))
+               for stage, src in sources.items()}
+        rows = build_findings(texts=c.texts, ids=c.ids, fail=c.fail, p_wrong=c.p_wrong,
+                              rule=_rule_text(slices), rows=got, focus_rule=focus_rule,
+                              max_per_kind=slices.max_findings)
+        return rows, dict(confirmed=sum(r["confirmed"] for r in rows), rule=_rule_text(slices))
+
+    return _slice_run(run_dir, "findings",
+                      lambda score, name: findings_stage_hash(
+                          slices, {"score": score, "task_model": name,
+                                   "focus_rule": focus_rule, **findings_upstream(upstream)}),
+                      labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+                      score_hash=score_hash, work=work, config_dump=config_dump)
 
 
 def findings_upstream(upstream: Mapping[str, str | None]) -> dict[str, str | None]:

@@ -181,12 +181,13 @@ KILL = """
             return real(self, texts)
         emb.SentenceEmbedder.embed = embed
     else:  # killed after the stage opened and wrote its rows, before its meta and manifest
-        real_write = ss.write_json_atomic
+        import discovery._runner as runner  # the stage runner writes the meta file
+        real_write = runner.write_json_atomic
         def slow(path, obj):
             if Path(path).name == ss.stage_output(stage).file + ".meta.json":
                 time.sleep(60)
             return real_write(path, obj)
-        ss.write_json_atomic = slow
+        runner.write_json_atomic = slow
     from synthcheck import load_run_config
     from synthcheck._pipeline import discover
     discover(load_run_config({cfg!r}), {run!r}, progress=False)
