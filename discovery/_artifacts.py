@@ -142,6 +142,8 @@ METADATA_SLICES = artifact("metadata", "metadata.jsonl", "metadata",
                            row=SliceRow, doc="metadata slices (length, punctuation, negation, ...)")
 WORDS = artifact("words", "words.jsonl", "occlusion",
                  row=WordRow, doc="occlusion words, phrases and groups of related words")
+LABELLED = artifact("labelled", "labelled.jsonl", "labelled",
+                    doc="findings on the user's labelled rows, judged by their gold labels")
 FOCUS = artifact("focus", "focus.jsonl", "focus",
                  row=FocusRow, doc="focus rounds: each candidate tested on new sentences")
 FOCUS_PARTS = artifact("focus_parts", "focus/.parts", "focus",

@@ -89,7 +89,7 @@ def _findings(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, Any]]:
 
 SOURCE = FindingSource(
     "enriched", ENRICHED,
-    (FindingKind("enriched", "word enriched among failures (Fisher)", 7),),
+    (FindingKind("enriched", "word enriched among failures (Fisher)", 8),),
     _findings,
     proposes=lambda rows: {str(r["word"]): float(r["q_value"]) for r in rows},
     pool=lambda rows: [(str(r["word"]), "enriched") for r in rows],

@@ -10,7 +10,8 @@ alone gives ``compute`` (``(ScoredCorpus, SlicesConfig) -> rows``); the app then
 stage of its own, on when ``slices.sources`` names it.
 
 The entries are in pipeline order: where two sources propose the same candidate, the later
-one's evidence counts (an occlusion word's over a mined n-gram's).
+one's evidence counts (an occlusion word's over a mined n-gram's); in the focus pool the one
+with the lower ``pool_order`` names its kind.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from discovery._artifacts import FOCUS, METADATA_SLICES, NGRAMS, SLICES, WORDS
+from discovery._artifacts import FOCUS, LABELLED, METADATA_SLICES, NGRAMS, SLICES, WORDS
 from discovery._focus_rounds import candidate_terms, ngram_pattern
 from discovery._stats import wilson_interval
 from synth.core import Artifact, ConfigError, did_you_mean
@@ -101,6 +102,8 @@ class FindingSource:
             evidence for each (kept for a focus test that is inconclusive).
         pool: ``rows -> [(candidate, kind)]`` in evidence order: what it adds to the focus
             candidate pool (None: nothing).
+        pool_order: its place among the pool's sources (a candidate two sources propose
+            keeps the kind of the one with the lower number).
         tests: ``rows -> candidates`` the source tested on new sentences (focus rounds);
             their rows stand for every other source's row of the same name.
         summary: what the CLI summary calls its significant rows (None: not listed).
@@ -116,6 +119,7 @@ class FindingSource:
     significant_only: bool = True
     proposes: Callable[[Sequence[Row]], dict[str, float]] | None = None
     pool: Callable[[Sequence[Row]], list[tuple[str, str]]] | None = None
+    pool_order: int = 9
     tests: Callable[[Sequence[Row]], set[str]] | None = None
     summary: str | None = None
     compute: Callable[[ScoredCorpus, SlicesConfig], list[dict[str, Any]]] | None = None
@@ -228,6 +232,7 @@ def _word_findings(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, A
 
 def _focus_findings(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, Any]]:
     c = ctx.corpus
+    base = c.base_rate
     out = []
     for r in rows:
         name = str(r["ngram"])
@@ -235,26 +240,73 @@ def _focus_findings(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, 
         q = r.get("q_value")
         source_q = ctx.proposed.get(name)
         evidence = 1.0 if q is None else float(q)
-        if source_q is not None and not r.get("confirmed") and r["n"] \
-                and r["failures"] / r["n"] > float(r["base_rate"]):
-            evidence = min(evidence, source_q)
+        status = "confirmed" if r.get("confirmed") else (
+            "not replicated" if r["n"] else "untested")
         out.append(finding(
             "focus", name, candidate_terms(name), counts["example_ids"], int(r["n"]),
-            int(r["failures"]), float(r["base_rate"]),
+            int(r["failures"]), base,
             (f"focus rounds: {r['failures']} of {r['n']} new sentences fail "
-             f"({ctx.focus_rule}) vs the corpus's {float(r['base_rate']):.2f}"
+             f"({ctx.focus_rule}) vs the corpus's {base:.2f}"
              + (f"; deleting it moves the task model by {r['task_shift']:+.2f} and the "
                 f"reference by {r['reference_shift']:+.2f}, flipping the task model alone "
                 f"on {r['flipped']}" if r.get("flipped") is not None else "")
              + f", q={q:.2g}"
              if q is not None else "focus rounds: no new sentence kept"),
-            confirmed=bool(r.get("confirmed")), source=str(r.get("source", "ngram")),
+            confirmed=bool(r.get("confirmed")), status=status,
+            source=str(r.get("source", "ngram")),
             corpus_n=counts["n"], corpus_failures=counts["failures"], q_value=q,
             evidence_q=evidence, source_q=source_q,
             **{k: r[k] for k in ("flipped", "task_shift", "reference_shift", "p_rate",
                                  "p_paired") if k in r},
             examples=[x.get("text") for x in r.get("examples") or [] if isinstance(x, dict)]))
     return out
+
+
+LABELLED_WHAT = {"ngram": "rows holding it", "metadata": "rows in this slice",
+                 "semantic": "semantically close rows", "word": "rows holding it",
+                 "group": "rows holding any of these words"}
+
+
+def labelled_candidate(row: Mapping[str, Any]) -> str:
+    """The focus candidate of a labelled finding: its terms as a group (one term: itself);
+    "" for one without terms (a length band, a rating band)."""
+    terms = [str(t) for t in row.get("terms") or [] if str(t).strip()]
+    return group_name(terms) if terms else ""
+
+
+def labelled_findings(rows: Sequence[Mapping[str, Any]], max_per_kind: int = 20
+                      ) -> list[dict[str, Any]]:
+    """Findings rows (``data: labelled``) from ``labelled.jsonl``'s significant rows, the
+    first ``max_per_kind`` of each kind."""
+    out: list[dict[str, Any]] = []
+    taken: dict[str, int] = {}
+    for r in rows:
+        kind = str(r["kind"])
+        if not r.get("significant") or taken.get(kind, 0) >= max_per_kind:
+            continue
+        taken[kind] = taken.get(kind, 0) + 1
+        shift = (f"; deleting it moves the task model towards the gold label by "
+                 f"{r['gold_shift']:+.2f} on average, fixing {r['fixed']} error(s)"
+                 if "gold_shift" in r else "")
+        out.append(finding(
+            kind, str(r["name"]), r.get("terms") or [], r.get("example_ids") or [],
+            int(r["n"]), int(r["failures"]), float(r["base_rate"]),
+            f"labelled data: the task model is wrong on {r['failures']} of {r['n']} "
+            f"{LABELLED_WHAT.get(kind, 'rows')} vs {float(r['base_rate']):.2f} elsewhere"
+            f"{shift}, q={float(r['q_value']):.2g}",
+            q_value=float(r["q_value"]), data="labelled",
+            examples=[e.get("text") for e in r.get("examples") or [] if isinstance(e, dict)]))
+    return out
+
+
+def _labelled_findings(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, Any]]:
+    return labelled_findings(rows, ctx.max_per_kind)
+
+
+def _labelled_pool(rows: Sequence[Row]) -> list[tuple[str, str]]:
+    # smallest q-value first: new sentences around what the labelled data shows
+    ordered = sorted(rows, key=lambda r: float(r["q_value"]))
+    return [(labelled_candidate(r), "labelled") for r in ordered if labelled_candidate(r)]
 
 
 def _word_pool(rows: Sequence[Row]) -> list[tuple[str, str]]:
@@ -269,27 +321,37 @@ def _semantic_pool(rows: Sequence[Row]) -> list[tuple[str, str]]:
 
 
 BUILTIN: tuple[FindingSource, ...] = (
-    FindingSource("mine", NGRAMS, (FindingKind("ngram", "n-gram", 5, turn=3),),
+    FindingSource("mine", NGRAMS, (FindingKind("ngram", "n-gram", 5, turn=4),),
                   _ngram_findings, significant_only=False,
                   proposes=lambda rows: {str(r["ngram"]): float(r["q_value"]) for r in rows},
                   doc="n-grams over-represented in the hard subset"),
-    FindingSource("semantic", SLICES, (FindingKind("semantic", "semantic slice", 1, turn=4),),
+    FindingSource("semantic", SLICES, (FindingKind("semantic", "semantic slice", 1, turn=5),),
                   _semantic_findings,
                   proposes=lambda rows: {group_name(r["terms"]): float(r["q_value"])
                                          for r in rows if r.get("terms")},
-                  pool=_semantic_pool, summary="semantic slices",
+                  pool=_semantic_pool, pool_order=1, summary="semantic slices",
                   doc="clusters of semantically close sentences that fail more often"),
     FindingSource("metadata", METADATA_SLICES, (FindingKind("metadata", "metadata slice", 6),),
                   _metadata_findings, summary="metadata slices",
                   doc="sentences sharing a surface property (length, '!', negation, ...)"),
     FindingSource("occlusion", WORDS,
-                  (FindingKind("group", "group of related words (occlusion)", 2, turn=1),
-                   FindingKind("phrase", "phrase (occlusion)", 3, turn=2),
+                  (FindingKind("group", "group of related words (occlusion)", 2, turn=2),
+                   FindingKind("phrase", "phrase (occlusion)", 3, turn=3),
                    FindingKind("word", "word (occlusion)", 4, turn=0)),
                   _word_findings,
                   proposes=lambda rows: {str(r["word"]): float(r["q_value"]) for r in rows},
-                  pool=_word_pool, summary="occlusion words, phrases and groups",
+                  pool=_word_pool, pool_order=0, summary="occlusion words, phrases and groups",
                   doc="words whose deletion moves the task model and not the reference"),
+    # its findings are of the kinds above (data: labelled); "labelled" names its focus
+    # candidates' source
+    FindingSource("labelled", LABELLED,
+                  (FindingKind("labelled", "labelled data (gold labels)", 7, turn=1),),
+                  _labelled_findings,
+                  proposes=lambda rows: {labelled_candidate(r): float(r["q_value"])
+                                         for r in rows if labelled_candidate(r)},
+                  pool=_labelled_pool, pool_order=2,
+                  doc="n-grams, slices and words where the task model errs on the user's "
+                      "labelled rows"),
     FindingSource("focus", FOCUS, (FindingKind("focus", "focus rounds (new sentences)", 0),),
                   _focus_findings, significant_only=False,
                   tests=lambda rows: {str(r["ngram"]) for r in rows},

@@ -7,20 +7,35 @@ Each row (the schema other tools read; fields may be added, never removed)::
              ``metadata``, ``word``, ``phrase``, ``group``, ``focus``, ...),
      "name": str, "terms": [str], "example_ids": [corpus ids, most telling first, <= 20],
      "n": int, "failures": int, "rate": float, "low": float, "high": float,
-     "base_rate": float, "score": float, "confirmed": bool, "reason": str}
+     "base_rate": float, "score": float, "confirmed": bool, "reason": str,
+     "data": "corpus"|"labelled"}
 
+``data`` says which data a finding was read from: ``corpus`` (the synthetic corpus, judged by
+the reference; focus rows: the focus rounds' new sentences) or ``labelled`` (the user's
+labelled rows, judged by their gold labels; ``n``/``failures`` count labelled rows, the task
+model's errors, and ``example_ids`` are labelled row ids ``L<row>``; ``examples`` hold their
+texts). Labelled rows rank among the others by the same keys.
 ``n``/``failures`` count corpus sentences under the slices' failure rule (for ``focus``
 rows: the focus rounds' new sentences under the focus rule), ``low``/``high`` are the
 rate's 95% Wilson interval, ``score`` is ``low - base_rate`` (how far above the rest of the
-corpus the rate is, at least, with 95% confidence). ``q_value`` is the finding's own
-Benjamini-Hochberg q-value (within its kind); ``evidence_q`` is what ranks it: its
-q-value, or for a focus row whose new sentences fail more often than the corpus but not
-significantly, the better of that and the q-value of the stage that proposed it (an
-inconclusive test does not erase the evidence that chose it; a test that fails no more
-often than the corpus does). A candidate that focus rounds tested appears once, as its
-``focus`` row (``source`` names the kind that proposed it, ``corpus_n``/``corpus_failures``
-keep its corpus counts). Rows are ranked confirmed first (only focus rounds confirm, on new
-sentences), then by ``evidence_q``, then by ``score``.
+corpus the rate is, at least, with 95% confidence). Every count is over judged sentences
+(:func:`discovery.judge`: abstained ones are in none), so every row of a run shares one
+base rate (a focus row's ``base_rate`` is the judged corpus's, the same). ``q_value`` is the
+finding's own Benjamini-Hochberg q-value (within its kind); ``evidence_q`` is what ranks
+it. A candidate that focus rounds tested appears once, as its ``focus`` row (``source``
+names the kind that proposed it, ``corpus_n``/``corpus_failures`` keep its corpus counts).
+
+Ranking means what it says:
+
+- confirmed rows first; only a focus row is confirmed, and only when its failure rate on
+  new sentences is significantly above the base rate (the paired deletion test is shown
+  as evidence, never a confirmation on its own);
+- then rows whose rate is above their base rate (``above_base``), before every row whose
+  rate is not, whatever their q-values;
+- a focus test that did not replicate (new sentences, not confirmed) drops its finding:
+  the row is kept, marked ``status: "not replicated"``, after every other row, never
+  ranked on the evidence that proposed it;
+- within each group, by ``evidence_q``, then by ``score``.
 """
 
 from __future__ import annotations
@@ -37,10 +52,13 @@ from discovery._finding_sources import (
     finding_kinds,
     finding_sources,
     group_name,
+    labelled_candidate,
+    labelled_findings,
 )
 from discovery._focus_rounds import ngram_pattern
 
-__all__ = ["build_findings", "corpus_counts", "group_name"]
+__all__ = ["build_findings", "corpus_counts", "group_name", "labelled_candidate",
+           "labelled_findings"]
 
 
 RARE = 3
@@ -58,7 +76,7 @@ def _covered_last(rows: list[dict[str, Any]], texts: Sequence[str]) -> list[dict
     for r in rows:
         terms = [t for t in r.get("terms") or [] if t]
         pattern = ngram_pattern(" | ".join(terms)) if terms and r["kind"] != "metadata" \
-            else None
+            and r.get("data", "corpus") == "corpus" else None
         hits.append({i for i, t in enumerate(texts) if pattern.search(t)} if pattern else set())
     kept: list[tuple[dict[str, Any], set[int]]] = []
     moved: list[dict[str, Any]] = []
@@ -83,9 +101,10 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
         texts, ids, fail, p_wrong: the corpus, its failure flags under ``rule`` and the
             reference's probability that the task model is wrong.
         rows: stage name -> the rows of its file that may enter (for ``mine``, the
-            ``ngrams.jsonl`` rows in mining order; for the slice stages, their significant
-            rows; for ``focus``, ``focus.jsonl``); each source turns them into findings
-            (see :data:`discovery.FINDING_SOURCES`), the first ``max_per_kind`` of a kind.
+            ``ngrams.jsonl`` rows in mining order; for the slice stages and ``labelled``,
+            their significant rows; for ``focus``, ``focus.jsonl``); each source turns them
+            into findings (see :data:`discovery.FINDING_SOURCES`), the first
+            ``max_per_kind`` of a kind.
     """
     fail = np.asarray(fail, dtype=bool)
     p_wrong = np.asarray(p_wrong, dtype=np.float64)
@@ -105,10 +124,18 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
     for stage, source in sources.items():
         found += source.findings(got[stage], ctx)
     for r in found:
+        r.setdefault("data", "corpus")
         r.setdefault("evidence_q", 1.0 if r.get("q_value") is None else float(r["q_value"]))
+        r["above_base"] = bool(r["n"] and r["rate"] > float(r["base_rate"]))
     order = {k: i for i, k in enumerate(finding_kinds())}
-    found.sort(key=lambda r: (not r["confirmed"], r["evidence_q"], -r["score"],
+    found.sort(key=lambda r: (r.get("status") == "not replicated", not r["confirmed"],
+                              not r["above_base"], r["evidence_q"], -r["score"],
                               order[r["kind"]], r["name"]))
-    found = _covered_last(found, texts)
+    dropped = [r for r in found if r.get("status") == "not replicated"]
+    kept = [r for r in found if r.get("status") != "not replicated"]
+    # Moving covered rare rows down stays within each group: never below a weaker group.
+    found = (_covered_last([r for r in kept if r["confirmed"] or r["above_base"]], texts)
+             + _covered_last([r for r in kept if not (r["confirmed"] or r["above_base"])],
+                             texts) + dropped)
     return [{"id": f"f{rank:04d}", "rank": rank, **r, "rule": rule}
             for rank, r in enumerate(found, start=1)]

@@ -22,9 +22,8 @@ from typing import Any
 import numpy as np
 
 from discovery._artifacts import FINDINGS, SLICE_PARTS
-from discovery._config import FocusConfig, RankingConfig, SlicesConfig, TaskModelConfig
+from discovery._config import RankingConfig, SlicesConfig, TaskModelConfig
 from discovery._finding_sources import finding_sources
-from discovery._focus_rounds import failures
 from discovery._runner import JobRows, run_job
 from discovery._stage_state import check_upstream, outputs_problem
 from synth.core import (
@@ -40,44 +39,44 @@ from synth.core import (
 CHUNK = 512
 
 
-def failure_rule(slices: SlicesConfig) -> dict[str, Any]:
-    """The failure rule's fields, as every slice stage hashes them."""
-    return {"failure": slices.failure, "confidence": slices.confidence}
+def failure_rule(ranking: RankingConfig) -> dict[str, Any]:
+    """The judging rule's fields, as every slice stage hashes them (the abstain threshold is
+    in the score stage's hash)."""
+    return {"rule": JUDGE_SCHEME, "min_margin": ranking.min_reference_margin}
 
 
-def corpus_failures(task: np.ndarray, reference: np.ndarray, slices: SlicesConfig
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """(failure flags under ``slices.failure``, the reference's probability that the task
-    model's top label is wrong) per sentence."""
-    p_wrong = 1.0 - reference[np.arange(len(task)), task.argmax(axis=1)]
-    return failures(task, reference, slices.failure, confidence=slices.confidence), p_wrong
+JUDGE_SCHEME = "judge-v1"
+"""The failure rule's version (:func:`discovery.judge`: top labels differ on a judged
+sentence); part of every slice stage's hash."""
 
 
 def slice_stage_hash(stage: str, slices: SlicesConfig, score_hash: str, task_name: str,
-                     models: str = "") -> str:
+                     models: str = "", *, ranking: RankingConfig) -> str:
     """Hash of a slice stage (``semantic``, ``metadata``, ``occlusion``): its own section,
-    the failure rule, the ranked task model and the score stage hash (and, for occlusion,
+    the judging rule, the ranked task model and the score stage hash (and, for occlusion,
     ``models``: what changes the two models' scores of new text)."""
     section = getattr(slices, stage)
     extra = {"encoder": slices.semantic.encoder} \
         if stage == "occlusion" and slices.occlusion.groups else {}
-    return config_hash({stage: output_dump(section), **failure_rule(slices),
+    return config_hash({stage: output_dump(section), **failure_rule(ranking),
                         "task_model": task_name, "score": score_hash, "models": models,
                         **extra})
 
 
-def findings_stage_hash(slices: SlicesConfig, upstream: Mapping[str, str | None]) -> str:
-    """Hash of the findings stage: ``max_findings``, the failure rule and the hashes of the
+def findings_stage_hash(slices: SlicesConfig, upstream: Mapping[str, str | None], *,
+                        ranking: RankingConfig) -> str:
+    """Hash of the findings stage: ``max_findings``, the judging rule and the hashes of the
     stages it unifies (None for one that did not run)."""
-    return config_hash({"max_findings": slices.max_findings, **failure_rule(slices),
+    return config_hash({"max_findings": slices.max_findings, **failure_rule(ranking),
                         "upstream": dict(upstream)})
 
 
 @dataclass
 class _Scored:
     """A slice stage's scored corpus, once its hash says it must run: the run directory,
-    the stage hash, the corpus, both models' probabilities, the failure flags and the
-    reference's probability that the task model is wrong."""
+    the stage hash, the judged sentences (both models' probabilities, failure flags and the
+    reference's probability that the task model is wrong; abstained sentences are in no
+    count, see :func:`discovery.judge`), what abstained and the rule in words."""
 
     run: RunDir
     shash: str
@@ -87,6 +86,8 @@ class _Scored:
     ref: np.ndarray
     fail: np.ndarray
     p_wrong: np.ndarray
+    abstained: dict[str, Any]
+    rule: str
 
 
 def _slice_run(run_dir: str | Path, stage: str, stage_hash: Callable[[str, str], str], *,
@@ -94,24 +95,29 @@ def _slice_run(run_dir: str | Path, stage: str, stage_hash: Callable[[str, str],
                task_models: Sequence[TaskModelConfig], score_hash: str | None,
                work: Callable[[_Scored], tuple[list[dict[str, Any]], dict[str, Any]]],
                config_dump: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A slice stage through :func:`discovery.run_job`: hashed with
-    ``stage_hash(score stage hash, ranked task model)`` (the scores checked against
-    ``score_hash``), skipped when current; else ``work`` gets the scored corpus and returns
-    the rows and the fields its meta file and manifest entry record (with the corpus's base
-    failure rate)."""
-    from discovery._rank_mine import load_scores
+    """A slice stage through :func:`discovery.run_job`: the scored corpus of ``run_dir``
+    (checked against ``score_hash``) is judged, the stage hashed with ``stage_hash(score
+    stage hash, ranked task model)`` and skipped when current; else ``work`` gets the judged
+    sentences and returns the rows and the fields its meta file and manifest entry record
+    (with the base failure rate over the judged sentences and what abstained)."""
+    from discovery._rank_mine import load_judged
     from discovery._task_models import ranked_task_name
 
     run = RunDir(run_dir)
     upstream = check_upstream(run, "score", score_hash, what="scores", command="score")
     name = ranked_task_name(ranking, task_models)
+    full = load_judged(run.path, labels=labels, task_name=name, ranking=ranking)
     shash = stage_hash(upstream, name)
 
     def compute() -> JobRows:
-        ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=name)
-        fail, p_wrong = corpus_failures(task, ref, slices)
-        rows, info = work(_Scored(run, shash, ids, texts, task, ref, fail, p_wrong))
-        info = {**info, "base_rate": float(fail.mean())}
+        c = full.judged()
+        p_wrong = 1.0 - c.reference[np.arange(len(c.task)), c.judgement.task_top] \
+            if len(c.task) else np.zeros(0)
+        scored = _Scored(run, shash, c.ids, c.texts, c.task, c.reference, c.judgement.fails,
+                         p_wrong, full.judgement.abstained_info(), full.rule.describe())
+        rows, info = work(scored)
+        info = {**info, "base_rate": float(scored.fail.mean()) if len(scored.fail) else 0.0,
+                "judged": len(scored.fail), "abstained": scored.abstained}
         return JobRows(rows, meta={"stage": stage, "rows": len(rows), **info},
                        record={"rows": len(rows), **info})
 
@@ -181,7 +187,8 @@ def semantic_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
         return slicer.slices_, dict(significant=sum(r["significant"] for r in slicer.slices_))
 
     return _slice_run(run_dir, "semantic",
-                      lambda score, name: slice_stage_hash("semantic", slices, score, name),
+                      lambda score, name: slice_stage_hash("semantic", slices, score, name,
+                                                           ranking=ranking),
                       labels=labels, slices=slices, ranking=ranking, task_models=task_models,
                       score_hash=score_hash, work=work, config_dump=config_dump)
 
@@ -201,7 +208,8 @@ def metadata_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
         return slicer.slices_, dict(significant=sum(r["significant"] for r in slicer.slices_))
 
     return _slice_run(run_dir, "metadata",
-                      lambda score, name: slice_stage_hash("metadata", slices, score, name),
+                      lambda score, name: slice_stage_hash("metadata", slices, score, name,
+                                                           ranking=ranking),
                       labels=labels, slices=slices, ranking=ranking, task_models=task_models,
                       score_hash=score_hash, work=work, config_dump=config_dump)
 
@@ -221,6 +229,9 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
 
     def work(c: _Scored) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         o = slices.occlusion
+        k = len(labels)
+        ref_fn = None if reference_fn is None else (  # the abstain column, if any, is not a label
+            lambda texts: np.asarray(reference_fn(texts), dtype=np.float64)[:, :k])
         scorer = OcclusionScorer(reference_words=o.reference_words,
                                  reference_sentences=o.reference_sentences,
                                  min_count=o.min_count, max_examples=o.max_examples,
@@ -228,7 +239,7 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
                                  group_similarity=o.group_similarity,
                                  group_min_words=o.group_min_words).fit(
             c.texts, c.task, c.ref, c.fail, task_fn=task_fn,
-            reference_fn=reference_fn if o.reference_words else None, ids=c.ids,
+            reference_fn=ref_fn if o.reference_words else None, ids=c.ids,
             embed_fn=SentenceEmbedder(slices.semantic.encoder,
                                       batch_size=slices.semantic.batch_size).embed
             if o.groups else None)
@@ -239,16 +250,16 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
 
     return _slice_run(run_dir, "occlusion",
                       lambda score, name: slice_stage_hash("occlusion", slices, score, name,
-                                                           models_key),
+                                                           models_key, ranking=ranking),
                       labels=labels, slices=slices, ranking=ranking, task_models=task_models,
                       score_hash=score_hash, work=work, config_dump=config_dump)
 
 
-def source_stage_hash(stage: str, slices: SlicesConfig, score_hash: str,
-                      task_name: str) -> str:
+def source_stage_hash(stage: str, slices: SlicesConfig, score_hash: str, task_name: str, *,
+                      ranking: RankingConfig) -> str:
     """Hash of a corpus-only finding source's stage (``slices.sources``): its name, the
-    failure rule, the ranked task model and the score stage's hash."""
-    return config_hash({"source": stage, **failure_rule(slices), "task_model": task_name,
+    judging rule, the ranked task model and the score stage's hash."""
+    return config_hash({"source": stage, **failure_rule(ranking), "task_model": task_name,
                         "score": score_hash})
 
 
@@ -257,7 +268,7 @@ def source_run(run_dir: str | Path, stage: str, *, labels: LabelSpace, slices: S
                score_hash: str | None = None,
                config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The stage of a corpus-only finding source (one with ``compute``, see
-    :func:`discovery.corpus_sources`): its rows from the scored corpus into its artifact;
+    :func:`discovery.corpus_sources`): its rows from the judged corpus into its artifact;
     raises as :func:`semantic_run`."""
     from discovery._finding_sources import ScoredCorpus, corpus_sources
 
@@ -266,12 +277,12 @@ def source_run(run_dir: str | Path, stage: str, *, labels: LabelSpace, slices: S
 
     def work(c: _Scored) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         rows = compute(ScoredCorpus(ids=c.ids, texts=c.texts, fail=c.fail,
-                                           p_wrong=c.p_wrong, task=c.task, reference=c.ref),
-                              slices)
+                                    p_wrong=c.p_wrong, task=c.task, reference=c.ref), slices)
         return rows, dict(significant=sum(bool(r.get("significant")) for r in rows))
 
     return _slice_run(run_dir, stage,
-                      lambda score, name: source_stage_hash(stage, slices, score, name),
+                      lambda score, name: source_stage_hash(stage, slices, score, name,
+                                                            ranking=ranking),
                       labels=labels, slices=slices, ranking=ranking, task_models=task_models,
                       score_hash=score_hash, work=work, config_dump=config_dump)
 
@@ -293,10 +304,10 @@ def findings_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
                  score_hash: str | None = None,
                  config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Unify the rows of the finding sources (:data:`discovery.FINDING_SOURCES`: ``mine``,
-    ``semantic``, ``metadata``, ``occlusion``, ``focus``, ...) that are current under
-    ``upstream`` (stage name -> the hash the caller's config gives it, None when off) into
-    the ranked ``findings.jsonl`` (see :func:`discovery.build_findings`); a stage that is off
-    or not current adds nothing."""
+    ``semantic``, ``metadata``, ``occlusion``, ``labelled``, ``focus``, ...) that are current
+    under ``upstream`` (stage name -> the hash the caller's config gives it, None when off)
+    into the ranked ``findings.jsonl`` (see :func:`discovery.build_findings`); a stage that
+    is off or not current adds nothing."""
     from discovery._findings import build_findings
 
     sources = finding_sources()
@@ -306,14 +317,15 @@ def findings_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
                                                    upstream.get(stage)))
                for stage, src in sources.items()}
         rows = build_findings(texts=c.texts, ids=c.ids, fail=c.fail, p_wrong=c.p_wrong,
-                              rule=_rule_text(slices), rows=got, focus_rule=focus_rule,
+                              rule=c.rule, rows=got, focus_rule=focus_rule,
                               max_per_kind=slices.max_findings)
-        return rows, dict(confirmed=sum(r["confirmed"] for r in rows), rule=_rule_text(slices))
+        return rows, dict(confirmed=sum(r["confirmed"] for r in rows), rule=c.rule)
 
     return _slice_run(run_dir, "findings",
                       lambda score, name: findings_stage_hash(
                           slices, {"score": score, "task_model": name,
-                                   "focus_rule": focus_rule, **findings_upstream(upstream)}),
+                                   "focus_rule": focus_rule, **findings_upstream(upstream)},
+                          ranking=ranking),
                       labels=labels, slices=slices, ranking=ranking, task_models=task_models,
                       score_hash=score_hash, work=work, config_dump=config_dump)
 
@@ -326,19 +338,8 @@ def findings_upstream(upstream: Mapping[str, str | None]) -> dict[str, str | Non
     return source_hashes(upstream, list(finding_sources()))
 
 
-def focus_rule_text(focus: FocusConfig) -> str:
-    """The focus failure rule of a ``FocusConfig`` in words."""
-    return focus_rule_words(focus.failure, focus.confidence)
+def focus_rule_text(ranking: RankingConfig, abstain_threshold: float | None = None) -> str:
+    """The run's one failure rule in words (focus rounds, slices and findings share it)."""
+    from discovery._judge import JudgeRule
 
-
-def focus_rule_words(failure: str, confidence: float) -> str:
-    """A focus failure rule (``focus.failure``, ``focus.confidence``) in words."""
-    if failure == "confident":
-        return f"reference's p(task model wrong) >= {confidence:g}"
-    return "top labels differ" if failure == "disagreement" else "hard-subset rule"
-
-
-def _rule_text(slices: SlicesConfig) -> str:
-    if slices.failure == "confident":
-        return f"reference's p(task model wrong) >= {slices.confidence:g}"
-    return "top labels differ"
+    return JudgeRule(ranking.min_reference_margin, abstain_threshold).describe()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from synthcheck._artifacts import SUMMARY_MD
+from synthcheck._artifacts import REPORT_HTML, SUMMARY_MD
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,8 +24,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from synthcheck.report import build_report
+    from synthcheck.report import build_report, check_report_outputs
 
+    # Checked before the report is built: --out never replaces one of the run's own files
+    # (RUN/hard.jsonl), the summary.md beside it never replaces the HTML (--out
+    # DIR/summary.md) nor a summary.md that `report` did not write.
+    if args.run.is_dir():  # else build_report says what the run path is
+        check_report_outputs(args.run,
+                             args.out if args.out is not None else REPORT_HTML.path(args.run))
     report = build_report(args.run)
     path = report.write(args.out)
     for s in report.sections:

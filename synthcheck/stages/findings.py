@@ -1,6 +1,6 @@
 """Stage 2, findings: every finding source's rows (``discovery.FINDING_SOURCES``: n-grams,
-semantic and metadata slices, occlusion words, focus rounds, ...) in one ranked
-``findings.jsonl`` (``discovery.findings_run``)."""
+semantic and metadata slices, occlusion words, the labelled data's findings, focus rounds,
+...) in one ranked ``findings.jsonl`` (``discovery.findings_run``)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def stage_hash(s: SliceSections, upstream: Hashes, run_dir: Path | None) -> str 
         return None
     return findings_stage_hash(s.slices, {"score": score, "task_model": s.ranked,
                                           "focus_rule": s.focus_rule,
-                                          **findings_upstream(upstream)})
+                                          **findings_upstream(upstream)},
+                               ranking=s.ranking)
 
 
 def outputs(s: SliceSections, run_dir: Path) -> list[Path]:
