@@ -479,9 +479,16 @@ class FocusConfig(BaseModel):
                     f"(it must fit in a generated sentence)")
         return ngrams
 
+    @property
+    def max_prompts(self) -> int:
+        """The most generation prompts the focus rounds run: (candidates + the user's
+        n-grams) x budget x rounds (later rounds retest only the open candidates: fewer).
+        The one focus-cost formula: the config check and `discover`'s estimate use it."""
+        return (self.candidates + len(self.ngrams)) * self.budget * self.rounds
+
     @model_validator(mode="after")
     def _budget_is_reasonable(self) -> FocusConfig:
-        prompts = (self.candidates + len(self.ngrams)) * self.budget * self.rounds
+        prompts = self.max_prompts
         if prompts > MAX_FOCUS_PROMPTS:
             days = prompts / _FOCUS_PROMPTS_PER_SECOND / 86400
             raise ValueError(

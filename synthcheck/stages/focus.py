@@ -222,11 +222,10 @@ def when_off(s: FocusSections, ctx: StageContext) -> dict[str, Any]:
 
 
 def work(s: FocusSections, w: StageWork) -> tuple[str, int]:
-    """The generator and candidates x budget x rounds prompts (none once complete)."""
+    """The generator and ``focus.max_prompts`` (none once complete)."""
     if w.status == "complete":
         return "", 0
-    f = s.focus
-    return s.generator.model, f.candidates * f.budget * f.rounds
+    return s.generator.model, s.focus.max_prompts
 
 
 STAGE = Stage(name="focus", sections=sections, upstream=("mine", *POOL_STAGES),
