@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from formalize import DECISIONS_FILE
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
@@ -123,7 +125,7 @@ def run_import(args: argparse.Namespace) -> int:
     counts = Counter(r["tag"] for r in result.added)
     shown = ", ".join(f"{tag} {n}" for tag, n in counts.items()) or "none"
     print(f"imported {len(result.added)} decision(s) from {args.path} into "
-          f"{args.run / 'review' / 'decisions.jsonl'} ({shown})")
+          f"{DECISIONS_FILE.path(args.run)} ({shown})")
     if result.duplicates:
         print(f"skipped {result.duplicates} already imported (the same annotation)")
     for reason in result.dropped:

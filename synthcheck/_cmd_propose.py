@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from formalize import DECISIONS_FILE
 from synthcheck._cli_common import positive_int
 
 
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if not sentences:
         raise DataError(f"no sentences tagged {args.tag!r}"
                         + (f" with hypothesis {args.hypothesis!r}" if args.hypothesis else ""),
-                        where=str(args.run / "review" / "decisions.jsonl"),
+                        where=str(DECISIONS_FILE.path(args.run)),
                         fix="tag sentences in notebooks/review.ipynb (or ReviewLog.tag) first")
     lexicons = None
     from formalize import load_suite

@@ -23,18 +23,16 @@ from synthcheck.report._blocks import (
 )
 from synthcheck.report._data import RunData
 
-KIND_WORDS = {"focus": "focus rounds (new sentences)", "semantic": "semantic slice",
-              "metadata": "metadata slice", "word": "word (occlusion)",
-              "phrase": "phrase (occlusion)", "group": "group of related words (occlusion)",
-              "ngram": "n-gram"}
-
 
 def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
     """``findings.jsonl``: every kind of finding (n-grams, focus rounds, semantic and
     metadata slices, occlusion words, phrases and groups) in one ranked table, then the
     top findings' example sentences."""
+    from discovery import FINDINGS, kind_words
+
     sec = ReportSection("all-findings", "Findings: every kind, ranked")
-    path = run.path / "findings.jsonl"
+    words = kind_words()
+    path = FINDINGS.path(run.path)
     entry = ((run.manifest.get("stages") or {}).get("findings") or {}) \
         if run.has_manifest else {}
     if not path.is_file() or entry.get("status") != "complete":
@@ -58,7 +56,7 @@ def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
     sec.blocks.append(Table.of(
         ["id", "data", "kind", "name", "failures", "n", "rate [95% CI]", "base rate",
          "score", "confirmed", "reason"],
-        [[r["id"], r.get("data", "corpus"), KIND_WORDS.get(r["kind"], r["kind"]), r["name"],
+        [[r["id"], r.get("data", "corpus"), words.get(r["kind"], r["kind"]), r["name"],
           r["failures"], r["n"], f"{r['rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]",
           r["base_rate"], r["score"], "yes" if r["confirmed"] else "no", r["reason"]]
          for r in rows[:top]]))
@@ -81,7 +79,9 @@ def focus_rows(run: RunData) -> list[dict[str, Any]] | None:
     """``focus.jsonl``'s rows (ranked, confirmed first), or None when the run has none or
     its manifest does not record a complete focus stage (an old file of a run whose focus
     rounds were since turned off)."""
-    path = run.path / "focus.jsonl"
+    from discovery import FOCUS
+
+    path = FOCUS.path(run.path)
     if not path.is_file():
         return None
     if run.has_manifest:
