@@ -123,7 +123,9 @@ def test_summary_and_report_show_the_findings(cfg_path: Path, tmp_path: Path, ca
     assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q"]) == 0
     out = capsys.readouterr().out
     first = json.loads((run / "findings.jsonl").read_text().splitlines()[0])
-    assert "findings: " in out and "corpus failure: top labels differ" in out
+    assert "findings: " in out and "corpus failure: task model's top label differs from the " \
+        "reference's" in out
+    assert "judged: " in out and "rule: task model's top label differs" in out
     assert f"  f0001 {first['kind']:<8} {first['name'][:34]:<35} " in out
     summary = (run / "summary.md").read_text()
     assert "## Findings: every kind, ranked" in summary
