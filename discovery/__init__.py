@@ -1,10 +1,23 @@
 """Stage 2 (SynthTest_hard): task-model and reference scoring, divergence ranking, n-gram mining."""
 
+from discovery._audit import (
+    AUDIT_LABELS,
+    AUDIT_SAMPLE,
+    NO_AUDIT_NOTE,
+    NO_LABEL,
+    audit_labels,
+    audited_precision,
+    decision_time,
+    draw_audit_sample,
+    format_audit,
+    read_audit_sample,
+)
 from discovery._calibration import Calibrator, abstain_probability, fit_abstain_calibration
 from discovery._config import (
     AbstainConfig,
     EvaluationConfig,
     FocusConfig,
+    LabelledConfig,
     MetadataSlicesConfig,
     MiningConfig,
     OcclusionConfig,
@@ -12,6 +25,7 @@ from discovery._config import (
     ReferenceConfig,
     SemanticSlicesConfig,
     Shot,
+    ShotsFrom,
     SlicesConfig,
     TaskModelConfig,
 )
@@ -37,7 +51,7 @@ from discovery._evaluate import (
     recall_by_model,
     write_eval_json,
 )
-from discovery._findings import build_findings, group_name
+from discovery._findings import build_findings, group_name, labelled_candidate
 from discovery._focus_stage import (
     FocusBase,
     FocusModels,
@@ -65,6 +79,20 @@ from discovery._kinds import (
     load_task_scorer,
     task_model_availability,
     task_model_kind,
+)
+from discovery._labelled import (
+    ErrorEnrichment,
+    GoldOcclusion,
+    column_slices,
+    gold_failures,
+    text_slices,
+)
+from discovery._labelled_stage import (
+    LabelledRows,
+    find_on_labelled,
+    labelled_rows,
+    labelled_run,
+    labelled_stage_hash,
 )
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._model_checks import check_probability_rows
@@ -95,6 +123,8 @@ from discovery._scorers import (
     LabelMapper,
     SklearnScorer,
 )
+from discovery._shots import draw_shots, shots_from_labelled
+from discovery._skops_trust import check_trusted_types, describe_type
 from discovery._slice_stages import (
     JUDGE_SCHEME,
     findings_run,
@@ -127,8 +157,33 @@ from discovery._task_models import build_task_scorers, ranked_task_model, ranked
 from discovery._trust import format_trust, precision_above_error, trust_decision
 
 __all__ = [
+    "AUDIT_LABELS",
+    "AUDIT_SAMPLE",
+    "NO_AUDIT_NOTE",
+    "NO_LABEL",
+    "audit_labels",
+    "audited_precision",
+    "decision_time",
+    "draw_audit_sample",
+    "format_audit",
+    "read_audit_sample",
     "UNTRUSTED_FIX",
+    "ErrorEnrichment",
+    "GoldOcclusion",
+    "LabelledConfig",
+    "LabelledRows",
     "MetadataSlicesConfig",
+    "column_slices",
+    "find_on_labelled",
+    "gold_failures",
+    "labelled_candidate",
+    "labelled_rows",
+    "ShotsFrom",
+    "draw_shots",
+    "shots_from_labelled",
+    "labelled_run",
+    "labelled_stage_hash",
+    "text_slices",
     "OcclusionConfig",
     "SemanticSlicesConfig",
     "SlicesConfig",
@@ -191,6 +246,8 @@ __all__ = [
     "SORT_KEYS",
     "Shot",
     "SklearnScorer",
+    "check_trusted_types",
+    "describe_type",
     "TOKEN_PATTERN",
     "TASK_MODEL_KINDS",
     "TaskModelConfig",

@@ -78,6 +78,21 @@ class AbstainConfig(BaseModel):
         return word
 
 
+class ShotsFrom(BaseModel):
+    """Shots drawn from the user's labelled data (``reference.shots_from``)."""
+
+    model_config = _STRICT
+
+    k: int = Field(8, ge=1)
+    """Shots in all, stratified: each label gets ``k // labels`` (the first labels one more
+    while ``k`` is not used up), at least one."""
+    seed: int = Field(0, ge=0)
+    """Seed of the draw (``derive_seed(seed, "reference-shots")``)."""
+    max_words: int = Field(60, ge=1)
+    """Only rows of at most this many words are drawn (the shots make every prompt longer);
+    a label with too few such rows gets its shortest rows."""
+
+
 class ReferenceConfig(BaseModel):
     """The few-shot LLM reference that scores every sentence alongside the task models."""
 
@@ -94,6 +109,11 @@ class ReferenceConfig(BaseModel):
     """Few-shot demonstrations, in prompt order (the default: 2 per sentiment label)."""
     k: int | None = Field(None, ge=0)
     """Use only the first k shots; ``None`` uses them all."""
+    shots_from: ShotsFrom | None = None
+    """Draw the shots from the labelled data instead (the ``labelled`` section's rows, or
+    the evaluation data's when ``labelled.data`` is unset; never a row of the evaluation
+    sample): ``{k: 8, seed: 0}``. ``synthcheck.load_run_config`` draws them when it loads
+    the config, so ``shots`` then holds them (the manifest records which)."""
     shot_separator: str = "\n\n"
     """Text between demonstrations, and between the last one and the query."""
     label_words: dict[str, str] = Field(
@@ -220,7 +240,11 @@ class TaskModelConfig(BaseModel):
     """Truncate inputs to this many tokens (transformers classifiers)."""
     trusted_types: list[str] = Field(default_factory=list)
     """Extra types a ``.skops`` file may contain beyond the built-in allow-list; list them only
-    for files you trust."""
+    for files you trust. A type that can run code (``posix.system``, ``builtins.eval``,
+    ``functools.partial``...) is refused unless ``allow_unsafe_types`` is on."""
+    allow_unsafe_types: bool = False
+    """Accept ``trusted_types`` that can run code on this machine (UNSAFE: only for a
+    ``.skops`` file you made yourself; a safe model file never needs them)."""
 
     @field_validator("name")
     @classmethod
@@ -228,6 +252,23 @@ class TaskModelConfig(BaseModel):
         if not name or not all(c.isalnum() or c in "-_." for c in name):
             raise ValueError("name must be non-empty and use only letters, digits, '-', '_', '.'")
         return name
+
+    @model_validator(mode="after")
+    def _trust_only_where_it_acts(self) -> TaskModelConfig:
+        from discovery._skops_trust import code_types, describe_type
+
+        if self.trusted_types and not self.spec.startswith("sklearn:"):
+            raise ValueError(f"trusted_types only apply to a sklearn: .skops file; this task "
+                             f"model is {self.spec!r}: remove trusted_types")
+        if self.allow_unsafe_types and not self.trusted_types:
+            raise ValueError("allow_unsafe_types does nothing without trusted_types: remove it")
+        unsafe = code_types(self.trusted_types)
+        if unsafe and not self.allow_unsafe_types:
+            raise ValueError("trusted_types lists types that can run code: " + "; ".join(
+                f"{n} is {describe_type(n)[1]}" for n in unsafe) + ". Remove them (a safe "
+                "model file never needs them); only for a file you made yourself, also set "
+                "allow_unsafe_types: true")
+        return self
 
 
 class RankingConfig(BaseModel):
@@ -580,3 +621,61 @@ class SlicesConfig(BaseModel):
     @classmethod
     def _removed(cls, data: Any) -> Any:
         return _refuse_removed("slices", data)
+
+
+class LabelledConfig(BaseModel):
+    """Discovery on labelled data the user already has: the same kinds of finders as on the
+    corpus (n-grams with punctuation, metadata and column slices, semantic slices, word
+    occlusion), with the gold label as the judge instead of the reference."""
+
+    model_config = _STRICT
+
+    data: str | None = None
+    """The labelled data discovery reads: ``null`` (off), ``evaluation`` (the evaluation
+    section's data), ``packaged:<name>`` (a packaged set's held-out side: ``rotten_tomatoes``,
+    ``tweets3``, ``complaint``, ``drugreviews``) or a .csv/.tsv/.jsonl file with a text and a
+    gold label per row. Rows of the same data that the evaluation sample takes are never
+    read here (they measure the reference and the hard subset's precision)."""
+    text_field: str | None = None
+    """Column or field of the text (``null``: as the evaluation section resolves it for its
+    own data, else ``text``)."""
+    label_field: str | None = None
+    """Column or field of the gold label (a label name or an index; ``null``: as
+    ``text_field``, else ``label``)."""
+    encoding: str | None = None
+    """Text encoding of the file (``null``: as ``text_field``, else ``utf-8``)."""
+    metadata_fields: list[str] = Field(default_factory=list)
+    """The file's own columns to slice on (e.g. ``[drugName, condition, rating]``): a
+    numeric column by quartile bands, any other by its frequent values."""
+    size: int | None = Field(None, ge=1)
+    """Read a stratified, seeded sample of this many rows (``null``: every row left after
+    the evaluation sample)."""
+    seed: int = Field(0, ge=0)
+    """Seed of the ``size`` sample."""
+    ngram_max: int = Field(3, ge=1)
+    """Longest n-gram (in tokens; a punctuation mark is a token)."""
+    min_support: int = Field(2, ge=1)
+    """Failing rows an n-gram must be in."""
+    min_size: int = Field(10, ge=1)
+    """Metadata and column slices with fewer rows are left out."""
+    semantic: bool = True
+    """Semantic slices of the labelled rows (embedded with ``slices.semantic.encoder``)."""
+    semantic_size: int = Field(25, ge=2)
+    """Mean group size of the semantic slices' k-means."""
+    occlusion: bool = True
+    """Word occlusion on the labelled rows (every content word deleted, the task model
+    rescoring: one batched call)."""
+    occlusion_rows: int = Field(2000, ge=1)
+    """At most this many rows (the first ones, failing rows first) get occlusion: its cost is
+    rows x content words task-model calls."""
+    alpha: float = Field(0.05, gt=0.0, lt=1.0)
+    """A finding is significant when its Benjamini-Hochberg q-value is below this."""
+    max_examples: int = Field(20, ge=0)
+    """Example ids kept per finding."""
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, encoding: str | None) -> str | None:
+        from synth.core import check_encoding
+
+        return None if encoding is None else check_encoding(encoding)

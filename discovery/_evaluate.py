@@ -274,11 +274,16 @@ def recall_by_model(reports: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[
 def write_eval_json(path: str | Path, reports: Mapping[str, Any], stage_hash: str,
                     **info: Any) -> Path:
     """Write ``eval.json``, the one writer `discover` and `synthcheck evaluate --run` share:
-    ``{"reports", **info, **provenance(stage_hash)}`` (keys sorted)."""
+    ``{"reports", **info, **provenance(stage_hash)}`` (keys sorted), plus ``corpus_audit``
+    (:func:`discovery.audited_precision`) when the run holds a blind audit."""
+    from discovery._audit import audited_precision
     from synth.core import provenance, write_json_atomic
 
     path = Path(path)
-    write_json_atomic(path, {**info, "reports": dict(reports), **provenance(stage_hash)})
+    audit = audited_precision(path.parent)
+    extra = {"corpus_audit": audit} if audit is not None else {}
+    write_json_atomic(path, {**info, **extra, "reports": dict(reports),
+                             **provenance(stage_hash)})
     return path
 
 

@@ -51,9 +51,29 @@ def candidate_terms(candidate: str) -> list[str]:
 def ngram_pattern(ngram: str) -> re.Pattern[str]:
     """Case-insensitive pattern of ``ngram``'s words as whole tokens (any non-word gap); for
     a group (see :func:`candidate_terms`), any of its n-grams."""
-    alts = ["(?<![\\w'])" + r"[^\w']+".join(re.escape(w) for w in term.split()) + r"(?![\w'])"
-            for term in candidate_terms(ngram)]
-    return re.compile("|".join(alts), re.IGNORECASE)
+    return re.compile("|".join(_term_pattern(t) for t in candidate_terms(ngram)),
+                      re.IGNORECASE)
+
+
+_MARK = re.compile(r"[^\w\s']")
+
+
+def _term_pattern(term: str) -> str:
+    """One term's pattern: its tokens (words, or punctuation marks such as "?") in order,
+    whole words only; words are separated by any non-word gap, a mark by optional space
+    ("good?" and "good ?" are both "good?")."""
+    toks = re.findall(r"[\w']+|[^\w\s']", term)
+    out = ""
+    for i, tok in enumerate(toks):
+        if i:
+            out += r"\s*" if _MARK.fullmatch(tok) or _MARK.fullmatch(toks[i - 1]) \
+                else r"[^\w']+"
+        out += re.escape(tok)
+    if toks and not _MARK.fullmatch(toks[0]):
+        out = "(?<![\\w'])" + out
+    if toks and not _MARK.fullmatch(toks[-1]):
+        out += r"(?![\w'])"
+    return out
 
 
 def contains_ngram(text: str, ngram: str) -> bool:

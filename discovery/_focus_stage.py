@@ -458,13 +458,15 @@ def focus_upstream(focus: FocusConfig, mine_hash: str,
                    slices_upstream: Mapping[str, str | None]) -> str:
     """The upstream hash focus rounds record: the mine stage's, plus (unless ``select: mined``)
     the hashes of the stages whose rows join the candidate pool (``semantic``,
-    ``occlusion``; None where off)."""
+    ``occlusion``, ``labelled``; None where off)."""
     if focus.select == "mined" or not any(slices_upstream.values()):
         return mine_hash
-    return config_hash({"mine": mine_hash, **dict(slices_upstream)})
+    # A labelled stage that is off leaves the hash as it was before that stage existed.
+    return config_hash({"mine": mine_hash, **{k: v for k, v in slices_upstream.items()
+                                              if v is not None or k != "labelled"}})
 
 
-BALANCED_TURNS = ("word", "group", "phrase", "ngram", "semantic")
+BALANCED_TURNS = ("word", "labelled", "group", "phrase", "ngram", "semantic")
 """The order in which the sources take turns with ``focus.select: balanced``."""
 RARE = 3
 """A candidate in at most this many corpus sentences is skipped by ``balanced`` when earlier

@@ -288,12 +288,13 @@ def findings_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
     """Unify the rows of the discovery stages that are current under ``upstream`` (stage
     name -> the hash the caller's config gives it, None when off: ``mine``
     (``ngrams.jsonl``), ``semantic`` (``slices.jsonl``), ``metadata``, ``occlusion``
-    (``words.jsonl``), ``focus``) into the ranked ``findings.jsonl`` (see
+    (``words.jsonl``), ``focus``, ``labelled``) into the ranked ``findings.jsonl`` (see
     :func:`discovery.build_findings`); a stage that is off or not current adds nothing."""
     from discovery._findings import build_findings
 
     files = {"mine": "ngrams.jsonl", "semantic": "slices.jsonl",
-             "metadata": "metadata.jsonl", "occlusion": "words.jsonl", "focus": "focus.jsonl"}
+             "metadata": "metadata.jsonl", "occlusion": "words.jsonl", "focus": "focus.jsonl",
+             "labelled": "labelled.jsonl"}
     c = _begin(run_dir, "findings",
                lambda score, name: findings_stage_hash(
                    slices, {"score": score, "task_model": name, "focus_rule": focus_rule,
@@ -312,6 +313,7 @@ def findings_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
                           rule=c.rule, ngrams=got["mine"],
                           semantic=significant("semantic"), metadata=significant("metadata"),
                           words=significant("occlusion"), focus=got["focus"],
+                          labelled=significant("labelled"),
                           focus_rule=focus_rule, max_per_kind=slices.max_findings)
     return _finish(c, "findings", rows, config_dump,
                    confirmed=sum(r["confirmed"] for r in rows), rule=c.rule)

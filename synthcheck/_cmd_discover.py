@@ -34,7 +34,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                         "test's own max_fail_rate in the suite wins (as for verify)")
     add_allow_outside_files(p)
     add_executor_arg(p)
+    p.add_argument("--lock-timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="give up (exit 2, naming the holder) when another process has held a "
+                        "stage of this run directory for this long (default: wait; a line "
+                        "says who holds it every $SYNTHCHECK_HEARTBEAT seconds)")
     p.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    """argparse type of --lock-timeout: a number of seconds >= 0."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_args_config(args, EXECUTOR_FLAG)
     warn_if_shots_off_domain(cfg)
     result = discover(cfg, args.run, n=args.n, progress=not args.quiet,
-                      allow_outside_files=args.allow_outside_files)
+                      allow_outside_files=args.allow_outside_files,
+                      lock_timeout=args.lock_timeout)
     print()
     print(format_summary(cfg, result.run_dir, result.info))
     return _gate(cfg, result.info.get("verify"), args.max_fail_rate,
@@ -146,6 +164,10 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
         lines.append(f"  {'majority':<12} acc {evaluation['majority_baseline_accuracy']:.3f}"
                      f"  (always the most frequent label)")
     lines += [s for s in format_reliability(evaluation) if not s.startswith("warning: ")]
+    if evaluation.get("hard_subset_precision"):  # the held-out figure, then what it misses
+        from discovery import audited_precision, format_audit
+
+        lines += format_audit(audited_precision(run_dir))
     corpus = info.get("corpus") or {}
     dropped = ", ".join(f"{k} {v}" for k, v in corpus.get("dropped", {}).items()) or "none"
     lines.append(f"corpus: {corpus.get('kept', 0)} sentences from {corpus.get('prompts', 0)} "

@@ -53,13 +53,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     f.set_defaults(func=run_focus_command)
 
     s = sub.add_parser(
-        "slices", help="semantic slices, metadata slices, word occlusion; write findings.jsonl",
+        "slices", help="semantic slices, metadata slices, word occlusion, labelled data; "
+                       "write findings.jsonl",
         description="On a scored run: group the corpus by sentence embeddings "
                     "(RUN/slices.jsonl), test surface properties such as length, '?', digits "
                     "and negation (RUN/metadata.jsonl), delete each word and rescore "
-                    "(RUN/words.jsonl), then rank every finding of the run (n-grams, focus "
-                    "rounds, slices, words) into RUN/findings.jsonl. Each stage is skipped "
-                    "when current; stages turned off with slices.<stage>.enabled: false are "
+                    "(RUN/words.jsonl), look for the same kinds of slices on the labelled "
+                    "data that labelled.data names, judged by its gold labels "
+                    "(RUN/labelled.jsonl), then rank every finding of the run (n-grams, focus "
+                    "rounds, slices, words, labelled) into RUN/findings.jsonl. Each stage is "
+                    "skipped when current; stages turned off with "
+                    "slices.<stage>.enabled: false (labelled: no labelled.data) are "
                     "skipped here too.")
     add_config_args(s)
     s.add_argument("--show", type=int, default=10, help="print this many findings")
@@ -156,14 +160,15 @@ def run_slices(args: argparse.Namespace) -> int:
     from synthcheck.stages import stage_named
 
     cfg = load_args_config(args)
-    for name in ("semantic", "metadata", "occlusion"):
+    for name in ("semantic", "metadata", "occlusion", "labelled"):
         stage = stage_named(name)
         if stage.off(stage.sections(cfg)) is not None:
             print(f"{name}: off")
             continue
         report = run_stage(cfg, name, args.run, progress=not args.quiet).info[name]
+        rows = report.get("rows") if name != "labelled" else report.get("findings")
         print(f"{name}: " + ("up to date" if report["skipped"]
-                             else f"{report['rows']} rows in {report['seconds']:.1f} s"))
+                             else f"{rows} rows in {report['seconds']:.1f} s"))
     report = run_stage(cfg, "findings", args.run).info["findings"]
     state = "up to date" if report["skipped"] else f"{report['rows']} rows"
     print(f"findings: {state}: {args.run / 'findings.jsonl'}")

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from synth.engines import Backend, Generation, PrefixAlignment, SamplingConfig
 
 OFF = "off (focus.enabled: false)"
-POOL_STAGES = ("semantic", "occlusion")
+POOL_STAGES = ("semantic", "occlusion", "labelled")
 """The stages whose rows join the candidate pool unless ``focus.select: mined``."""
 
 
@@ -196,15 +196,18 @@ def candidate_pool(s: FocusSections, ctx: StageContext) -> dict[str, str]:
     """Focus candidates from the slice stages that are current (candidate -> kind): the
     significant occlusion words, phrases and groups (each kind the highest lower bound on
     its effect, ``excess_low``, first) and the significant semantic slices' term groups,
-    ``2 * focus.candidates`` of each kind at most."""
-    from discovery import group_name
+    ``2 * focus.candidates`` of each kind at most; and the significant findings on labelled
+    data that have terms (kind ``labelled``, smallest q-value first), so new sentences are
+    generated around what the labelled data shows (where it has few rows)."""
+    from discovery import group_name, labelled_candidate
     from synth.core import iter_jsonl
 
     pool: dict[str, str] = {}
     if s.focus.select == "mined":
         return pool
     for stage, file, kind in [("occlusion", "words.jsonl", "word"),
-                              ("semantic", "slices.jsonl", "semantic")]:
+                              ("semantic", "slices.jsonl", "semantic"),
+                              ("labelled", "labelled.jsonl", "labelled")]:
         expected = ctx.hash_of(stage)
         path = ctx.run.path / file
         if expected is None or not ctx.run.is_current(stage, expected) or not path.is_file():
@@ -214,6 +217,9 @@ def candidate_pool(s: FocusSections, ctx: StageContext) -> dict[str, str]:
             # large effect first (a focus test's power is in the effect, not the corpus n)
             rows.sort(key=lambda r: -float(r.get("excess_low", r["z"])))
             found = [(r["word"], r.get("kind", "word")) for r in rows]
+        elif kind == "labelled":
+            rows.sort(key=lambda r: float(r["q_value"]))
+            found = [(labelled_candidate(r), kind) for r in rows if labelled_candidate(r)]
         else:
             found = [(group_name(r["terms"]), kind) for r in rows if r.get("terms")]
         for k in dict.fromkeys(x[1] for x in found):

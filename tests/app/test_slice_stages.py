@@ -101,7 +101,9 @@ def test_slice_stages_run_skip_and_rerun_in_discover(cfg_path: Path, tmp_path: P
         meta = json.loads((run / f"{file}.meta.json").read_text())
         assert meta["config_hash"] == manifest["stage_hashes"][stage]
     again = quiet(cfg, run)
-    assert all(again.stages[s] == "skipped (current)" for s in STAGES if s != "verify")
+    assert all(again.stages[s] == "skipped (current)" for s in STAGES
+               if s not in ("verify", "labelled"))
+    assert again.stages["labelled"] == "off (no labelled.data)"
 
     changed = quiet(load_run_config(cfg_path, ["slices.semantic.size=5"]), run)
     assert {"semantic", "findings", "report"} <= {k for k, v in changed.stages.items()
@@ -126,7 +128,7 @@ def test_summary_and_report_show_the_findings(cfg_path: Path, tmp_path: Path, ca
     assert "findings: " in out and "corpus failure: task model's top label differs from the " \
         "reference's" in out
     assert "judged: " in out and "rule: task model's top label differs" in out
-    assert f"  f0001 {first['kind']:<8} {first['name'][:34]:<35} " in out
+    assert f"  f0001 corpus   {first['kind']:<8} {first['name'][:34]:<35} " in out
     summary = (run / "summary.md").read_text()
     assert "## Findings: every kind, ranked" in summary
     assert "### Focus rounds: confirmed failure patterns" in summary
@@ -140,8 +142,9 @@ def test_slices_command_and_its_errors(cfg_path: Path, tmp_path: Path, capsys) -
     capsys.readouterr()
     assert main(["slices", "--config", str(cfg_path), "--run", str(run), "-q"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[:3] == ["semantic: up to date", "metadata: up to date", "occlusion: up to date"]
-    assert out[3] == f"findings: up to date: {run / 'findings.jsonl'}"
+    assert out[:4] == ["semantic: up to date", "metadata: up to date", "occlusion: up to date",
+                       "labelled: off"]
+    assert out[4] == f"findings: up to date: {run / 'findings.jsonl'}"
 
     empty = tmp_path / "empty"
     empty.mkdir()
