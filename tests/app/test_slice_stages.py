@@ -130,6 +130,7 @@ def test_summary_and_report_show_the_findings(cfg_path: Path, tmp_path: Path, ca
     assert "judged: " in out and "rule: task model's top label differs" in out
     assert f"  f0001 corpus   {first['kind']:<8} {first['name'][:34]:<35} " in out
     summary = (run / "summary.md").read_text()
+    assert "each a failure by the run's one rule" in summary and "Judged: " in summary
     assert "## Findings: every kind, ranked" in summary
     assert "### Focus rounds: confirmed failure patterns" in summary
     assert "| f0001 | " in summary
