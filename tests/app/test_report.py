@@ -176,7 +176,7 @@ def test_every_section_is_present_with_its_figure(built: tuple[Path, str, str]) 
     for test in ("positive adjective", "negative adjective", "double negation"):
         assert test in fills
     hard = page.sections["hard"]
-    assert "10 sentences; the first 10 by rank." in hard
+    assert "10 sentences, each a failure by the run's one rule; the first 10 by rank." in hard
     assert runbuilder.hard_ids(built[0])[0] in hard
 
 
@@ -270,7 +270,8 @@ def test_missing_pieces_skip_their_sections(tmp_path: Path,
         assert page.sections[key].strip().splitlines()[-1].startswith("Skipped: "), key
     assert ("Divergence (abs_top) of the 10 hard-subset sentences only (no scores"
             in page.sections["divergence"])
-    assert "10 sentences; the first 10 by rank." in page.sections["hard"]
+    assert "10 sentences, each a failure by the run's one rule; the first 10 by rank." in \
+        page.sections["hard"]
     assert not any(k.startswith(("groups-", "fills-")) for k in page.sections)
     md = (run / "summary.md").read_text(encoding="utf-8")
     assert "_Skipped: no ngrams.jsonl (run `synthcheck mine`)_" in md

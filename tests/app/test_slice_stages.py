@@ -125,9 +125,12 @@ def test_summary_and_report_show_the_findings(cfg_path: Path, tmp_path: Path, ca
     assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q"]) == 0
     out = capsys.readouterr().out
     first = json.loads((run / "findings.jsonl").read_text().splitlines()[0])
-    assert "findings: " in out and "corpus failure: top labels differ" in out
+    assert "findings: " in out and "corpus failure: task model's top label differs from the " \
+        "reference's" in out
+    assert "judged: " in out and "rule: task model's top label differs" in out
     assert f"  f0001 corpus   {first['kind']:<8} {first['name'][:34]:<35} " in out
     summary = (run / "summary.md").read_text()
+    assert "each a failure by the run's one rule" in summary and "Judged: " in summary
     assert "## Findings: every kind, ranked" in summary
     assert "### Focus rounds: confirmed failure patterns" in summary
     assert "| f0001 | " in summary
