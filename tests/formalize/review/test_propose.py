@@ -270,19 +270,24 @@ def test_cli_propose_drafts_in_the_domain_of_the_suite_it_appends_to(
     assert main(["propose", "--run", str(run), "--append-to", str(suite)]) == 0
     assert capsys.readouterr().out == (
         f"lexicons of {suite}: AIRLINE, THING\n"
-        "3 sentence(s) tagged 'task-model error'; 4 draft(s), most coverage first:\n"
+        "3 sentence(s) tagged 'task-model error'; 4 draft(s) (0 merging several sentences), "
+        "most coverage first:\n"
         "  1. covers 1  (4 cases, label complaint)  @delta my {THING} was broken the whole way\n"
+        "       from: t2\n"
         "       e.g. @delta my seat was broken the whole way\n"
         "  2. covers 1  (4 cases, label complaint)  @united lost my {THING} again, thanks a lot\n"
+        "       from: t1\n"
         "       e.g. @united lost my bag again, thanks a lot\n"
         "  3. covers 1  (12 cases, label complaint)  {AIRLINE} lost my {THING} again, thanks a "
         "lot\n"
+        "       from: t1\n"
         "       e.g. @united lost my bag again, thanks a lot\n"
         "  4. covers 1  (12 cases, label complaint)  {AIRLINE} my {THING} was broken the whole "
         "way\n"
+        "       from: t2\n"
         "       e.g. @delta my seat was broken the whole way\n"
-        "  no draft from t3: none of its words is in a lexicon where every value fits "
-        "(lexicons: AIRLINE, THING)\n")
+        "  no draft from t3: none of its words is in a lexicon where every value fits, and it "
+        "shares no frame with another sentence of its label (lexicons: AIRLINE, THING)\n")
     assert main(["propose", "--run", str(run), "--append-to", str(suite), "--accept", "3",
                  "--test-name", "lost thing, sarcastic"]) == 0
     assert load_suite(suite).tests[1].spec.templates == [
@@ -339,3 +344,135 @@ def test_cli_propose_uses_the_run_suites_lexicons_and_keeps_hypotheses(
                  "2"]) == 0
     test = load_suite(suite).tests[1].spec
     assert test.description == "sarcasm read as praise (drafted from 1 reviewed sentence(s))"
+
+
+# -- issue 27: drafts that merge sentences sharing a frame; fills from the run's corpus ----
+DRUG = [{"id": "d1", "text": "The side effects were awful.", "label": "negative"},
+        {"id": "d2", "text": "The side effects were unbearable!", "label": "negative"},
+        {"id": "d3", "text": "The side effects were really bad.", "label": "negative"},
+        {"id": "d4", "text": "The side effects were mild.", "label": "positive"},
+        {"id": "d5", "text": "It stopped my migraines within a week.", "label": "positive"}]
+
+
+def test_sentences_sharing_a_frame_merge_into_one_draft_with_their_own_slot() -> None:
+    drafts = propose_templates(DRUG, {"NOUN": ["drug", "pill"]}, max_drafts=10)
+    first = drafts[0]
+    assert first.template == "The side effects were {FILL}."
+    assert (first.coverage, first.ids, first.label) == (3, ("d1", "d2", "d3"), "negative")
+    assert first.new_lexicons == (("FILL", ("awful", "unbearable", "really bad")),)
+    assert first.cases == 3 and first.slots == ("FILL",)
+    # The positive "mild" sentence has another gold label: never merged with them.
+    assert all("d4" not in d.ids or d.label == "positive" for d in drafts)
+    assert not any(set(d.ids) >= {"d1", "d4"} for d in drafts)
+    from formalize import parse_template
+
+    parse_template(first.template)
+    # Accepting it into a suite that has a FILL already renames its slot.
+    again = first.renamed(["FILL", "NOUN"])
+    assert again.template == "The side effects were {FILL_B}."
+    assert again.new_lexicons[0][0] == "FILL_B" and again.slots == ("FILL_B",)
+
+
+def test_a_frame_whose_words_one_lexicon_lists_uses_that_lexicon() -> None:
+    sents = [{"id": "a", "text": "My doctor said this pill works.", "label": "positive"},
+             {"id": "b", "text": "My doctor said this tablet works.", "label": "positive"}]
+    drafts = propose_templates(sents, {"MED_NOUN": ["pill", "tablet", "capsule"]})
+    assert drafts[0].template == "My doctor said this {MED_NOUN} works."
+    assert drafts[0].coverage == 2 and drafts[0].new_lexicons == () and drafts[0].cases == 3
+    assert sum(d.template == drafts[0].template for d in drafts) == 1  # not listed twice
+
+
+def test_labels_keep_identical_templates_apart() -> None:
+    sents = [{"id": "a", "text": "I watched this movie.", "label": "positive"},
+             {"id": "b", "text": "I watched this film.", "label": "negative"}]
+    drafts = propose_templates(sents, {"NOUN": ["movie", "film"]})
+    assert {(d.template, d.ids, d.label) for d in drafts} == {
+        ("I watched this {NOUN}.", ("a",), "positive"),
+        ("I watched this {NOUN}.", ("b",), "negative")}
+
+
+def test_fill_suggestions_come_from_the_slot_position_in_the_corpus() -> None:
+    from formalize.review._propose import format_drafts, suggest_fills
+
+    drafts = propose_templates(DRUG[:3], {}, max_drafts=1)
+    corpus = ["The headaches were horrible.", "My rash were horrible too.",
+              "Nights were painful.", "They were painful and long.", "were gone",
+              "It were painful", "My side effects were awful.", "Mood were the worst."]
+    (got,) = suggest_fills(drafts, corpus, {})
+    # between "were" and the end ("$"): horrible and painful (twice each; ties alphabetical);
+    # "gone" ends a sentence too; "awful" is already a value; "the" is a stopword.
+    assert got == {"FILL": ("painful", "horrible", "gone")}
+    assert suggest_fills(drafts, corpus, {}, k=1) == [{"FILL": ("painful",)}]
+    assert suggest_fills(drafts, list(reversed(corpus)), {}) == [got]  # order-free
+    shown = format_drafts(drafts, [got])
+    assert "       from: d1, d2, d3\n" in shown
+    assert "FILL = the sentences' own words: awful, unbearable, really bad" in shown
+    assert ("suggested fills for {FILL} from the run's corpus (not added): painful, "
+            "horrible, gone") in shown
+
+
+def test_fill_suggestions_are_seeded_when_the_corpus_is_sampled() -> None:
+    from formalize.review._propose import suggest_fills
+
+    drafts = propose_templates(DRUG[:3], {}, max_drafts=1)
+    corpus = [f"Pain were w{i}." for i in range(200)]
+    a = suggest_fills(drafts, corpus, {}, max_sentences=20, seed=1)
+    assert a == suggest_fills(drafts, corpus, {}, max_sentences=20, seed=1)
+    assert a != suggest_fills(drafts, corpus, {}, max_sentences=20, seed=2)
+    assert len(a[0]["FILL"]) == 8
+
+
+def drug_run(path: Path) -> Path:
+    from synth.core import write_json_atomic, write_jsonl
+
+    texts = [(d["id"], d["text"]) for d in DRUG] + [
+        ("c1", "The headaches were horrible."), ("c2", "Nights were painful.")]
+    write_json_atomic(path / "manifest.json", {
+        "config": {"task": {"labels": ["negative", "positive"]}}, "config_hash": "abc"})
+    write_jsonl(path / "corpus" / "shard-00000.jsonl", [
+        {"id": i, "text": t, "query": "", "raw": t, "shard": 0, "seed": k}
+        for k, (i, t) in enumerate(texts)])
+    log = ReviewLog(path)
+    for d in DRUG[:4]:
+        log.tag(d["id"], "task-model error", label=d["label"],
+                hypothesis="strong negative words about side effects")
+    return path
+
+
+def test_cli_accepts_a_merged_draft_with_its_own_lexicon(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = drug_run(tmp_path / "run")
+    suite = tmp_path / "drugs.yaml"
+    suite.write_text("# my drug suite\nname: drugs\nlabels: [negative, positive]\n"
+                     "lexicons:\n  FILL: [fine]\ntests:\n"
+                     "  - {name: old, type: mft, template: 'It was {FILL}.', label: positive}\n")
+    assert main(["propose", "--run", str(run), "--append-to", str(suite)]) == 0
+    out = capsys.readouterr().out
+    assert "4 sentence(s) tagged 'task-model error'; " in out
+    assert "  1. covers 3  (3 cases, label negative)  The side effects were {FILL}.\n" in out
+    # "mild" too: a suggestion is only a word seen in the slot's place, for the reviewer
+    # to judge (here --suggest 2 keeps the first two).
+    assert "suggested fills for {FILL} from the run's corpus (not added): horrible, mild, " \
+        "painful\n" in out
+    assert main(["propose", "--run", str(run), "--append-to", str(suite), "--accept", "1",
+                 "--suggest", "2", "--add-suggested", "--test-name", "side effects"]) == 0
+    out = capsys.readouterr().out
+    assert "added lexicon FILL_B (5 values: awful, unbearable, really bad, horrible, mild)" \
+        in out
+    text = suite.read_text()
+    assert text.startswith("# my drug suite\n")  # comments kept
+    loaded = load_suite(suite)
+    added = loaded.tests[-1].spec
+    assert added.templates == ["The side effects were {FILL_B}."]
+    assert added.label == "negative"
+    assert added.description.startswith("strong negative words about side effects")
+    assert loaded.lexicons.values("FILL") == ("fine",)
+    assert loaded.lexicons.values("FILL_B") == (
+        "awful", "unbearable", "really bad", "horrible", "mild")
+
+
+def test_add_suggested_needs_accept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = drug_run(tmp_path / "run")
+    assert main(["propose", "--run", str(run), "--add-suggested"]) == 2
+    assert "error: --add-suggested needs --accept and suggestions (--add-suggested): give " \
+        "--accept K" in capsys.readouterr().err
