@@ -292,7 +292,11 @@ def propose_templates(sentences: Sequence[str | Mapping[str, Any]], lexicons: Ma
             template=template, coverage=len(members), ids=tuple(items[i][0] for i in members),
             examples=tuple(items[i][1] for i in members[:5]), slots=slots, cases=cases,
             label=label, placeholders=template.count("{") - 2 * template.count("{{")))
-    for draft in _frame_drafts(items, usable, lexicons, index):
+    frames = _frame_drafts(items, usable, lexicons, index)
+    seen = {frozenset(d.ids) for d in frames}
+    anchored = [d for d in _anchor_drafts(items, usable, lexicons, index)
+                if frozenset(d.ids) not in seen]
+    for draft in frames + anchored:
         if draft.coverage >= min_coverage and (
                 " ".join(draft.template.lower().split()), draft.label) not in covered:
             drafts.append(draft)
@@ -304,6 +308,7 @@ _GLUED = re.compile(r"^(.*?[\w'’)\]\"”])([.,!?;:…]+)$")
 _FRAME_CONTEXT = 3  # words a frame keeps around its slot, at least
 _FRAME_FILL = 3  # words a frame's slot replaces, at most
 FILL = "FILL"  # the name of a merged draft's own slot
+_OWN_FILL = re.compile(r"^FILL(?:_[A-Z]+)?$")
 
 
 def _frame_tokens(text: str) -> list[tuple[str, bool]]:
@@ -380,6 +385,57 @@ def _frame_drafts(items: Sequence[tuple[str, str, str | None]], usable: Sequence
             examples=tuple(items[i][1] for i in ident[:5]), slots=(slot,),
             cases=len(set(lexicons[lex])) if lex else len(values), label=key[2], placeholders=1,
             new_lexicons=() if lex else ((FILL, values),)))
+    return drafts
+
+
+_ANCHOR = 2  # the shared words next to an anchored draft's slot
+
+
+def _anchor_drafts(items: Sequence[tuple[str, str, str | None]], usable: Sequence[int],
+                   lexicons: Mapping[str, Sequence[str]],
+                   index: Mapping[str, tuple[str, ...]]) -> list[TemplateDraft]:
+    """Drafts that merge tagged sentences sharing an n-gram (``_ANCHOR`` words, not all
+    stopwords) with a different content word right before or after it: "all of the horrible
+    side effects experienced" and "very harsh side effects including ..." share "side
+    effects" after "horrible"/"harsh". The draft is the shortest of those sentences with
+    that word a slot whose values are every sentence's word there (a ``FILL`` lexicon of its
+    own, or the lexicon listing them all). Only sentences with the same gold label merge.
+    Looser than a frame (:func:`_frame_drafts`): the rest of the template is one sentence's."""
+    stop = _stopwords()
+    groups: dict[tuple[Any, ...], dict[int, tuple[int, list[tuple[str, bool]]]]] = {}
+    for n in usable:
+        toks = _frame_tokens(draft_text(items[n][1]))
+        low = [t.lower() for t, _ in toks]
+        for i, (tok, glued) in enumerate(toks):
+            if glued or not tok.isalpha() or low[i] in stop or (i and low[i - 1] in ("a", "an")):
+                continue
+            for side, anchor in (("after", low[i + 1:i + 1 + _ANCHOR]),
+                                 ("before", low[max(0, i - _ANCHOR):i])):
+                if (len(anchor) < _ANCHOR or not all(_is_word(a) for a in anchor)
+                        or all(a in stop for a in anchor)):
+                    continue
+                key = (side, tuple(anchor), items[n][2])
+                groups.setdefault(key, {}).setdefault(n, (i, toks))
+    drafts, made = [], set()
+    for key in sorted(groups, key=lambda k: (-len(groups[k]), k[0], k[1], str(k[2]))):
+        members = groups[key]
+        ident = tuple(sorted(members))
+        values = tuple(dict.fromkeys(members[n][1][members[n][0]][0] for n in ident))
+        if len(ident) < 2 or len({v.lower() for v in values}) < 2 or ident in made:
+            continue
+        made.add(ident)
+        rep = min(ident, key=lambda n: (len(members[n][1]), n))
+        at, toks = members[rep]
+        shared = set.intersection(*(set(index.get(v.lower(), ())) for v in values))
+        lex = min(shared) if shared else None
+        slot = lex or FILL
+        template = _escape(_join([*toks[:at], ("\0", False), *toks[at + 1:]]))
+        template = template.replace("\0", "{" + slot + "}")
+        drafts.append(TemplateDraft(
+            template=template, coverage=len(ident), ids=tuple(items[i][0] for i in ident),
+            examples=tuple(items[i][1] for i in ident[:5]), slots=(slot,),
+            cases=len(set(lexicons[lex])) if lex else len(values), label=key[2],
+            placeholders=1, new_lexicons=() if lex else ((FILL, values),)))
     return drafts
 
 
@@ -504,14 +560,17 @@ def format_drafts(drafts: Sequence[TemplateDraft],
 
 def suite_lexicons(suite: Any) -> dict[str, tuple[str, ...]] | None:
     """The lexicons a suite defines itself (``lexicons:`` and ``lexicon_files``), the
-    domain ``propose`` drafts in when it appends to that suite; None for a suite that
-    defines none (drafts then use the built-in lexicons, as the suite does)."""
+    domain ``propose`` drafts in when it appends to that suite, less the ``FILL`` lexicons
+    accepted drafts brought; None for a suite that defines none (drafts then use the
+    built-in lexicons, as the suite does)."""
     own = set(suite.spec.lexicons)
     for rel in suite.spec.lexicon_files:
         from formalize._lexicons import read_lexicon_yaml
 
         own.update(read_lexicon_yaml(suite.base_dir / rel, {}))
-    names = [n for n in suite.lexicons.names() if n in own]
+    # A merged draft's own FILL lexicon (its sentences' words) is no domain: left out, so
+    # accepting one draft does not change what the next listing drafts from.
+    names = [n for n in suite.lexicons.names() if n in own and not _OWN_FILL.match(n)]
     return {n: suite.lexicons.values(n) for n in names} if names else None
 
 

@@ -476,3 +476,34 @@ def test_add_suggested_needs_accept(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["propose", "--run", str(run), "--add-suggested"]) == 2
     assert "error: --add-suggested needs --accept and suggestions (--add-suggested): give " \
         "--accept K" in capsys.readouterr().err
+
+
+def test_sentences_sharing_an_ngram_merge_around_the_word_next_to_it() -> None:
+    # No common frame, but the same n-gram ("side effects") after a different content word:
+    # the shortest sentence, with that word a slot holding every sentence's word.
+    sents = [{"id": "a", "text": "For me it isn't worth all of the horrible side effects.",
+              "label": "negative"},
+             {"id": "b", "text": "Very harsh side effects including severe diarrhea.",
+              "label": "negative"},
+             {"id": "c", "text": "I had no bad side effects at all.", "label": "positive"},
+             {"id": "d", "text": "I read reviews and was hopeful.", "label": "negative"}]
+    drafts = propose_templates(sents, {}, max_drafts=10)
+    merged = [d for d in drafts if d.coverage > 1]
+    assert [(d.template, d.ids, d.label) for d in merged] == [
+        ("Very {FILL} side effects including severe diarrhea.", ("a", "b"), "negative")]
+    assert merged[0].new_lexicons == (("FILL", ("horrible", "harsh")),)
+
+
+ONE_TEST = "tests:\n  - {name: t, type: mft, template: '{FILL}', label: negative}\n"
+
+
+def test_accepted_fill_lexicons_do_not_change_the_drafting_domain(tmp_path: Path) -> None:
+    from formalize.review._propose import suite_lexicons
+
+    suite = tmp_path / "s.yaml"
+    suite.write_text("name: s\nlabels: [negative, positive]\nlexicons:\n  FILL: [a, b]\n"
+                     "  FILL_B: [c]\n" + ONE_TEST)
+    assert suite_lexicons(load_suite(suite)) is None
+    suite.write_text("name: s\nlabels: [negative, positive]\nlexicons:\n  FILL: [a, b]\n"
+                     "  DRUG_NOUN: [pill]\n" + ONE_TEST)
+    assert suite_lexicons(load_suite(suite)) == {"DRUG_NOUN": ("pill",)}
