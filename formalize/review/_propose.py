@@ -539,14 +539,15 @@ def suggest_fills(drafts: Sequence[TemplateDraft], corpus: Sequence[str],
 def format_drafts(drafts: Sequence[TemplateDraft],
                   suggestions: Sequence[Mapping[str, Sequence[str]]] | None = None) -> str:
     """A numbered text listing of drafts (1-based, as ``--accept K`` counts them): each
-    with the sentences it came from, its own slot's values and, given ``suggestions`` (see
+    with its examples (and, merged from several sentences, their ids), its own slot's values and, given ``suggestions`` (see
     :func:`suggest_fills`), the corpus's suggested fills."""
     lines = []
     for k, d in enumerate(drafts, start=1):
         lines.append(f"{k:>3}. covers {d.coverage}  ({d.cases:,} cases, label "
                      f"{d.label or '?'})  {d.template}")
-        lines.append(f"       from: {', '.join(d.ids[:8])}"
-                     + (f" (+{len(d.ids) - 8} more)" if len(d.ids) > 8 else ""))
+        if d.coverage > 1:  # a merged draft: the sentences it came from
+            lines.append(f"       from: {', '.join(d.ids[:8])}"
+                         + (f" (+{len(d.ids) - 8} more)" if len(d.ids) > 8 else ""))
         for ex in d.examples[:3]:
             lines.append(f"       e.g. {ex}")
         for name, values in d.new_lexicons:
