@@ -539,8 +539,9 @@ def suggest_fills(drafts: Sequence[TemplateDraft], corpus: Sequence[str],
 def format_drafts(drafts: Sequence[TemplateDraft],
                   suggestions: Sequence[Mapping[str, Sequence[str]]] | None = None) -> str:
     """A numbered text listing of drafts (1-based, as ``--accept K`` counts them): each
-    with its examples (and, merged from several sentences, their ids), its own slot's values and, given ``suggestions`` (see
-    :func:`suggest_fills`), the corpus's suggested fills."""
+    with its examples (and, merged from several sentences, their ids), its own slot's
+    values and, given ``suggestions`` (see :func:`suggest_fills`), the corpus's suggested
+    fills."""
     lines = []
     for k, d in enumerate(drafts, start=1):
         lines.append(f"{k:>3}. covers {d.coverage}  ({d.cases:,} cases, label "
