@@ -34,6 +34,8 @@ def run_draft(draft: TemplateDraft | str, scorers: Mapping[str, Any], labels: Se
 
     if isinstance(draft, str):
         draft = TemplateDraft(draft, 0, (), (), (), 0, None)
+    if draft.new_lexicons:  # a merged draft's own FILL lexicon
+        lexicons = {**(lexicons or {}), **dict(draft.new_lexicons)}
     suite = draft_suite([draft.to_test("draft", label=label)], labels, lexicons=lexicons)
     return TemplateRunner(sample=sample, seed=seed).run(suite, dict(scorers))
 

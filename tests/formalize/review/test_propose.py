@@ -503,3 +503,13 @@ def test_accepted_fill_lexicons_do_not_change_the_drafting_domain(tmp_path: Path
     suite.write_text("name: s\nlabels: [negative, positive]\nlexicons:\n  FILL: [a, b]\n"
                      "  DRUG_NOUN: [pill]\n" + ONE_TEST)
     assert suite_lexicons(load_suite(suite)) == {"DRUG_NOUN": ("pill",)}
+
+
+def test_run_draft_expands_a_merged_draft_with_its_own_lexicon() -> None:
+    draft = propose_templates(DRUG[:3], {}, max_drafts=1)[0]
+    scorers = {"keyword": runbuilder.keyword_model}
+    result = run_draft(draft, scorers, runbuilder.LABELS, label="negative")
+    assert result.meta["cases"] == 3
+    assert set(result.cases["text"]) == {"The side effects were awful.",
+                                         "The side effects were unbearable.",
+                                         "The side effects were really bad."}
