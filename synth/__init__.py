@@ -16,9 +16,11 @@ from synth._config import (
     generation_hash_payload,
 )
 from synth._corpus import (
+    DRUGREVIEW_COLUMNS,
     MOVIE_REVIEW_LABELS,
     Document,
     clean_text,
+    drug_reviews,
     load_movie_reviews,
     load_packaged,
     load_seed_corpus,
@@ -46,6 +48,8 @@ from synth._shards import parse_shard_arg, shard_ranges
 
 __all__ = [
     "MOVIE_REVIEW_LABELS",
+    "DRUGREVIEW_COLUMNS",
+    "drug_reviews",
     "Document",
     "GenerationReport",
     "GeneratorConfig",
