@@ -82,6 +82,38 @@ def read_score_file(
     return out
 
 
+def read_abstain(path: str | Path, corpus_ids: Sequence[str]) -> np.ndarray | None:
+    """The reference's abstain answer's probability per corpus id from ``abstain`` fields of
+    ``scores/reference.jsonl`` (None when its records have none: no abstain answer).
+    Read after :func:`read_score_file` checked the ids.
+
+    Raises:
+        DataError: some records have the field and others not.
+    """
+    index = {cid: i for i, cid in enumerate(corpus_ids)}
+    out = np.full(len(corpus_ids), np.nan)
+    seen = 0
+    for lineno, record in enumerate(iter_jsonl(path), start=1):
+        value = record.get("abstain")
+        if value is None:
+            if seen:
+                raise DataError("a reference record has no 'abstain' field while others do",
+                                where=f"{path}, line {lineno}",
+                                fix="rescore with the current config: synthcheck score")
+            continue
+        seen += 1
+        i = index.get(str(record.get("id")))
+        if i is not None:
+            out[i] = float(value)
+    if not seen:
+        return None
+    if np.isnan(out).any():
+        raise DataError(f"{int(np.isnan(out).sum())} reference records have no 'abstain' "
+                        f"field", where=str(path),
+                        fix="rescore with the current config: synthcheck score")
+    return out
+
+
 # --- Rotten Tomatoes: the packaged held-out set and the demo model's training data ---
 
 @dataclass(frozen=True)

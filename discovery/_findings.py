@@ -17,15 +17,24 @@ texts). Labelled rows rank among the others by the same keys.
 ``n``/``failures`` count corpus sentences under the slices' failure rule (for ``focus``
 rows: the focus rounds' new sentences under the focus rule), ``low``/``high`` are the
 rate's 95% Wilson interval, ``score`` is ``low - base_rate`` (how far above the rest of the
-corpus the rate is, at least, with 95% confidence). ``q_value`` is the finding's own
-Benjamini-Hochberg q-value (within its kind); ``evidence_q`` is what ranks it: its
-q-value, or for a focus row whose new sentences fail more often than the corpus but not
-significantly, the better of that and the q-value of the stage that proposed it (an
-inconclusive test does not erase the evidence that chose it; a test that fails no more
-often than the corpus does). A candidate that focus rounds tested appears once, as its
-``focus`` row (``source`` names the kind that proposed it, ``corpus_n``/``corpus_failures``
-keep its corpus counts). Rows are ranked confirmed first (only focus rounds confirm, on new
-sentences), then by ``evidence_q``, then by ``score``.
+corpus the rate is, at least, with 95% confidence). Every count is over judged sentences
+(:func:`discovery.judge`: abstained ones are in none), so every row of a run shares one
+base rate (a focus row's ``base_rate`` is the judged corpus's, the same). ``q_value`` is the
+finding's own Benjamini-Hochberg q-value (within its kind); ``evidence_q`` is what ranks
+it. A candidate that focus rounds tested appears once, as its ``focus`` row (``source``
+names the kind that proposed it, ``corpus_n``/``corpus_failures`` keep its corpus counts).
+
+Ranking means what it says:
+
+- confirmed rows first; only a focus row is confirmed, and only when its failure rate on
+  new sentences is significantly above the base rate (the paired deletion test is shown
+  as evidence, never a confirmation on its own);
+- then rows whose rate is above their base rate (``above_base``), before every row whose
+  rate is not, whatever their q-values;
+- a focus test that did not replicate (new sentences, not confirmed) drops its finding:
+  the row is kept, marked ``status: "not replicated"``, after every other row, never
+  ranked on the evidence that proposed it;
+- within each group, by ``evidence_q``, then by ``score``.
 """
 
 from __future__ import annotations
@@ -178,20 +187,20 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
         q = r.get("q_value")
         source_q = proposed.get(name)
         evidence = 1.0 if q is None else float(q)
-        if source_q is not None and not r.get("confirmed") and r["n"] \
-                and r["failures"] / r["n"] > float(r["base_rate"]):
-            evidence = min(evidence, source_q)
+        status = "confirmed" if r.get("confirmed") else (
+            "not replicated" if r["n"] else "untested")
         rows.append(_finding(
             "focus", name, candidate_terms(name), c["example_ids"], int(r["n"]),
-            int(r["failures"]), float(r["base_rate"]),
+            int(r["failures"]), base,
             (f"focus rounds: {r['failures']} of {r['n']} new sentences fail ({focus_rule}) vs "
-             f"the corpus's {float(r['base_rate']):.2f}"
+             f"the corpus's {base:.2f}"
              + (f"; deleting it moves the task model by {r['task_shift']:+.2f} and the "
                 f"reference by {r['reference_shift']:+.2f}, flipping the task model alone "
                 f"on {r['flipped']}" if r.get("flipped") is not None else "")
              + f", q={q:.2g}"
              if q is not None else "focus rounds: no new sentence kept"),
-            confirmed=bool(r.get("confirmed")), source=str(r.get("source", "ngram")),
+            confirmed=bool(r.get("confirmed")), status=status,
+            source=str(r.get("source", "ngram")),
             corpus_n=c["n"], corpus_failures=c["failures"], q_value=q, evidence_q=evidence,
             source_q=source_q, **{k: r[k] for k in ("flipped", "task_shift", "reference_shift",
                                                    "p_rate", "p_paired") if k in r},
@@ -242,10 +251,17 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
     rows += labelled_findings(labelled, max_per_kind)
     for r in rows:
         r.setdefault("evidence_q", 1.0 if r.get("q_value") is None else float(r["q_value"]))
+        r["above_base"] = bool(r["n"] and r["rate"] > float(r["base_rate"]))
     order = {k: i for i, k in enumerate(KINDS)}
-    rows.sort(key=lambda r: (not r["confirmed"], r["evidence_q"], -r["score"], order[r["kind"]],
-                             r["name"]))
-    rows = _covered_last(rows, texts)
+    rows.sort(key=lambda r: (r.get("status") == "not replicated", not r["confirmed"],
+                             not r["above_base"], r["evidence_q"], -r["score"],
+                             order[r["kind"]], r["name"]))
+    dropped = [r for r in rows if r.get("status") == "not replicated"]
+    kept = [r for r in rows if r.get("status") != "not replicated"]
+    # Moving covered rare rows down stays within each group: never below a weaker group.
+    rows = (_covered_last([r for r in kept if r["confirmed"] or r["above_base"]], texts)
+            + _covered_last([r for r in kept if not (r["confirmed"] or r["above_base"])],
+                            texts) + dropped)
     out = []
     for rank, r in enumerate(rows, start=1):
         out.append({"id": f"f{rank:04d}", "rank": rank, **r, "rule": rule})

@@ -105,11 +105,16 @@ def run_rank_command(args: argparse.Namespace) -> int:
 
     cfg = load_args_config(args, {"top_k": "ranking.top_k"})
     if (report := _run(args, cfg, "rank")) is not None:
+        from discovery import format_abstained
+
         print(f"hard subset: {report['hard']} of {report['corpus']} sentences "
               f"({report['disagreements']} top-label disagreements in the corpus)")
+        print(f"judged: {report['judged']} sentences, "
+              f"{format_abstained(report['abstained'])}; {report['failures']} fail, base "
+              f"rate {report['base_rate']:.2f}")
         if report["hard"] == 0:
-            print("note: the hard subset is empty (ranking.require_disagreement keeps only "
-                  "sentences whose top labels differ); there is nothing to mine")
+            print("note: the hard subset is empty (it keeps only judged sentences whose top "
+                  "labels differ); there is nothing to mine")
     for rec in head(args.run / "hard.jsonl", args.show):
         print(f"  {rec['rank']:>4} {rec['divergence']:.3f} task={rec['task_label']} "
               f"ref={rec['reference_label']}  {rec['text']}")

@@ -72,17 +72,12 @@ def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10,
 def _focus_rule(run_dir: Path) -> str:
     """The failure rule ``focus.jsonl.meta.json`` records, in words."""
     import json
-    from types import SimpleNamespace
-
-    from discovery import focus_rule_text
 
     try:
         meta = json.loads((run_dir / "focus.jsonl.meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         meta = {}
-    focus = meta.get("focus") or {}
-    return focus_rule_text(SimpleNamespace(failure=focus.get("failure", "disagreement"),
-                                           confidence=focus.get("confidence", 0.6)))
+    return str(meta.get("rule") or "top labels differ")
 
 
 def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
@@ -119,6 +114,14 @@ def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
                      f"{r['high']:.2f}] vs {r['base_rate']:.2f}{flips}"
                      f"{'  confirmed' if r['confirmed'] else ''}")
     return lines
+
+
+def run_audit(run_dir: Path) -> dict[str, Any] | None:
+    """The run's blind-audit figures (``discovery.audited_precision``, the annotate audit
+    path), or None when the run has no audit."""
+    from discovery import audited_precision
+
+    return audited_precision(run_dir)
 
 
 def labelled_line(run: RunDir) -> str:

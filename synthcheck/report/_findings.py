@@ -96,11 +96,12 @@ def _rate(r: dict[str, Any]) -> str:
 
 
 def distrust(run: RunData) -> list[str]:
-    """Why the run's reference cannot confirm findings (``eval.json``; see
-    :func:`discovery.reference_distrust`)."""
+    """Why the run's findings cannot be confirmed (``eval.json`` and the run's blind audit,
+    if any; see :func:`discovery.reference_distrust`)."""
     from discovery import reference_distrust
+    from synthcheck._summary import run_audit
 
-    return reference_distrust(run.eval_json())
+    return reference_distrust(run.eval_json(), run_audit(run.path))
 
 
 def warnings(run: RunData) -> ReportSection:

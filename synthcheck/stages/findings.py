@@ -23,7 +23,8 @@ def stage_hash(s: SliceSections, upstream: Hashes, run_dir: Path | None) -> str 
         return None
     return findings_stage_hash(s.slices, {"score": score, "task_model": s.ranked,
                                           "focus_rule": s.focus_rule,
-                                          **{u: upstream.get(u) for u in UNIFIED}})
+                                          **{u: upstream.get(u) for u in UNIFIED}},
+                               ranking=s.ranking)
 
 
 def outputs(s: SliceSections, run_dir: Path) -> list[Path]:

@@ -88,9 +88,7 @@ def stage_hash(s: FocusSections, upstream: Hashes, run_dir: Path | None) -> str 
     pool = {u: upstream.get(u) for u in POOL_STAGES}
     return focus_hash(s.focus, s.models.labels, s.generator, seed_texts(s),
                       upstream=focus_upstream(s.focus, mine, pool),
-                      models_key=models_key(s), metric=s.ranking.metric,
-                      require_disagreement=s.ranking.require_disagreement,
-                      min_margin=s.ranking.min_reference_margin)
+                      models_key=models_key(s), min_margin=s.ranking.min_reference_margin)
 
 
 def outputs(s: FocusSections, run_dir: Path) -> list[Path]:
@@ -127,7 +125,14 @@ def focus_models(s: FocusSections, run_dir: str | Path,
             passes the ones it shares with evaluate and verify); default: build the ranked
             one alone.
     """
-    from discovery import FewShotReference, FocusModels, is_few_shot, reference_calibrator
+    from discovery import (
+        FewShotReference,
+        FocusModels,
+        abstain_calibrator,
+        abstain_probability,
+        is_few_shot,
+        reference_calibrator,
+    )
     from synth import generator_backend
 
     labels = s.models.labels
@@ -154,9 +159,17 @@ def focus_models(s: FocusSections, run_dir: str | Path,
         return np.array([[row[lab] for lab in labels] for row in rows], dtype=np.float64)
 
     def ref(texts: list[str]) -> np.ndarray:
+        # Calibrated as the score stage did; with an abstain answer, its probability is
+        # a last column (read with the score stage's abstain calibrator).
+        k = len(labels)
         cal = reference_calibrator(run_dir, labels)
         raw = np.asarray(reference().raw_logprobs(texts))
-        return np.asarray(cal.predict_proba(raw)) if cal is not None else np.exp(raw)
+        probs = np.asarray(cal.predict_proba(raw[:, :k])) if cal is not None \
+            else np.exp(raw[:, :k])
+        abstain_cal = abstain_calibrator(run_dir, labels)
+        if abstain_cal is None:
+            return probs
+        return np.column_stack([probs, abstain_probability(abstain_cal, raw)])
 
     return FocusModels(backend=_LazyBackend(lambda: generator_backend(s.generator),
                                                   s.generator.model), task=task,
