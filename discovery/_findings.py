@@ -18,8 +18,10 @@ texts). Labelled rows rank among the others by the same keys.
 rows: the focus rounds' new sentences under the focus rule), ``low``/``high`` are the
 rate's 95% Wilson interval, ``score`` is ``low - base_rate`` (how far above the rest of the
 corpus the rate is, at least, with 95% confidence). Every count is over judged sentences
-(:func:`discovery.judge`: abstained ones are in none), so every row of a run shares one
-base rate (a focus row's ``base_rate`` is the judged corpus's, the same). ``q_value`` is the
+(:func:`discovery.judge`: abstained ones are in none), so every corpus row of a run shares
+one base rate (a focus row's ``base_rate`` is the judged corpus's, the same), and every
+labelled row the labelled data's (the task model's error rate on the labelled rows, by
+the same rule with gold labels). ``q_value`` is the
 finding's own Benjamini-Hochberg q-value (within its kind); ``evidence_q`` is what ranks
 it. A candidate that focus rounds tested appears once, as its ``focus`` row (``source``
 names the kind that proposed it, ``corpus_n``/``corpus_failures`` keep its corpus counts).
@@ -109,11 +111,12 @@ def labelled_findings(rows: Sequence[Mapping[str, Any]], max_per_kind: int = 20
         shift = (f"; deleting it moves the task model towards the gold label by "
                  f"{r['gold_shift']:+.2f} on average, fixing {r['fixed']} error(s)"
                  if "gold_shift" in r else "")
+        base = float(r.get("data_base_rate", r["base_rate"]))
         out.append(_finding(
             kind, str(r["name"]), r.get("terms") or [], r.get("example_ids") or [],
-            int(r["n"]), int(r["failures"]), float(r["base_rate"]),
+            int(r["n"]), int(r["failures"]), base,
             f"labelled data: the task model is wrong on {r['failures']} of {r['n']} "
-            f"{LABELLED_WHAT.get(kind, 'rows')} vs {float(r['base_rate']):.2f} elsewhere"
+            f"{LABELLED_WHAT.get(kind, 'rows')} vs {base:.2f} of all labelled rows"
             f"{shift}, q={float(r['q_value']):.2g}",
             q_value=float(r["q_value"]), data="labelled",
             examples=[e.get("text") for e in r.get("examples") or [] if isinstance(e, dict)]))
