@@ -47,7 +47,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +72,7 @@ def _cpu() -> float:
 
 
 def draw_shots(train: Any, labels: Sequence[str], per_label: int, seed: int, *,
-               skip: set[str] = frozenset(), min_words: int = 4, max_words: int = 30
+               skip: Collection[str] = frozenset(), min_words: int = 4, max_words: int = 30
                ) -> list[tuple[str, str]]:
     """``per_label`` short train examples per label, seeded, labels interleaved."""
     rng = np.random.default_rng(seed)
@@ -224,12 +224,12 @@ def run_domain(domain: str, args: argparse.Namespace,
           f"{accuracy(task_probs, held.labels, labels):.3f}", flush=True)
     base = cfg.reference
     k4 = base.model_copy(update={"k": None})
-    words = 120 if domain == "drugs" else 30  # the reviews are long: few fit in 30 words
-    shots16 = draw_shots(train, labels, 8, seed=1, max_words=words)
+    longest = 120 if domain == "drugs" else 30  # the reviews are long: few fit in 30 words
+    shots16 = draw_shots(train, labels, 8, seed=1, max_words=longest)
     used = {t for t, _ in shots16}
     sets = []
     for s in range(3):
-        shot_set = draw_shots(train, labels, 4, seed=10 + s, skip=used, max_words=words)
+        shot_set = draw_shots(train, labels, 4, seed=10 + s, skip=used, max_words=longest)
         used |= {t for t, _ in shot_set}
         sets.append(shot_set)
     anchors = train.stratified_sample(args.anchors, seed=7)
