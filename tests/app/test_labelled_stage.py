@@ -66,7 +66,7 @@ def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
                       "segment": {"min_words": 3, "max_words": 40}},
         "task_models": [{"name": "toy", "spec": "python:toy_models:keyword_sentiment"}],
         "reference": {"model": f"hf:{tiny_dir}", "calibration": "contextual", "device": "cpu"},
-        "ranking": {"top_fraction": 0.5},
+        "ranking": {"top_fraction": 0.5, "min_reference_margin": 0.0},
         "mining": {"min_support": 2},
         "focus": {"candidates": 3, "budget": 3},
         "slices": {"semantic": {"size": 4},
