@@ -1,0 +1,399 @@
+"""Generation modes and references side by side, measured as a person would: a blind audit.
+
+For each generation mode (a generator and a prompt: SynthEval's continuation of 5 query words,
+an instruction that uses the query words, or an instruction conditioned on a label drawn per
+prompt, with or without the quality filter), the script generates a corpus with the real
+stage-1 code (``synth.run_generation``, seeded, sharded), scores it with the demo task model
+and every reference, and ranks the hard subset by ``p_wrong`` as ``synthcheck score`` does
+(the margin filter, and for a reference with a "no label applies" answer, its abstentions
+kept out). It prints, per mode:
+
+- prompts, kept sentences, and the generator's CPU-seconds per prompt and per kept sentence
+  (``time.process_time``: all threads of this process, so a busy machine inflates both
+  modes alike), with the ratio to the first mode's;
+- per reference: CPU-seconds per scored sentence, the share it abstains on, and (with
+  ``--labels``) the blind-audited precision of its top 60 hard sentences;
+- (with ``--labels``) the share of a fixed random sample of the corpus that carries the
+  task's signal (the labeller gave it a task label, not "none"), and the share the
+  labeller read as garbled; for a label-conditioned mode, how often the labeller's label is
+  the one the prompt asked for.
+
+Intervals are 95% Wilson intervals. The audit protocol (``bench/audit/PROTOCOL.md``):
+``--audit DIR`` writes, per mode, one text file of sentences to label (a seeded random sample
+of the corpus and the top 60 of each reference's hard subset, shuffled together, texts
+only, one per line) to ``DIR/inbox/gen-<mode>.txt`` and the private key (line -> sample
+kind, reference, sentence id, rank) to ``runs/keys/gen-<mode>.json``; labellers who never
+see a score write ``DIR/labels/gen-<mode>.jsonl``, one ``{"line", "text", "label",
+"garbled"}`` per line; ``--labels DIR`` reads them back.
+
+Usage::
+
+    python bench/generation_modes.py --n 640 --audit /work/audit   # corpora, scores, files
+    python bench/generation_modes.py --n 640 --labels bench/audit  # the audited table
+    python bench/generation_modes.py --small      # CI: tiny random LLM, numbers mean nothing
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+SMOLLM2 = "packaged:smollm2-135m-instruct"
+QWEN = "packaged:qwen2.5-1.5b-instruct"
+GEMMA = "packaged:gemma3-270m"
+INSTRUCTION = "Write one sentence from a movie review that uses these words: {query}"
+LABELLED = ("Write one {label} sentence from a movie review that uses these words: {query}")
+FILTER = {"drop_garbled": True, "near_duplicate": 0.7}
+
+# name -> (generator spec, generator overrides)
+MODES: dict[str, tuple[str, dict[str, Any]]] = {
+    "smollm2-cont": (SMOLLM2, {}),
+    "smollm2-instr": (SMOLLM2, {"prompt": {"style": "chat", "template": INSTRUCTION}}),
+    "smollm2-label": (SMOLLM2, {"prompt": {"style": "chat", "template": LABELLED,
+                                           "labels": ["negative", "positive"]},
+                                "segment": FILTER}),
+    "qwen-cont": (QWEN, {}),
+    "qwen-instr": (QWEN, {"prompt": {"style": "chat", "template": INSTRUCTION}}),
+    "qwen-label": (QWEN, {"prompt": {"style": "chat", "template": LABELLED,
+                                     "labels": ["negative", "positive"]},
+                          "segment": FILTER}),
+}
+NEUTRAL_PROMPT = ("Question: Find the sentiment of this text. Answer with positive, negative "
+                  "or neutral: {text}\nAnswer:")
+NEUTRAL_SHOTS = [
+    ("a gorgeous, witty and deeply moving film that stays with you.", "positive"),
+    ("the film opens in forty theaters on friday and runs two hours.", "neutral"),
+    ("the plot is a mess and the jokes fall flat for two long hours.", "negative"),
+    ("she moved to chicago with her family in 1998.", "neutral"),
+    ("the performances are wonderful and the story is told with real heart.", "positive"),
+    ("a dull, lifeless sequel that wastes its talented cast.", "negative"),
+]
+# name -> (model, abstain word or None, calibration)
+REFERENCES: dict[str, tuple[str, str | None, str]] = {
+    "gemma-cal": (GEMMA, None, "contextual"),
+    "gemma-neutral": (GEMMA, "neutral", "none"),
+    "qwen-neutral": (QWEN, "neutral", "none"),
+}
+TOP = 60
+RANDOM = 60
+MIN_MARGIN = 0.2
+
+
+def _cpu() -> float:
+    return time.process_time()
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    from discovery._precision import _wilson
+
+    return _wilson(k, n)
+
+
+def mode_config(base: Any, mode: str, n: int, small: bool) -> Any:
+    """The run config of ``mode``: the base config with the mode's generator settings."""
+    spec, over = MODES[mode]
+    gen = base.generator.model_dump(mode="json")
+    gen["model"] = spec
+    for key, value in over.items():
+        gen[key] = {**gen[key], **value} if isinstance(value, dict) else value
+    gen["n"] = n
+    if small:
+        gen["shard_size"], gen["batch_size"] = 8, 8
+        gen["sampling"] = {**gen["sampling"], "max_new_tokens": 12}
+        gen["segment"] = {**gen["segment"], "min_words": 1, "drop_truncated": False,
+                          "drop_garbled": False}
+        gen["device"] = "cpu"
+    return base.model_copy(update={"generator": type(base.generator).model_validate(gen)})
+
+
+@dataclass
+class ModeResult:
+    name: str
+    prompts: int
+    records: list[dict[str, Any]]
+    gen_cpu: float
+    dropped: dict[str, int]
+    task_probs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+    refs: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def generate(cfg: Any, run_dir: Path, backend: Any) -> tuple[list[dict[str, Any]], float,
+                                                                dict[str, int]]:
+    """Generate (or reuse) the corpus of ``cfg`` in ``run_dir``; its records, the
+    generation's CPU-seconds (as recorded, summed over shards) and drop counts."""
+    from synth import iter_corpus, run_generation
+
+    start = _cpu()
+    run_generation(cfg, run_dir, resume=True, backend=backend, progress=False)
+    spent = _cpu() - start
+    stats = json.loads((run_dir / "corpus" / "stats.json").read_text())
+    cost_file = run_dir / "gen_cpu.json"
+    if spent > 1.0 or not cost_file.exists():  # generated now: record its CPU time
+        cost_file.write_text(json.dumps({"cpu_s": spent}))
+    gen_cpu = json.loads(cost_file.read_text())["cpu_s"]
+    return list(iter_corpus(run_dir)), gen_cpu, dict(stats.get("dropped", {}))
+
+
+def reference_scores(texts: Sequence[str], labels: Sequence[str], ref_name: str,
+                     backend: Any, cache: Path | None) -> dict[str, Any]:
+    """Probabilities over the task's labels, an abstain mask and CPU-seconds of one
+    reference on ``texts`` (cached in ``cache`` by the texts' hash)."""
+    import hashlib
+
+    from discovery import FewShotReference, ReferenceConfig, Shot
+
+    _, abstain, calibration = REFERENCES[ref_name]
+    key = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+    if cache is not None and cache.exists():
+        hit = np.load(cache)
+        if str(hit["key"]) == key:
+            return {"probs": hit["probs"], "abstain": hit["abstain"], "cpu": float(hit["cpu"]),
+                    "p_abstain": hit["p_abstain"]}
+    words = {lab: f" {lab}" for lab in labels}
+    if abstain is None:
+        cfg = ReferenceConfig(model="unused", calibration=calibration, label_words=words)
+        names = list(labels)
+    else:
+        names = [*labels, abstain]
+        words[abstain] = f" {abstain}"
+        cfg = ReferenceConfig(model="unused", prompt=NEUTRAL_PROMPT, calibration=calibration,
+                              label_words=words,
+                              shots=[Shot(text=t, label=lab) for t, lab in NEUTRAL_SHOTS])
+    ref = FewShotReference(backend, cfg, names)
+    start = _cpu()
+    full = np.array([[row[n] for n in names] for row in ref.predict_proba_set(list(texts))])
+    cpu = _cpu() - start
+    if abstain is None:
+        probs, p_abstain = full, np.zeros(len(texts))
+    else:
+        p_abstain = full[:, -1]
+        probs = full[:, :-1] / full[:, :-1].sum(axis=1, keepdims=True)
+    out = {"probs": probs, "abstain": p_abstain >= 0.5, "cpu": cpu, "p_abstain": p_abstain}
+    if cache is not None:
+        np.savez(cache, key=key, **out)
+    return out
+
+
+def hard_top(task: np.ndarray, ref: dict[str, Any], k: int) -> list[int]:
+    """The ``k`` most likely task-model errors by ``p_wrong`` (the default ranking), with
+    ``ranking.min_reference_margin`` and the reference's abstentions kept out."""
+    from discovery._ranking import DivergenceRanker
+
+    if len(task) == 0:
+        return []
+    ranker = DivergenceRanker("p_wrong", top_k=len(task), min_margin=MIN_MARGIN).fit(
+        task, ref["probs"])
+    keep = [int(i) for i in ranker.order_ if not ranker.no_signal_[i] and not ref["abstain"][i]]
+    return keep[:k]
+
+
+def write_audit(mode: ModeResult, audit: Path, keys: Path, seed: int = 0) -> Path:
+    """Write the mode's blind audit file (texts only, shuffled) and its private key."""
+    from synth.core._seeds import derive_rng
+
+    rng = derive_rng(seed, "audit-sample", mode.name)
+    n = len(mode.records)
+    sample = sorted(rng.sample(range(n), min(RANDOM, n)))
+    entries: dict[int, list[dict[str, Any]]] = {}
+    for i in sample:
+        entries.setdefault(i, []).append({"kind": "random"})
+    for ref_name, ref in mode.refs.items():
+        for rank, i in enumerate(ref["top"], start=1):
+            entries.setdefault(i, []).append({"kind": "top", "reference": ref_name,
+                                              "rank": rank})
+    order = sorted(entries)
+    derive_rng(seed, "audit-shuffle", mode.name).shuffle(order)
+    labels = list(mode.refs.values())[0]["labels"] if mode.refs else []
+    key = []
+    for line, i in enumerate(order, start=1):
+        rec = mode.records[i]
+        key.append({"line": line, "id": rec["id"], "text": rec["text"],
+                    "condition": rec.get("condition"),
+                    "task_label": labels[int(mode.task_probs[i].argmax())] if labels else None,
+                    "samples": entries[i]})
+    (audit / "inbox").mkdir(parents=True, exist_ok=True)
+    keys.mkdir(parents=True, exist_ok=True)
+    path = audit / "inbox" / f"gen-{mode.name}.txt"
+    path.write_text("".join(rec["text"].replace("\n", " ") + "\n" for rec in key),
+                    encoding="utf-8")
+    (keys / f"gen-{mode.name}.json").write_text(json.dumps(key, indent=1) + "\n",
+                                                encoding="utf-8")
+    return path
+
+
+def audited(mode: str, labels_dir: Path, keys: Path) -> dict[str, Any] | None:
+    """Precision of each reference's top 60 and the random sample's signal share, from the
+    labels of ``gen-<mode>`` (None when not labelled yet)."""
+    from synth.core import read_jsonl
+
+    lab_path = labels_dir / f"gen-{mode}.jsonl"
+    key_path = keys / f"gen-{mode}.json"
+    if not lab_path.exists() or not key_path.exists():
+        return None
+    key = {row["line"]: row for row in json.loads(key_path.read_text())}
+    out: dict[str, Any] = {"random": [0, 0, 0], "asked": [0, 0], "top": {}}
+    for row in read_jsonl(lab_path):
+        k = key[int(row["line"])]
+        if row["text"].strip() != k["text"].strip():
+            raise SystemExit(f"labels of gen-{mode}: line {row['line']} text differs from the "
+                             f"key ({lab_path})")
+        label, garbled = row["label"], bool(row.get("garbled", False))
+        for s in k["samples"]:
+            if s["kind"] == "random":
+                out["random"][0] += 1
+                out["random"][1] += label != "none"
+                out["random"][2] += garbled
+                if k["condition"] is not None:
+                    out["asked"][0] += 1
+                    out["asked"][1] += label == k["condition"]
+            else:
+                top = out["top"].setdefault(s["reference"], [0, 0])
+                top[0] += 1
+                top[1] += label != "none" and label != k["task_label"]
+    return out
+
+
+def _iv(k: int, n: int) -> str:
+    if n == 0:
+        return "-"
+    lo, hi = wilson(k, n)
+    return f"{k / n:.2f} [{lo:.2f}, {hi:.2f}] ({k}/{n})"
+
+
+def _tiny_backend(texts: Sequence[str]) -> Any:
+    """bench/reference.py's tiny random Llama, with a chat template (the small mode's LLM)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from reference import _tiny_backend as tiny
+
+    backend = tiny(texts)
+    backend.tokenizer.chat_template = (
+        "{% for m in messages %}<s>{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+        "{% if add_generation_prompt %}<s>assistant: {% endif %}")
+    return backend
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--modes", default="smollm2-cont,smollm2-label,qwen-instr,qwen-label")
+    ap.add_argument("--refs", default="gemma-cal,gemma-neutral,qwen-neutral")
+    ap.add_argument("--n", type=int, default=640, help="prompts per mode")
+    ap.add_argument("--runs", default=str(ROOT / "runs" / "generation_modes"))
+    ap.add_argument("--audit", default=None, help="write the blind audit files to DIR/inbox")
+    ap.add_argument("--labels", default=None, help="read the blind labels from DIR/labels")
+    ap.add_argument("--keys", default=str(ROOT / "runs" / "keys"))
+    ap.add_argument("--small", action="store_true",
+                    help="CI mode: a tiny random LLM, 16 prompts (numbers mean nothing)")
+    args = ap.parse_args(argv)
+
+    from discovery import load_task_scorer
+    from synth.engines import make_backend
+    from synth.engines._models import clear_model_cache
+    from synthcheck import load_run_config
+
+    base = load_run_config(ROOT / "configs" / "sentiment.yaml")
+    labels = list(base.task.labels)
+    modes = args.modes.split(",")
+    refs = args.refs.split(",")
+    runs = Path(args.runs)
+    if args.small:
+        import tempfile
+
+        modes, refs, args.n = ["smollm2-cont", "smollm2-label"], ["gemma-cal", "qwen-neutral"], 16
+        runs = Path(tempfile.mkdtemp(prefix="genmodes-"))
+        from synth import QuerySampler, load_seed_corpus
+
+        sampler = QuerySampler(load_seed_corpus(base.corpus), base.queries, 0)
+        tiny = _tiny_backend([q.text for q in sampler.queries(range(64))] + [INSTRUCTION])
+    task = load_task_scorer("demo:sentiment", labels)
+    results: list[ModeResult] = []
+    by_model: dict[str, list[str]] = {}
+    for m in modes:
+        by_model.setdefault(MODES[m][0], []).append(m)
+    # one model in memory at a time: each generator's modes, then each reference
+    for spec, names in by_model.items():
+        backend = tiny if args.small else make_backend(spec, backend="hf", device="cpu",
+                                                       dtype="auto", batch_size=64)
+        for m in names:
+            cfg = mode_config(base, m, args.n, args.small)
+            recs, cpu, dropped = generate(cfg, runs / m, backend)
+            results.append(ModeResult(m, args.n, recs, cpu, dropped))
+            print(f"generated {m}: {len(recs)} sentences, {cpu:.1f} CPU-s", file=sys.stderr)
+        del backend
+        clear_model_cache()
+    results.sort(key=lambda r: modes.index(r.name))
+    for r in results:
+        r.task_probs = np.array([[p[lab] for lab in labels]
+                                 for p in task.predict_proba([x["text"] for x in r.records])]
+                                ).reshape(-1, len(labels))
+    for ref_name in refs:
+        spec = REFERENCES[ref_name][0]
+        backend = tiny if args.small else make_backend(spec, backend="hf", device="cpu",
+                                                       batch_size=32)
+        for r in results:
+            texts = [x["text"] for x in r.records]
+            cache = None if args.small else runs / r.name / f"ref-{ref_name}.npz"
+            scored = reference_scores(texts, labels, ref_name, backend, cache)
+            scored["top"] = hard_top(r.task_probs, scored, TOP)
+            scored["labels"] = labels
+            r.refs[ref_name] = scored
+            print(f"scored {r.name} with {ref_name}: {scored['cpu']:.1f} CPU-s", file=sys.stderr)
+        del backend
+        clear_model_cache()
+
+    base_cost = results[0].gen_cpu / max(1, results[0].prompts)
+    print(f"{'mode':<15}{'prompts':>8}{'kept':>6}{'CPU-s/prompt':>13}{'ratio':>7}"
+          f"{'CPU-s/kept':>11}  dropped")
+    for r in results:
+        per = r.gen_cpu / max(1, r.prompts)
+        drops = ", ".join(f"{k} {v}" for k, v in sorted(r.dropped.items()))
+        print(f"{r.name:<15}{r.prompts:>8}{len(r.records):>6}{per:>13.3f}{per / base_cost:>7.2f}"
+              f"{r.gen_cpu / max(1, len(r.records)):>11.3f}  {drops}")
+    print()
+    print(f"{'mode':<15}{'reference':<15}{'CPU-s/sent':>11}{'abstained':>10}  "
+          f"{'task labels (hard top)':<24} top-60 precision (blind)")
+    for r in results:
+        for ref_name, ref in r.refs.items():
+            per = ref["cpu"] / max(1, len(r.records))
+            share = float(np.mean(ref["abstain"])) if len(r.records) else 0.0
+            tops = r.task_probs[ref["top"]].argmax(axis=1) if ref["top"] else np.zeros(0, int)
+            balance = ":".join(str(int((tops == j).sum())) for j in range(len(labels)))
+            lab = audited(r.name, Path(args.labels) / "labels", Path(args.keys)) \
+                if args.labels else None
+            prec = _iv(lab["top"].get(ref_name, [0, 0])[1], lab["top"].get(ref_name, [0, 0])[0]) \
+                if lab else "(not labelled)"
+            print(f"{r.name:<15}{ref_name:<15}{per:>11.3f}{share:>10.2f}  {balance:<24} {prec}")
+    if args.labels:
+        print()
+        print(f"{'mode':<15}{'signal share (random sample)':<34}{'garbled':<28}asked label")
+        for r in results:
+            lab = audited(r.name, Path(args.labels) / "labels", Path(args.keys))
+            if lab is None:
+                print(f"{r.name:<15}(not labelled)")
+                continue
+            n, sig, garb = lab["random"]
+            asked = _iv(lab["asked"][1], lab["asked"][0]) if lab["asked"][0] else "-"
+            print(f"{r.name:<15}{_iv(sig, n):<34}{_iv(garb, n):<28}{asked}")
+    if args.audit or args.small:
+        audit = Path(args.audit) if args.audit else runs / "audit"
+        keys = Path(args.keys) if args.audit else runs / "keys"
+        for r in results:
+            path = write_audit(r, audit, keys)
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            print(f"audit file {path.name}: {lines} lines")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
