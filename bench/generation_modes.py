@@ -180,9 +180,11 @@ def reference_scores(texts: Sequence[str], labels: Sequence[str], ref_name: str,
     else:
         p_abstain = full[:, -1]
         probs = full[:, :-1] / full[:, :-1].sum(axis=1, keepdims=True)
-    out = {"probs": probs, "abstain": p_abstain >= 0.5, "cpu": cpu, "p_abstain": p_abstain}
+    out: dict[str, Any] = {"probs": probs, "abstain": p_abstain >= 0.5, "cpu": cpu,
+                           "p_abstain": p_abstain}
     if cache is not None:
-        np.savez(cache, key=key, **out)
+        np.savez(cache, key=np.array(key), probs=probs, abstain=out["abstain"],
+                 cpu=np.array(cpu), p_abstain=p_abstain)
     return out
 
 
@@ -265,6 +267,78 @@ def audited(mode: str, labels_dir: Path, keys: Path) -> dict[str, Any] | None:
     return out
 
 
+def matmul_rate(dtype: str, size: int = 512, reps: int = 8) -> float:
+    """This process's matmul rate in ``dtype`` (FLOP per CPU-second, all threads)."""
+    import torch
+
+    kind = getattr(torch, dtype)
+    a, b = torch.randn(size, size, dtype=kind), torch.randn(size, size, dtype=kind)
+    a @ b
+    start = _cpu()
+    for _ in range(reps):
+        a @ b
+    return 2.0 * size ** 3 * reps / max(_cpu() - start, 1e-9)
+
+
+def cost_table(base: Any, modes: Sequence[str], refs: Sequence[str], n: int,
+               small: bool, tiny: Any = None) -> None:
+    """Generate ``n`` fresh prompts per mode and score ``n`` sentences per reference in this
+    one process, timed in CPU-seconds (a busy machine inflates every row alike); print each
+    row's cost per prompt or sentence, its ratio to the first row, and for generation the
+    share of the arithmetic limit (2 x parameters FLOPs per token against this process's
+    matmul rate in the generation dtype, per CPU-second)."""
+    import tempfile
+
+    from synth._generate import resolved_dtype
+    from synth.engines import make_backend
+    from synth.engines._models import clear_model_cache
+
+    labels = list(base.task.labels)
+    texts: list[str] = []
+    print(f"{'generation':<15}{'dtype':>9}{'prompts':>8}{'kept':>6}{'tokens':>8}"
+          f"{'CPU-s/prompt':>13}{'ratio':>7}{'limit%':>8}")
+    first = None
+    for m in modes:
+        cfg = mode_config(base, m, n, small)
+        dtype = resolved_dtype(cfg.generator)
+        backend: Any = tiny if small else make_backend(cfg.generator.model, backend="hf",
+                                                  device="cpu", dtype=dtype, batch_size=64)
+        params = sum(p.numel() for p in backend.model.parameters())
+        rate = matmul_rate(dtype)
+        with tempfile.TemporaryDirectory() as tmp:
+            start = _cpu()
+            report = _run(cfg, Path(tmp), backend)
+            cpu = _cpu() - start
+            from synth import iter_corpus
+
+            texts += [r["text"] for r in iter_corpus(tmp)]
+        per = cpu / n
+        first = first or per
+        limit = 100.0 * 2 * params * report.tokens / max(cpu, 1e-9) / rate
+        print(f"{m:<15}{dtype:>9}{n:>8}{report.kept:>6}{report.tokens:>8}{per:>13.3f}"
+              f"{per / first:>7.2f}{limit:>7.1f}%")
+        del backend
+        clear_model_cache()
+    texts = texts[:n] or ["a fine film."]
+    print(f"{'reference':<15}{'sentences':>9}{'CPU-s/sentence':>15}{'ratio':>7}")
+    first = None
+    for ref_name in refs:
+        backend = tiny if small else make_backend(REFERENCES[ref_name][0], backend="hf",
+                                                  device="cpu", batch_size=32)
+        scored = reference_scores(texts, labels, ref_name, backend, None)
+        per = scored["cpu"] / len(texts)
+        first = first or per
+        print(f"{ref_name:<15}{len(texts):>9}{per:>15.4f}{per / first:>7.2f}")
+        del backend
+        clear_model_cache()
+
+
+def _run(cfg: Any, run_dir: Path, backend: Any) -> Any:
+    from synth import run_generation
+
+    return run_generation(cfg, run_dir, backend=backend, progress=False)
+
+
 def _iv(k: int, n: int) -> str:
     if n == 0:
         return "-"
@@ -288,13 +362,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--modes", default="smollm2-cont,smollm2-label,qwen-instr,qwen-label")
     ap.add_argument("--refs", default="gemma-cal,gemma-neutral,qwen-neutral")
-    ap.add_argument("--n", type=int, default=640, help="prompts per mode")
+    ap.add_argument("--n", default="640",
+                    help="prompts per mode: N, or MODE=N,... with a bare N as the default")
     ap.add_argument("--runs", default=str(ROOT / "runs" / "generation_modes"))
     ap.add_argument("--audit", default=None, help="write the blind audit files to DIR/inbox")
     ap.add_argument("--labels", default=None, help="read the blind labels from DIR/labels")
     ap.add_argument("--keys", default=str(ROOT / "runs" / "keys"))
     ap.add_argument("--small", action="store_true",
                     help="CI mode: a tiny random LLM, 16 prompts (numbers mean nothing)")
+    ap.add_argument("--cost", type=int, default=0, metavar="N",
+                    help="only the cost table: N fresh prompts per mode and N sentences per "
+                         "reference, CPU-seconds side by side in this process")
     args = ap.parse_args(argv)
 
     from discovery import load_task_scorer
@@ -307,15 +385,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     modes = args.modes.split(",")
     refs = args.refs.split(",")
     runs = Path(args.runs)
+    sizes = {k: int(v) for k, _, v in (x.partition("=") for x in args.n.split(",") if "=" in x)}
+    default_n = next((int(x) for x in args.n.split(",") if "=" not in x), 640)
     if args.small:
         import tempfile
 
-        modes, refs, args.n = ["smollm2-cont", "smollm2-label"], ["gemma-cal", "qwen-neutral"], 16
+        modes, refs = ["smollm2-cont", "smollm2-label"], ["gemma-cal", "qwen-neutral"]
+        default_n = 16
         runs = Path(tempfile.mkdtemp(prefix="genmodes-"))
         from synth import QuerySampler, load_seed_corpus
 
         sampler = QuerySampler(load_seed_corpus(base.corpus), base.queries, 0)
         tiny = _tiny_backend([q.text for q in sampler.queries(range(64))] + [INSTRUCTION])
+    if args.cost or args.small:
+        cost_table(base, modes, refs, 8 if args.small else args.cost, args.small,
+                   tiny if args.small else None)
+        if args.cost:
+            return 0
     task = load_task_scorer("demo:sentiment", labels)
     results: list[ModeResult] = []
     by_model: dict[str, list[str]] = {}
@@ -326,9 +412,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         backend = tiny if args.small else make_backend(spec, backend="hf", device="cpu",
                                                        dtype="auto", batch_size=64)
         for m in names:
-            cfg = mode_config(base, m, args.n, args.small)
+            n = sizes.get(m, default_n)
+            cfg = mode_config(base, m, n, args.small)
             recs, cpu, dropped = generate(cfg, runs / m, backend)
-            results.append(ModeResult(m, args.n, recs, cpu, dropped))
+            results.append(ModeResult(m, n, recs, cpu, dropped))
             print(f"generated {m}: {len(recs)} sentences, {cpu:.1f} CPU-s", file=sys.stderr)
         del backend
         clear_model_cache()
@@ -392,6 +479,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             path = write_audit(r, audit, keys)
             lines = len(path.read_text(encoding="utf-8").splitlines())
             print(f"audit file {path.name}: {lines} lines")
+    if args.small:  # the labels path, with every line labelled "positive" by a stand-in
+        from synth.core import write_jsonl
+
+        (runs / "audit" / "labels").mkdir(parents=True, exist_ok=True)
+        for r in results:
+            lines = (runs / "audit" / "inbox" / f"gen-{r.name}.txt").read_text().splitlines()
+            write_jsonl(runs / "audit" / "labels" / f"gen-{r.name}.jsonl",
+                        [{"line": i, "text": t, "label": "positive", "garbled": False}
+                         for i, t in enumerate(lines, start=1)])
+            lab = audited(r.name, runs / "audit" / "labels", runs / "keys")
+            assert lab is not None
+            print(f"stand-in labels {r.name}: signal {_iv(lab['random'][1], lab['random'][0])}")
     return 0
 
 
