@@ -376,6 +376,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from discovery import load_task_scorer
+    from synth._generate import resolved_dtype
     from synth.engines import make_backend
     from synth.engines._models import clear_model_cache
     from synthcheck import load_run_config
@@ -409,8 +410,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         by_model.setdefault(MODES[m][0], []).append(m)
     # one model in memory at a time: each generator's modes, then each reference
     for spec, names in by_model.items():
+        dtype = resolved_dtype(mode_config(base, names[0], 1, args.small).generator)
         backend = tiny if args.small else make_backend(spec, backend="hf", device="cpu",
-                                                       dtype="auto", batch_size=64)
+                                                       dtype=dtype, batch_size=64)
         for m in names:
             n = sizes.get(m, default_n)
             cfg = mode_config(base, m, n, args.small)

@@ -24,6 +24,7 @@ from typing import Any
 
 from synth._config import (
     GeneratorConfig,
+    PromptConfig,
     Stage1Config,
     generation_hash_payload,
 )
@@ -95,20 +96,25 @@ def resolved_dtype(generator: GeneratorConfig) -> str:
     return generation_dtype_for(generator.model, generator.dtype, generator.device)
 
 
+def draw_condition(prompt: PromptConfig, seed: int, *keys: object) -> str | None:
+    """The word that fills ``{label}`` in ``prompt``'s template for the stream ``(seed,
+    "label", *keys)``: a uniform draw over ``prompt.labels`` (``None`` without labels)."""
+    if not prompt.labels:
+        return None
+    return prompt.labels[derive_rng(seed, "label", *keys).randrange(len(prompt.labels))]
+
+
 def prompt_condition(cfg: Stage1Config, index: int) -> str | None:
     """The word that fills ``{label}`` in prompt ``index``'s template (``None`` without
     ``generator.prompt.labels``): a uniform draw from ``derive_rng(seed, "label", index)``,
     so it depends on the prompt's index alone, never on its shard or batch."""
-    labels = cfg.generator.prompt.labels
-    if not labels:
-        return None
-    rng = derive_rng(cfg.generator.sampling.seed, "label", index)
-    return labels[rng.randrange(len(labels))]
+    return draw_condition(cfg.generator.prompt, cfg.generator.sampling.seed, index)
 
 
-def _prompt_for(cfg: Stage1Config, backend: Backend, query: str,
-                condition: str | None = None) -> str:
-    prompt = cfg.generator.prompt
+def render_prompt(prompt: PromptConfig, backend: Backend, query: str,
+                  condition: str | None = None) -> str:
+    """The prompt text for ``query`` (and the ``{label}`` word ``condition``), through the
+    backend's chat template in ``chat`` style."""
     text = prompt.template.replace("{query}", query)
     if condition is not None:
         text = text.replace("{label}", condition)
@@ -117,10 +123,15 @@ def _prompt_for(cfg: Stage1Config, backend: Backend, query: str,
     return text
 
 
+def _prompt_for(cfg: Stage1Config, backend: Backend, query: str,
+                condition: str | None = None) -> str:
+    return render_prompt(cfg.generator.prompt, backend, query, condition)
+
+
 _QUOTES = "\"“”«»"
 
 
-def _answer_text(text: str) -> str:
+def chat_answer(text: str) -> str:
     """A chat answer without the quotation marks it often wraps its sentence in."""
     text = text.strip()
     if text[:1] in _QUOTES:
@@ -151,7 +162,7 @@ def _generate_queries(
     for q, c, s, g in zip(queries, conditions, seeds, gens, strict=True):
         source = (q.text + g.text) if prefix_query else g.text
         if chat:
-            source = _answer_text(source)
+            source = chat_answer(source)
         text = first_sentence(source)
         if keep(text, truncated=is_truncated(source, text, g.num_tokens, limit)):
             record = {"id": f"q{q.index:08d}", "text": text, "query": q.text, "raw": g.text,

@@ -41,9 +41,11 @@ class PackagedModel:
     ``(module, file inside the module, sha256)`` per chunk, in order. Every chunk's hash is
     checked as it is joined; a chunk that differs is refused (:func:`join_parts`)."""
     dtype: str | None = None
-    """The dtype the converted model is stored in and loaded in on a CPU (``None``: float32,
-    or what ``dtype`` asks for). ``bfloat16`` halves a large model's memory (a 1.5B model is
-    about 7 GB in float32)."""
+    """The dtype the converted model is stored in (``None``: float32), and loaded in on a CPU
+    with native bfloat16 when ``auto`` is asked for. ``bfloat16`` halves a large model's
+    memory (a 1.5B model is about 7 GB in float32), but a CPU without native bfloat16
+    (no ``avx512_bf16``/``amx_bf16``) multiplies bfloat16 matrices 11x (one row) to 38x (64
+    rows) slower than float32 (AMD EPYC, torch 2.13), so there ``auto`` loads float32."""
     provenance: str = ""
     """Where the weights come from, their license and who uploaded them, as far as known."""
 
@@ -384,7 +386,8 @@ def generation_dtype_for(spec: str, dtype: str, device: str = "auto") -> str:
     """:func:`generation_dtype` for the model ``spec``: a packaged model stored in bfloat16
     (:attr:`PackagedModel.dtype`) generates in it on any CPU when ``auto`` is asked for."""
     packaged = packaged_dtype(spec)
-    if dtype == "auto" and packaged is not None and resolve_device(device) == "cpu":
+    if dtype == "auto" and packaged is not None and resolve_device(device) == "cpu" \
+            and cpu_supports_bf16():
         return packaged
     return generation_dtype(dtype, device)
 
@@ -448,7 +451,8 @@ def load_hf_model(spec: str, kind: str, *, device: str = "auto", dtype: str | No
     device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, device) if dtype is not None else None
     packaged = packaged_dtype(spec)
-    if packaged is not None and device == "cpu" and dtype in ("auto", None):
+    if packaged is not None and device == "cpu" and dtype in ("auto", None) \
+            and cpu_supports_bf16():
         import torch
 
         torch_dtype = getattr(torch, packaged)  # e.g. a 1.5B model in bfloat16, not 7 GB

@@ -13,7 +13,7 @@ from conftest import write_config
 from fakes import FakeBackend
 
 from synth import SegmentConfig, SentenceFilter, iter_corpus, run_generation
-from synth._generate import _answer_text, prompt_condition
+from synth._generate import chat_answer, prompt_condition
 from synth._segment import garble_reason
 from synth.core import ConfigError
 from synth.engines._models import PackagedModel, join_parts
@@ -85,10 +85,10 @@ def test_filter_drops_garbled_and_near_duplicates_and_counts_them() -> None:
 
 
 def test_chat_answers_lose_their_quotes() -> None:
-    assert _answer_text('"The film is a delight."') == "The film is a delight."
-    assert _answer_text('“A mess from start to end.” It was.') == \
+    assert chat_answer('"The film is a delight."') == "The film is a delight."
+    assert chat_answer('“A mess from start to end.” It was.') == \
         "A mess from start to end. It was."
-    assert _answer_text("No quotes here.") == "No quotes here."
+    assert chat_answer("No quotes here.") == "No quotes here."
 
 
 def _parts_module(tmp_path: Path, name: str, data: bytes) -> str:
