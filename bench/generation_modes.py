@@ -201,14 +201,16 @@ def hard_top(task: np.ndarray, ref: dict[str, Any], k: int) -> list[int]:
     return keep[:k]
 
 
-def write_audit(mode: ModeResult, audit: Path, keys: Path, seed: int = 0) -> Path:
-    """Write the mode's blind audit file (texts only, shuffled) and its private key."""
+def write_audit(mode: ModeResult, audit: Path, keys: Path, seed: int = 0,
+                whole: bool = False) -> Path:
+    """Write the mode's blind audit file (texts only, shuffled) and its private key;
+    ``whole``: every sentence of the corpus (so any ranking can be read off the labels)."""
     from synth.core._seeds import derive_rng
 
     rng = derive_rng(seed, "audit-sample", mode.name)
     n = len(mode.records)
     sample = sorted(rng.sample(range(n), min(RANDOM, n)))
-    entries: dict[int, list[dict[str, Any]]] = {}
+    entries: dict[int, list[dict[str, Any]]] = {i: [] for i in range(n)} if whole else {}
     for i in sample:
         entries.setdefault(i, []).append({"kind": "random"})
     for ref_name, ref in mode.refs.items():
@@ -230,40 +232,56 @@ def write_audit(mode: ModeResult, audit: Path, keys: Path, seed: int = 0) -> Pat
     path = audit / "inbox" / f"gen-{mode.name}.txt"
     path.write_text("".join(rec["text"].replace("\n", " ") + "\n" for rec in key),
                     encoding="utf-8")
-    (keys / f"gen-{mode.name}.json").write_text(json.dumps(key, indent=1) + "\n",
-                                                encoding="utf-8")
+    (keys / f"gen-{mode.name}.json").write_text(
+        json.dumps({"mode": mode.name, "whole": whole, "lines": key}, indent=1) + "\n",
+        encoding="utf-8")
     return path
 
 
+DEPTHS = (10, 20, 30, 60)
+
+
 def audited(mode: str, labels_dir: Path, keys: Path) -> dict[str, Any] | None:
-    """Precision of each reference's top 60 and the random sample's signal share, from the
-    labels of ``gen-<mode>`` (None when not labelled yet)."""
+    """What the labels of ``gen-<mode>`` say (None when not labelled yet): ``signal`` and
+    ``garbled`` as [n, k] over the random sample (``corpus_*``: over every labelled line when
+    the file held the whole corpus), ``asked`` [n, k] for label-conditioned rows, and per
+    reference and depth d in DEPTHS, ``top[ref][d]`` = [n, real errors] of its top d."""
     from synth.core import read_jsonl
 
     lab_path = labels_dir / f"gen-{mode}.jsonl"
     key_path = keys / f"gen-{mode}.json"
     if not lab_path.exists() or not key_path.exists():
         return None
-    key = {row["line"]: row for row in json.loads(key_path.read_text())}
-    out: dict[str, Any] = {"random": [0, 0, 0], "asked": [0, 0], "top": {}}
+    meta = json.loads(key_path.read_text())
+    key = {row["line"]: row for row in meta["lines"]}
+    out: dict[str, Any] = {"signal": [0, 0], "garbled": [0, 0], "corpus_signal": [0, 0],
+                           "corpus_garbled": [0, 0], "asked": [0, 0], "top": {},
+                           "whole": meta["whole"]}
+
+    def add(name: str, hit: bool) -> None:
+        out[name][0] += 1
+        out[name][1] += int(hit)
+
     for row in read_jsonl(lab_path):
         k = key[int(row["line"])]
         if row["text"].strip() != k["text"].strip():
             raise SystemExit(f"labels of gen-{mode}: line {row['line']} text differs from the "
                              f"key ({lab_path})")
         label, garbled = row["label"], bool(row.get("garbled", False))
+        add("corpus_signal", label != "none")
+        add("corpus_garbled", garbled)
+        if k["condition"] is not None:
+            add("asked", label == k["condition"])
         for s in k["samples"]:
             if s["kind"] == "random":
-                out["random"][0] += 1
-                out["random"][1] += label != "none"
-                out["random"][2] += garbled
-                if k["condition"] is not None:
-                    out["asked"][0] += 1
-                    out["asked"][1] += label == k["condition"]
+                add("signal", label != "none")
+                add("garbled", garbled)
             else:
-                top = out["top"].setdefault(s["reference"], [0, 0])
-                top[0] += 1
-                top[1] += label != "none" and label != k["task_label"]
+                for d in DEPTHS:
+                    if s["rank"] <= d:
+                        top = out["top"].setdefault(s["reference"], {}).setdefault(d, [0, 0])
+                        top[0] += 1
+                        top[1] += int(label != "none" and label != k["task_label"])
     return out
 
 
@@ -333,6 +351,20 @@ def cost_table(base: Any, modes: Sequence[str], refs: Sequence[str], n: int,
         clear_model_cache()
 
 
+class _Lazy:
+    """A reference backend loaded on first use (cached scores need no model)."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec, self._backend = spec, None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._backend is None:
+            from synth.engines import make_backend
+
+            self._backend = make_backend(self.spec, backend="hf", device="cpu", batch_size=32)
+        return getattr(self._backend, name)
+
+
 def _run(cfg: Any, run_dir: Path, backend: Any) -> Any:
     from synth import run_generation
 
@@ -368,6 +400,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--audit", default=None, help="write the blind audit files to DIR/inbox")
     ap.add_argument("--labels", default=None, help="read the blind labels from DIR/labels")
     ap.add_argument("--keys", default=str(ROOT / "runs" / "keys"))
+    ap.add_argument("--audit-whole", action="store_true",
+                    help="put every sentence of each corpus in its audit file (small corpora)")
     ap.add_argument("--small", action="store_true",
                     help="CI mode: a tiny random LLM, 16 prompts (numbers mean nothing)")
     ap.add_argument("--cost", type=int, default=0, metavar="N",
@@ -376,8 +410,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from discovery import load_task_scorer
-    from synth._generate import resolved_dtype
-    from synth.engines import make_backend
     from synth.engines._models import clear_model_cache
     from synthcheck import load_run_config
 
@@ -409,10 +441,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for m in modes:
         by_model.setdefault(MODES[m][0], []).append(m)
     # one model in memory at a time: each generator's modes, then each reference
-    for spec, names in by_model.items():
-        dtype = resolved_dtype(mode_config(base, names[0], 1, args.small).generator)
-        backend = tiny if args.small else make_backend(spec, backend="hf", device="cpu",
-                                                       dtype=dtype, batch_size=64)
+    for names in by_model.values():
+        # None: run_generation loads the generator only when a shard is left to write
+        backend = tiny if args.small else None
         for m in names:
             n = sizes.get(m, default_n)
             cfg = mode_config(base, m, n, args.small)
@@ -428,8 +459,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                 ).reshape(-1, len(labels))
     for ref_name in refs:
         spec = REFERENCES[ref_name][0]
-        backend = tiny if args.small else make_backend(spec, backend="hf", device="cpu",
-                                                       batch_size=32)
+        backend = tiny if args.small else _Lazy(spec)
         for r in results:
             texts = [x["text"] for x in r.records]
             cache = None if args.small else runs / r.name / f"ref-{ref_name}.npz"
@@ -460,25 +490,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             balance = ":".join(str(int((tops == j).sum())) for j in range(len(labels)))
             lab = audited(r.name, Path(args.labels) / "labels", Path(args.keys)) \
                 if args.labels else None
-            prec = _iv(lab["top"].get(ref_name, [0, 0])[1], lab["top"].get(ref_name, [0, 0])[0]) \
-                if lab else "(not labelled)"
+            prec = "(not labelled)"
+            if lab:
+                by_depth = lab["top"].get(ref_name, {})
+                prec = "; ".join(f"top {d}: {_iv(by_depth[d][1], by_depth[d][0])}"
+                                 for d in DEPTHS if d in by_depth)
             print(f"{r.name:<15}{ref_name:<15}{per:>11.3f}{share:>10.2f}  {balance:<24} {prec}")
     if args.labels:
         print()
-        print(f"{'mode':<15}{'signal share (random sample)':<34}{'garbled':<28}asked label")
+        print(f"{'mode':<15}{'sample':<13}{'signal share':<28}{'garbled':<28}asked label")
         for r in results:
             lab = audited(r.name, Path(args.labels) / "labels", Path(args.keys))
             if lab is None:
                 print(f"{r.name:<15}(not labelled)")
                 continue
-            n, sig, garb = lab["random"]
             asked = _iv(lab["asked"][1], lab["asked"][0]) if lab["asked"][0] else "-"
-            print(f"{r.name:<15}{_iv(sig, n):<34}{_iv(garb, n):<28}{asked}")
+            rows = [("random", "signal", "garbled")]
+            if lab["whole"]:
+                rows.append(("whole corpus", "corpus_signal", "corpus_garbled"))
+            for name, sig, garb in rows:
+                print(f"{r.name:<15}{name:<13}{_iv(lab[sig][1], lab[sig][0]):<28}"
+                      f"{_iv(lab[garb][1], lab[garb][0]):<28}{asked}")
     if args.audit or args.small:
         audit = Path(args.audit) if args.audit else runs / "audit"
         keys = Path(args.keys) if args.audit else runs / "keys"
         for r in results:
-            path = write_audit(r, audit, keys)
+            path = write_audit(r, audit, keys, whole=args.audit_whole)
             lines = len(path.read_text(encoding="utf-8").splitlines())
             print(f"audit file {path.name}: {lines} lines")
     if args.small:  # the labels path, with every line labelled "positive" by a stand-in
@@ -492,7 +529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                          for i, t in enumerate(lines, start=1)])
             lab = audited(r.name, runs / "audit" / "labels", runs / "keys")
             assert lab is not None
-            print(f"stand-in labels {r.name}: signal {_iv(lab['random'][1], lab['random'][0])}")
+            print(f"stand-in labels {r.name}: signal {_iv(lab['signal'][1], lab['signal'][0])}")
     return 0
 
 
