@@ -126,6 +126,7 @@ class ModeResult:
     gen_cpu: float
     dropped: dict[str, int]
     task_probs: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+    labels: list[str] = field(default_factory=list)
     refs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -189,16 +190,20 @@ def reference_scores(texts: Sequence[str], labels: Sequence[str], ref_name: str,
 
 
 def hard_top(task: np.ndarray, ref: dict[str, Any], k: int) -> list[int]:
-    """The ``k`` most likely task-model errors by ``p_wrong`` (the default ranking), with
-    ``ranking.min_reference_margin`` and the reference's abstentions kept out."""
+    """The top ``k`` of the hard subset as ``synthcheck score`` ranks it: the task model
+    fails by the run's one rule (``discovery.judge``: the reference's top label differs,
+    its margin is at least ``ranking.min_reference_margin``, and for a reference with an
+    abstain answer, that answer is not above 0.5), ordered by ``p_wrong``."""
+    from discovery import JudgeRule
     from discovery._ranking import DivergenceRanker
 
     if len(task) == 0:
         return []
-    ranker = DivergenceRanker("p_wrong", top_k=len(task), min_margin=MIN_MARGIN).fit(
-        task, ref["probs"])
-    keep = [int(i) for i in ranker.order_ if not ranker.no_signal_[i] and not ref["abstain"][i]]
-    return keep[:k]
+    has_abstain = bool(np.any(ref["p_abstain"] > 0))
+    rule = JudgeRule(min_margin=MIN_MARGIN, abstain_threshold=0.5 if has_abstain else None)
+    ranker = DivergenceRanker("p_wrong", top_fraction=1.0).fit(
+        task, ref["probs"], abstain=ref["p_abstain"] if has_abstain else None, rule=rule)
+    return [int(i) for i in ranker.hard_indices_[:k]]
 
 
 def write_audit(mode: ModeResult, audit: Path, keys: Path, seed: int = 0,
@@ -207,9 +212,8 @@ def write_audit(mode: ModeResult, audit: Path, keys: Path, seed: int = 0,
     ``whole``: every sentence of the corpus (so any ranking can be read off the labels)."""
     from synth.core._seeds import derive_rng
 
-    rng = derive_rng(seed, "audit-sample", mode.name)
     n = len(mode.records)
-    sample = sorted(rng.sample(range(n), min(RANDOM, n)))
+    sample = random_sample(mode, seed)
     entries: dict[int, list[dict[str, Any]]] = {i: [] for i in range(n)} if whole else {}
     for i in sample:
         entries.setdefault(i, []).append({"kind": "random"})
@@ -219,7 +223,7 @@ def write_audit(mode: ModeResult, audit: Path, keys: Path, seed: int = 0,
                                               "rank": rank})
     order = sorted(entries)
     derive_rng(seed, "audit-shuffle", mode.name).shuffle(order)
-    labels = list(mode.refs.values())[0]["labels"] if mode.refs else []
+    labels = mode.labels
     key = []
     for line, i in enumerate(order, start=1):
         rec = mode.records[i]
@@ -241,48 +245,69 @@ def write_audit(mode: ModeResult, audit: Path, keys: Path, seed: int = 0,
 DEPTHS = (10, 20, 30, 60)
 
 
-def audited(mode: str, labels_dir: Path, keys: Path) -> dict[str, Any] | None:
+def audited(mode: ModeResult, labels_dir: Path, keys: Path) -> dict[str, Any] | None:
     """What the labels of ``gen-<mode>`` say (None when not labelled yet): ``signal`` and
-    ``garbled`` as [n, k] over the random sample (``corpus_*``: over every labelled line when
-    the file held the whole corpus), ``asked`` [n, k] for label-conditioned rows, and per
-    reference and depth d in DEPTHS, ``top[ref][d]`` = [n, real errors] of its top d."""
+    ``garbled`` as [n, k] over the random sample (``corpus_*``: over every labelled line),
+    ``asked`` [n, k] for label-conditioned rows, and per reference of ``mode`` and depth d in
+    DEPTHS, ``top[ref][d]`` = [n labelled, real errors] among its top d (a real error: the
+    labeller's label is a task label other than the task model's; "none" never is)."""
     from synth.core import read_jsonl
 
-    lab_path = labels_dir / f"gen-{mode}.jsonl"
-    key_path = keys / f"gen-{mode}.json"
+    lab_path = labels_dir / f"gen-{mode.name}.jsonl"
+    key_path = keys / f"gen-{mode.name}.json"
     if not lab_path.exists() or not key_path.exists():
         return None
     meta = json.loads(key_path.read_text())
     key = {row["line"]: row for row in meta["lines"]}
+    by_id: dict[str, tuple[str, bool]] = {}
+    for row in read_jsonl(lab_path):
+        k = key[int(row["line"])]
+        if row["text"].strip() != k["text"].strip():
+            raise SystemExit(f"labels of gen-{mode.name}: line {row['line']} text differs "
+                             f"from the key ({lab_path})")
+        by_id[k["id"]] = (row["label"], bool(row.get("garbled", False)))
     out: dict[str, Any] = {"signal": [0, 0], "garbled": [0, 0], "corpus_signal": [0, 0],
-                           "corpus_garbled": [0, 0], "asked": [0, 0], "top": {},
-                           "whole": meta["whole"]}
+                           "corpus_garbled": [0, 0], "asked": [0, 0], "top": {}}
 
     def add(name: str, hit: bool) -> None:
         out[name][0] += 1
         out[name][1] += int(hit)
 
-    for row in read_jsonl(lab_path):
-        k = key[int(row["line"])]
-        if row["text"].strip() != k["text"].strip():
-            raise SystemExit(f"labels of gen-{mode}: line {row['line']} text differs from the "
-                             f"key ({lab_path})")
-        label, garbled = row["label"], bool(row.get("garbled", False))
+    sample = set(random_sample(mode))
+    for i, rec in enumerate(mode.records):
+        if rec["id"] not in by_id:
+            continue
+        label, garbled = by_id[rec["id"]]
         add("corpus_signal", label != "none")
         add("corpus_garbled", garbled)
-        if k["condition"] is not None:
-            add("asked", label == k["condition"])
-        for s in k["samples"]:
-            if s["kind"] == "random":
-                add("signal", label != "none")
-                add("garbled", garbled)
-            else:
-                for d in DEPTHS:
-                    if s["rank"] <= d:
-                        top = out["top"].setdefault(s["reference"], {}).setdefault(d, [0, 0])
-                        top[0] += 1
-                        top[1] += int(label != "none" and label != k["task_label"])
+        if rec.get("condition") is not None:
+            add("asked", label == rec["condition"])
+        if i in sample:
+            add("signal", label != "none")
+            add("garbled", garbled)
+    labels = next(iter(mode.refs.values()))["labels"] if mode.refs else []
+    for ref_name, ref in mode.refs.items():
+        for d in DEPTHS:
+            n = k = 0
+            for i in ref["top"][:d]:
+                got = by_id.get(mode.records[i]["id"])
+                if got is None:
+                    continue
+                n += 1
+                task_label = labels[int(mode.task_probs[i].argmax())]
+                k += int(got[0] != "none" and got[0] != task_label)
+            if n:
+                out["top"].setdefault(ref_name, {})[d] = [n, k]
     return out
+
+
+def random_sample(mode: ModeResult, seed: int = 0) -> list[int]:
+    """The seeded random sample of the corpus (indices): ``derive_rng(seed, "audit-sample",
+    mode)``, at most RANDOM sentences."""
+    from synth.core._seeds import derive_rng
+
+    n = len(mode.records)
+    return sorted(derive_rng(seed, "audit-sample", mode.name).sample(range(n), min(RANDOM, n)))
 
 
 def matmul_rate(dtype: str, size: int = 512, reps: int = 8) -> float:
@@ -416,7 +441,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     base = load_run_config(ROOT / "configs" / "sentiment.yaml")
     labels = list(base.task.labels)
     modes = args.modes.split(",")
-    refs = args.refs.split(",")
+    refs = [x for x in args.refs.split(",") if x]
     runs = Path(args.runs)
     sizes = {k: int(v) for k, _, v in (x.partition("=") for x in args.n.split(",") if "=" in x)}
     default_n = next((int(x) for x in args.n.split(",") if "=" not in x), 640)
@@ -454,6 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         clear_model_cache()
     results.sort(key=lambda r: modes.index(r.name))
     for r in results:
+        r.labels = labels
         r.task_probs = np.array([[p[lab] for lab in labels]
                                  for p in task.predict_proba([x["text"] for x in r.records])]
                                 ).reshape(-1, len(labels))
@@ -488,7 +514,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             share = float(np.mean(ref["abstain"])) if len(r.records) else 0.0
             tops = r.task_probs[ref["top"]].argmax(axis=1) if ref["top"] else np.zeros(0, int)
             balance = ":".join(str(int((tops == j).sum())) for j in range(len(labels)))
-            lab = audited(r.name, Path(args.labels) / "labels", Path(args.keys)) \
+            lab = audited(r, Path(args.labels) / "labels", Path(args.keys)) \
                 if args.labels else None
             prec = "(not labelled)"
             if lab:
@@ -500,14 +526,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
         print(f"{'mode':<15}{'sample':<13}{'signal share':<28}{'garbled':<28}asked label")
         for r in results:
-            lab = audited(r.name, Path(args.labels) / "labels", Path(args.keys))
+            lab = audited(r, Path(args.labels) / "labels", Path(args.keys))
             if lab is None:
                 print(f"{r.name:<15}(not labelled)")
                 continue
             asked = _iv(lab["asked"][1], lab["asked"][0]) if lab["asked"][0] else "-"
-            rows = [("random", "signal", "garbled")]
-            if lab["whole"]:
-                rows.append(("whole corpus", "corpus_signal", "corpus_garbled"))
+            rows = [("random", "signal", "garbled"),
+                    ("labelled", "corpus_signal", "corpus_garbled")]
             for name, sig, garb in rows:
                 print(f"{r.name:<15}{name:<13}{_iv(lab[sig][1], lab[sig][0]):<28}"
                       f"{_iv(lab[garb][1], lab[garb][0]):<28}{asked}")
@@ -527,7 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             write_jsonl(runs / "audit" / "labels" / f"gen-{r.name}.jsonl",
                         [{"line": i, "text": t, "label": "positive", "garbled": False}
                          for i, t in enumerate(lines, start=1)])
-            lab = audited(r.name, runs / "audit" / "labels", runs / "keys")
+            lab = audited(r, runs / "audit" / "labels", runs / "keys")
             assert lab is not None
             print(f"stand-in labels {r.name}: signal {_iv(lab['signal'][1], lab['signal'][0])}")
     return 0
