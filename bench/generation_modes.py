@@ -83,7 +83,7 @@ NEUTRAL_SHOTS = [
 # name -> (model, abstain word or None, calibration)
 REFERENCES: dict[str, tuple[str, str | None, str]] = {
     "gemma-cal": (GEMMA, None, "contextual"),
-    "gemma-neutral": (GEMMA, "neutral", "none"),
+    "gemma-neutral": (GEMMA, "neutral", "contextual"),
     "qwen-neutral": (QWEN, "neutral", "none"),
 }
 TOP = 60
@@ -156,7 +156,8 @@ def reference_scores(texts: Sequence[str], labels: Sequence[str], ref_name: str,
     from discovery import FewShotReference, ReferenceConfig, Shot
 
     _, abstain, calibration = REFERENCES[ref_name]
-    key = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+    recipe = repr((REFERENCES[ref_name], NEUTRAL_PROMPT, NEUTRAL_SHOTS, "v2"))
+    key = hashlib.sha256(("\n".join(texts) + recipe).encode()).hexdigest()[:16]
     if cache is not None and cache.exists():
         hit = np.load(cache)
         if str(hit["key"]) == key:
@@ -164,23 +165,32 @@ def reference_scores(texts: Sequence[str], labels: Sequence[str], ref_name: str,
                     "p_abstain": hit["p_abstain"]}
     words = {lab: f" {lab}" for lab in labels}
     if abstain is None:
-        cfg = ReferenceConfig(model="unused", calibration=calibration, label_words=words)
+        cfg = ReferenceConfig(model="unused", calibration=calibration,  # type: ignore[arg-type]
+                          label_words=words)
         names = list(labels)
     else:
         names = [*labels, abstain]
         words[abstain] = f" {abstain}"
-        cfg = ReferenceConfig(model="unused", prompt=NEUTRAL_PROMPT, calibration=calibration,
+        cfg = ReferenceConfig(model="unused", prompt=NEUTRAL_PROMPT,
+                              calibration="none",
                               label_words=words,
                               shots=[Shot(text=t, label=lab) for t, lab in NEUTRAL_SHOTS])
     ref = FewShotReference(backend, cfg, names)
     start = _cpu()
-    full = np.array([[row[n] for n in names] for row in ref.predict_proba_set(list(texts))])
-    cpu = _cpu() - start
     if abstain is None:
-        probs, p_abstain = full, np.zeros(len(texts))
-    else:
-        p_abstain = full[:, -1]
-        probs = full[:, :-1] / full[:, :-1].sum(axis=1, keepdims=True)
+        probs = np.array([[row[n] for n in names] for row in ref.predict_proba_set(list(texts))])
+        p_abstain = np.zeros(len(texts))
+    else:  # as reference.abstain reads it: the abstain answer uncalibrated over all the
+        # answer words, the task labels calibrated among themselves
+        from discovery._calibration import fit_calibration
+
+        raw = ref.raw_logprobs(list(texts))
+        full = np.exp(raw - raw.max(axis=1, keepdims=True))
+        p_abstain = full[:, -1] / full.sum(axis=1)
+        cal = fit_calibration(calibration, "logprob", len(labels),  # type: ignore[arg-type]
+                              content_free=lambda: ref.raw_logprobs(cfg.content_free)[:, :-1])
+        probs = cal.predict_proba(raw[:, :-1])
+    cpu = _cpu() - start
     out: dict[str, Any] = {"probs": probs, "abstain": p_abstain >= 0.5, "cpu": cpu,
                            "p_abstain": p_abstain}
     if cache is not None:
@@ -287,6 +297,16 @@ def audited(mode: ModeResult, labels_dir: Path, keys: Path) -> dict[str, Any] | 
             add("garbled", garbled)
     labels = next(iter(mode.refs.values()))["labels"] if mode.refs else []
     for ref_name, ref in mode.refs.items():
+        # the sentences this reference judges (what enters any failure count)
+        from discovery._ranking import reference_margin
+
+        judged = ~ref["abstain"] & (reference_margin(ref["probs"]) >= MIN_MARGIN)
+        sig = [0, 0]
+        for i, rec in enumerate(mode.records):
+            if judged[i] and rec["id"] in by_id:
+                sig[0] += 1
+                sig[1] += int(by_id[rec["id"]][0] != "none")
+        out.setdefault("judged_signal", {})[ref_name] = sig
         for d in DEPTHS:
             n = k = 0
             for i in ref["top"][:d]:
@@ -518,9 +538,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if args.labels else None
             prec = "(not labelled)"
             if lab:
+                js = lab["judged_signal"][ref_name]
+                prec = f"judged: {js[0]}, with signal {_iv(js[1], js[0])}; "
                 by_depth = lab["top"].get(ref_name, {})
-                prec = "; ".join(f"top {d}: {_iv(by_depth[d][1], by_depth[d][0])}"
-                                 for d in DEPTHS if d in by_depth)
+                prec += "; ".join(f"top {d}: {_iv(by_depth[d][1], by_depth[d][0])}"
+                                  for d in DEPTHS if d in by_depth)
             print(f"{r.name:<15}{ref_name:<15}{per:>11.3f}{share:>10.2f}  {balance:<24} {prec}")
     if args.labels:
         print()
