@@ -55,6 +55,9 @@ QWEN = "packaged:qwen2.5-1.5b-instruct"
 GEMMA = "packaged:gemma3-270m"
 INSTRUCTION = "Write one sentence from a movie review that uses these words: {query}"
 LABELLED = ("Write one {label} sentence from a movie review that uses these words: {query}")
+# attribute-conditioned continuation (a control prefix, as CTRL / SuperGen prompts): the kept
+# sentence is still the query plus its continuation
+CONT_LABELLED = "A {label} movie review.\n\n{query}"
 FILTER = {"drop_garbled": True, "near_duplicate": 0.7}
 
 # name -> (generator spec, generator overrides)
@@ -64,6 +67,9 @@ MODES: dict[str, tuple[str, dict[str, Any]]] = {
     "smollm2-label": (SMOLLM2, {"prompt": {"style": "chat", "template": LABELLED,
                                            "labels": ["negative", "positive"]},
                                 "segment": FILTER}),
+    "smollm2-cont-label": (SMOLLM2, {"prompt": {"template": CONT_LABELLED,
+                                                "labels": ["negative", "positive"]},
+                                     "segment": FILTER}),
     "qwen-cont": (QWEN, {}),
     "qwen-instr": (QWEN, {"prompt": {"style": "chat", "template": INSTRUCTION}}),
     "qwen-label": (QWEN, {"prompt": {"style": "chat", "template": LABELLED,
