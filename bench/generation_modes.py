@@ -205,7 +205,8 @@ def reference_scores(texts: Sequence[str], labels: Sequence[str], ref_name: str,
     return out
 
 
-def hard_top(task: np.ndarray, ref: dict[str, Any], k: int) -> list[int]:
+def hard_top(task: np.ndarray, ref: dict[str, Any], k: int, threshold: float = 0.5
+             ) -> list[int]:
     """The top ``k`` of the hard subset as ``synthcheck score`` ranks it: the task model
     fails by the run's one rule (``discovery.judge``: the reference's top label differs,
     its margin is at least ``ranking.min_reference_margin``, and for a reference with an
@@ -216,7 +217,8 @@ def hard_top(task: np.ndarray, ref: dict[str, Any], k: int) -> list[int]:
     if len(task) == 0:
         return []
     has_abstain = bool(np.any(ref["p_abstain"] > 0))
-    rule = JudgeRule(min_margin=MIN_MARGIN, abstain_threshold=0.5 if has_abstain else None)
+    rule = JudgeRule(min_margin=MIN_MARGIN,
+                     abstain_threshold=threshold if has_abstain else None)
     ranker = DivergenceRanker("p_wrong", top_fraction=1.0).fit(
         task, ref["probs"], abstain=ref["p_abstain"] if has_abstain else None, rule=rule)
     return [int(i) for i in ranker.hard_indices_[:k]]
@@ -283,7 +285,8 @@ def audited(mode: ModeResult, labels_dir: Path, keys: Path) -> dict[str, Any] | 
                              f"from the key ({lab_path})")
         by_id[k["id"]] = (row["label"], bool(row.get("garbled", False)))
     out: dict[str, Any] = {"signal": [0, 0], "garbled": [0, 0], "corpus_signal": [0, 0],
-                           "corpus_garbled": [0, 0], "asked": [0, 0], "top": {}}
+                           "corpus_garbled": [0, 0], "asked": [0, 0], "top": {},
+                           "by_id": by_id}
 
     def add(name: str, hit: bool) -> None:
         out[name][0] += 1
@@ -325,6 +328,40 @@ def audited(mode: ModeResult, labels_dir: Path, keys: Path) -> dict[str, Any] | 
             if n:
                 out["top"].setdefault(ref_name, {})[d] = [n, k]
     return out
+
+
+THRESHOLDS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+
+
+def threshold_sweep(mode: ModeResult, ref: dict[str, Any], labels_dir: Path, keys: Path
+                    ) -> list[tuple[float, int, list[int], list[int]]]:
+    """For each abstain threshold t: (t, abstained, [judged, with signal], [top 20 labelled,
+    real errors]) with the hard subset re-ranked as if ``reference.abstain.threshold`` were
+    t (read off whole-corpus labels; chosen on these labels, so in-sample)."""
+    lab = audited(mode, labels_dir, keys)
+    if lab is None:
+        return []
+    by_id = lab["by_id"]
+    rows = []
+    for t in THRESHOLDS:
+        scored = {**ref, "abstain": ref["p_abstain"] > t}
+        from discovery._ranking import reference_margin
+
+        judged = ~scored["abstain"] & (reference_margin(ref["probs"]) >= MIN_MARGIN)
+        sig = [0, 0]
+        for i, rec in enumerate(mode.records):
+            if judged[i] and rec["id"] in by_id:
+                sig[0] += 1
+                sig[1] += int(by_id[rec["id"]][0] != "none")
+        top = [0, 0]
+        for i in hard_top(mode.task_probs, scored, 20, threshold=t):
+            got = by_id.get(mode.records[i]["id"])
+            if got is not None:
+                top[0] += 1
+                top[1] += int(got[0] != "none"
+                              and got[0] != mode.labels[int(mode.task_probs[i].argmax())])
+        rows.append((t, int(scored["abstain"].sum()), sig, top))
+    return rows
 
 
 def random_sample(mode: ModeResult, seed: int = 0) -> list[int]:
@@ -524,15 +561,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         clear_model_cache()
 
     base_cost = results[0].gen_cpu / max(1, results[0].prompts)
-    print(f"{'mode':<15}{'prompts':>8}{'kept':>6}{'CPU-s/prompt':>13}{'ratio':>7}"
+    print(f"{'mode':<20}{'prompts':>8}{'kept':>6}{'CPU-s/prompt':>13}{'ratio':>7}"
           f"{'CPU-s/kept':>11}  dropped")
     for r in results:
         per = r.gen_cpu / max(1, r.prompts)
         drops = ", ".join(f"{k} {v}" for k, v in sorted(r.dropped.items()))
-        print(f"{r.name:<15}{r.prompts:>8}{len(r.records):>6}{per:>13.3f}{per / base_cost:>7.2f}"
+        print(f"{r.name:<20}{r.prompts:>8}{len(r.records):>6}{per:>13.3f}{per / base_cost:>7.2f}"
               f"{r.gen_cpu / max(1, len(r.records)):>11.3f}  {drops}")
     print()
-    print(f"{'mode':<15}{'reference':<15}{'CPU-s/sent':>11}{'abstained':>10}  "
+    print(f"{'mode':<20}{'reference':<15}{'CPU-s/sent':>11}{'abstained':>10}  "
           f"{'task labels (hard top)':<24} top-60 precision (blind)")
     for r in results:
         for ref_name, ref in r.refs.items():
@@ -549,21 +586,34 @@ def main(argv: Sequence[str] | None = None) -> int:
                 by_depth = lab["top"].get(ref_name, {})
                 prec += "; ".join(f"top {d}: {_iv(by_depth[d][1], by_depth[d][0])}"
                                   for d in DEPTHS if d in by_depth)
-            print(f"{r.name:<15}{ref_name:<15}{per:>11.3f}{share:>10.2f}  {balance:<24} {prec}")
+            print(f"{r.name:<20}{ref_name:<15}{per:>11.3f}{share:>10.2f}  {balance:<24} {prec}")
     if args.labels:
         print()
-        print(f"{'mode':<15}{'sample':<13}{'signal share':<28}{'garbled':<28}asked label")
+        print(f"{'mode':<20}{'sample':<13}{'signal share':<28}{'garbled':<28}asked label")
         for r in results:
             lab = audited(r, Path(args.labels) / "labels", Path(args.keys))
             if lab is None:
-                print(f"{r.name:<15}(not labelled)")
+                print(f"{r.name:<20}(not labelled)")
                 continue
             asked = _iv(lab["asked"][1], lab["asked"][0]) if lab["asked"][0] else "-"
             rows = [("random", "signal", "garbled"),
                     ("labelled", "corpus_signal", "corpus_garbled")]
             for name, sig, garb in rows:
-                print(f"{r.name:<15}{name:<13}{_iv(lab[sig][1], lab[sig][0]):<28}"
+                print(f"{r.name:<20}{name:<13}{_iv(lab[sig][1], lab[sig][0]):<28}"
                       f"{_iv(lab[garb][1], lab[garb][0]):<28}{asked}")
+    if args.labels:
+        print()
+        print("abstain threshold sweep (in-sample: chosen on these labels)")
+        print(f"{'mode':<20}{'reference':<15}{'t':>5}{'abstained':>10}  "
+              f"{'judged with signal':<30}top-20 precision")
+        for r in results:
+            for ref_name, ref in r.refs.items():
+                if REFERENCES[ref_name][1] is None:
+                    continue
+                for t, ab, sig, top in threshold_sweep(r, ref, Path(args.labels) / "labels",
+                                                       Path(args.keys)):
+                    print(f"{r.name:<20}{ref_name:<15}{t:>5.2f}{ab:>10}  "
+                          f"{_iv(sig[1], sig[0]):<30}{_iv(top[1], top[0])}")
     if args.audit or args.small:
         audit = Path(args.audit) if args.audit else runs / "audit"
         keys = Path(args.keys) if args.audit else runs / "keys"
