@@ -395,7 +395,7 @@ def cost_table(base: Any, modes: Sequence[str], refs: Sequence[str], n: int,
     matmul rate in the generation dtype, per CPU-second)."""
     import tempfile
 
-    from synth._generate import resolved_dtype
+    from synth._generate import generator_backend, resolved_dtype
     from synth.engines import make_backend
     from synth.engines._models import clear_model_cache
 
@@ -407,8 +407,9 @@ def cost_table(base: Any, modes: Sequence[str], refs: Sequence[str], n: int,
     for m in modes:
         cfg = mode_config(base, m, n, small)
         dtype = resolved_dtype(cfg.generator)
-        backend: Any = tiny if small else make_backend(cfg.generator.model, backend="hf",
-                                                  device="cpu", dtype=dtype, batch_size=64)
+        # as stage 1 builds it (the sentence-end early stop included)
+        backend: Any = tiny if small else generator_backend(
+            cfg.generator.model_copy(update={"device": "cpu"}))
         params = sum(p.numel() for p in backend.model.parameters())
         rate = matmul_rate(dtype)
         with tempfile.TemporaryDirectory() as tmp:
