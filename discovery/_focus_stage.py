@@ -135,6 +135,13 @@ def _part_path(run: RunDir, shash: str, round_: int, candidate: str) -> Path:
     return run.path / "focus" / ".parts" / f"round{round_}-{tag}-{shash}.jsonl"
 
 
+def _generated_path(run: RunDir, shash: str, round_: int, candidate: str) -> Path:
+    """Where a candidate's kept sentences wait, unscored, between generation and scoring:
+    a kill during the (paired) rescoring of its group keeps what was generated."""
+    part = _part_path(run, shash, round_, candidate)
+    return part.with_name(part.stem + ".generated.jsonl")
+
+
 def _groups(names: Sequence[str], budget: int, target: int) -> list[list[str]]:
     """``names`` in order, cut into groups of at least ``target`` prompts (the last may be
     smaller)."""
@@ -226,7 +233,14 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                 sentences[c].extend(recs)
                 continue
             g = group_of[c]
-            if c not in raw:  # the first candidate of its group: generate the whole group
+            generated = _generated_path(run, shash, r, c)
+            if c not in raw and c not in kept and all(
+                    _generated_path(run, shash, r, x).is_file()
+                    for x in pending if group_of[x] == g):
+                # resumed after a kill while the group was scored: its sentences are kept
+                kept[c] = list(iter_jsonl(generated))
+                seen.update(x["text"] for x in kept[c])
+            elif c not in raw:  # the first candidate of its group: generate the whole group
                 group = [x for x in pending if group_of[x] == g]
                 queries = {x: focus_queries(x, seed_docs, cfg, seed=generator.sampling.seed,
                                             round_=r, start=(r - 1) * cfg.budget)
@@ -238,12 +252,15 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                     raw[x] = (queries[x], texts[at:at + len(queries[x])])
                     at += len(queries[x])
                 bar.update(len(group) * cfg.budget)
-            kept[c] = keep_sentences(c, *raw[c], generator, seen)
+            if c not in kept:
+                kept[c] = keep_sentences(c, *raw[c], generator, seen)
+                write_jsonl(generated, kept[c])
             if all(x in kept for x in pending if group_of[x] == g):  # the group's last one
                 group = [x for x in pending if group_of[x] == g]
                 _score_group(group, kept, models, labels, cfg, base.rule)
                 for x in group:
                     write_jsonl(_part_path(run, shash, r, x), kept[x])
+                    _generated_path(run, shash, r, x).unlink(missing_ok=True)
             sentences[c].extend(kept[c])
         bar.close()
         rows = confirm_candidates([_row(c, sentences[c], base.texts, base_fail, cfg.max_examples,

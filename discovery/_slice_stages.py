@@ -14,6 +14,7 @@ seconds.
 from __future__ import annotations
 
 import hashlib
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -143,6 +144,32 @@ def _current(run: RunDir, stage: str, shash: str) -> bool:
         run, stage, [run.path / OUTPUTS[stage]]) is None
 
 
+def _cached_embeddings(path: Path, rows: int, dim: int | None) -> np.ndarray | None:
+    """A chunk's cached embeddings, or None when there are none or the file is damaged
+    (truncated, not an array, the wrong shape or not finite): then a warning names the
+    file, and the chunk is embedded again (and the file rewritten)."""
+    if not path.exists():
+        return None
+    why = None
+    try:
+        emb = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        why = f"it cannot be read ({type(exc).__name__}: {str(exc)[:80]})"
+    else:
+        if not isinstance(emb, np.ndarray) or emb.ndim != 2 or emb.shape[0] != rows or (
+                dim is not None and emb.shape[1] != dim):
+            shape = getattr(emb, "shape", "?")
+            why = f"it holds an array of shape {shape}, not {rows} rows" + (
+                f" of {dim}" if dim is not None else "")
+        elif not np.issubdtype(emb.dtype, np.floating) or not np.isfinite(emb).all():
+            why = "it holds values that are not finite numbers"
+    if why is None:
+        return emb
+    print(f"warning: ignoring a damaged embeddings cache file: {why} ({path}): its "
+          f"{rows} sentences are embedded again", file=sys.stderr, flush=True)
+    return None
+
+
 def _embeddings(run: RunDir, texts: Sequence[str], encoder: str, batch_size: int,
                 progress: bool) -> np.ndarray:
     """The corpus's embeddings, chunk by chunk, each cached under ``slices/.parts/`` by the
@@ -152,7 +179,7 @@ def _embeddings(run: RunDir, texts: Sequence[str], encoder: str, batch_size: int
 
     embedder = SentenceEmbedder(encoder, batch_size=batch_size)
     parts = run.path / "slices" / ".parts"
-    chunks = []
+    chunks: list[np.ndarray] = []
     bar = progress_bar(len(texts), "semantic: embedding", "sentence", enabled=progress)
     for start in range(0, len(texts), CHUNK):
         chunk = list(texts[start:start + CHUNK])
@@ -160,8 +187,9 @@ def _embeddings(run: RunDir, texts: Sequence[str], encoder: str, batch_size: int
         for t in chunk:
             h.update(t.encode("utf-8") + b"\n")
         path = parts / f"embed-{start // CHUNK:05d}-{h.hexdigest()[:16]}.npy"
-        if path.is_file():
-            chunks.append(np.load(path, allow_pickle=False))
+        cached = _cached_embeddings(path, len(chunk), chunks[0].shape[1] if chunks else None)
+        if cached is not None:
+            chunks.append(cached)
         else:
             emb = embedder.embed(chunk)
             parts.mkdir(parents=True, exist_ok=True)
@@ -227,6 +255,21 @@ def metadata_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
                    significant=sum(r["significant"] for r in slicer.slices_))
 
 
+def _kept_chunks(fn: Callable[[list[str]], np.ndarray], folder: Path, key: str
+                 ) -> Callable[[list[str]], np.ndarray]:
+    """``fn`` scoring in resumable chunks written under ``folder`` (the score stage's chunk
+    cache, :func:`discovery._chunks._score_chunks`): chunks already written with the same
+    texts and ``key`` are read back (a float written as JSON reads back the same float, so
+    a resumed run's outputs are byte-identical)."""
+    from discovery._chunks import _score_chunks
+
+    def scored(texts: list[str]) -> np.ndarray:
+        ids = [str(i) for i in range(len(texts))]
+        return _score_chunks(folder.name, fn, ids, texts, folder, key, progress=False)
+
+    return scored
+
+
 def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfig,
                   ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
                   task_fn: Callable[[list[str]], np.ndarray],
@@ -248,9 +291,14 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
     if isinstance(c, dict):
         return c
     o = slices.occlusion
+    # Every deletion is scored in chunks kept under slices/.parts/ (keyed by the stage hash
+    # and each chunk's texts): a killed occlusion redoes only the chunk it was in.
+    parts = c.run.path / "slices" / ".parts"
+    task_fn = _kept_chunks(task_fn, parts / f"occlusion-task-{c.shash[:16]}", c.shash)
     k = len(labels)
-    ref_fn = None if reference_fn is None else (  # the abstain column, if any, is not a label
-        lambda texts: np.asarray(reference_fn(texts), dtype=np.float64)[:, :k])
+    ref_fn = None if reference_fn is None else _kept_chunks(  # the abstain column, if any,
+        lambda texts: np.asarray(reference_fn(texts), dtype=np.float64)[:, :k],  # is no label
+        parts / f"occlusion-ref-{c.shash[:16]}", c.shash)
     scorer = OcclusionScorer(reference_words=o.reference_words,
                              reference_sentences=o.reference_sentences,
                              min_count=o.min_count, max_examples=o.max_examples,

@@ -5,6 +5,7 @@ focus rounds that test them, and the slices and findings beyond n-grams."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -179,11 +180,17 @@ def run_slices(args: argparse.Namespace) -> int:
 def _stored_distrust(run: Path) -> list[str]:
     """Why the run's reference cannot confirm findings, from its ``eval.json`` when
     `discover` or `synthcheck evaluate --run` wrote one (none yet: nothing to say)."""
-    import json
-
     from discovery import reference_distrust
+    from formalize import read_summary_json
+    from synth.core import DataError
 
     path = Path(run) / "eval.json"
     if not path.is_file():
         return []
-    return reference_distrust(json.loads(path.read_text(encoding="utf-8")))
+    try:
+        return reference_distrust(read_summary_json(
+            path, fix="rerun `synthcheck evaluate --run` (or `discover`) to write it again"))
+    except DataError as exc:  # what is printed goes on; the report says the same as an error
+        print(f"warning: {exc.format()}; the findings are printed without the reference's "
+              "held-out check", file=sys.stderr)
+        return []

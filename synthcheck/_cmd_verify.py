@@ -326,7 +326,7 @@ def read_recall(path_arg: str, models: Sequence[str], labels: Sequence[str],
     Raises:
         DataError: unreadable file, wrong shape, an unknown label, or no model in common.
     """
-    from synth.core import DataError
+    from synth.core import DataError, read_text
 
     path = Path(path_arg)
     if path.is_dir():
@@ -337,8 +337,10 @@ def read_recall(path_arg: str, models: Sequence[str], labels: Sequence[str],
         path = path / "eval.json"
     shape = "a JSON file {model: {label: recall}}, or the eval.json a run wrote"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        data = json.loads(read_text(path, kind="the held-out recall file"))
+    except DataError as exc:  # not UTF-8: names the byte offset
+        raise DataError(exc.what, where=exc.where, fix=f"give {shape}") from None
+    except (OSError, ValueError, RecursionError) as exc:
         raise DataError(f"cannot read held-out recall: {exc}", where=str(path),
                         fix=f"give {shape}") from None
     if isinstance(data, dict) and isinstance(data.get("reports"), dict):
