@@ -60,18 +60,24 @@ LABELLED = ("Write one {label} sentence from a movie review that uses these word
 CONT_LABELLED = "A {label} movie review.\n\n{query}"
 FILTER = {"drop_garbled": True, "near_duplicate": 0.7}
 
+# Every mode states its whole prompt and filter, so it does not depend on the default config.
+CONTINUATION = {"style": "continuation", "template": "{query}", "labels": []}
+NO_FILTER = {"drop_garbled": False, "near_duplicate": None}
 # name -> (generator spec, generator overrides)
 MODES: dict[str, tuple[str, dict[str, Any]]] = {
-    "smollm2-cont": (SMOLLM2, {}),
-    "smollm2-instr": (SMOLLM2, {"prompt": {"style": "chat", "template": INSTRUCTION}}),
+    "smollm2-cont": (SMOLLM2, {"prompt": CONTINUATION, "segment": NO_FILTER}),
+    "smollm2-instr": (SMOLLM2, {"prompt": {"style": "chat", "template": INSTRUCTION,
+                                           "labels": []}, "segment": NO_FILTER}),
     "smollm2-label": (SMOLLM2, {"prompt": {"style": "chat", "template": LABELLED,
                                            "labels": ["negative", "positive"]},
                                 "segment": FILTER}),
-    "smollm2-cont-label": (SMOLLM2, {"prompt": {"template": CONT_LABELLED,
+    "smollm2-cont-label": (SMOLLM2, {"prompt": {"style": "continuation",
+                                                "template": CONT_LABELLED,
                                                 "labels": ["negative", "positive"]},
                                      "segment": FILTER}),
-    "qwen-cont": (QWEN, {}),
-    "qwen-instr": (QWEN, {"prompt": {"style": "chat", "template": INSTRUCTION}}),
+    "qwen-cont": (QWEN, {"prompt": CONTINUATION, "segment": NO_FILTER}),
+    "qwen-instr": (QWEN, {"prompt": {"style": "chat", "template": INSTRUCTION, "labels": []},
+                          "segment": NO_FILTER}),
     "qwen-label": (QWEN, {"prompt": {"style": "chat", "template": LABELLED,
                                      "labels": ["negative", "positive"]},
                           "segment": FILTER}),
