@@ -46,11 +46,15 @@ n-grams made only of stopwords and other punctuation are dropped."""
 
 
 def gold_failures(task: np.ndarray, golds: Sequence[str], labels: Sequence[str]) -> np.ndarray:
-    """Per row: the task model's top label is not the gold label (the failure rule on
-    labelled data; ties go to the first label, as ``argmax``)."""
+    """Per row: the task model's top label is not the gold label (the run's one failure rule,
+    :func:`discovery.judge`, with gold labels: nothing abstains; ties go to the first label,
+    as ``argmax``)."""
+    from discovery._judge import judge
+
     index = {lab: i for i, lab in enumerate(labels)}
     gold = np.array([index[g] for g in golds], dtype=np.int64)
-    return np.asarray(task).argmax(axis=1) != gold
+    return judge(np.asarray(task, dtype=np.float64).reshape(len(gold), len(labels)),
+                 gold=gold).fails
 
 
 def _check(n: int, fail: np.ndarray) -> None:

@@ -29,6 +29,13 @@ SMALL: dict[str, list[str]] = {
         r"^3 files, 0 differ \(same\* = equal without \['created', 'elapsed', 'git_commit', "
         r"'seconds', 'timings', 'updated', 'wall_s'\]\)$",
     ],
+    "abstain.py": [
+        r"^reference tiny; 24 held-out tweets of packaged:tweets3 \(\d+ neutral\); abstain "
+        r"word ' neutral'; CPU [\d.]+ s$",
+        r"^calibrate +threshold  neutral found +false abstain +polarity acc$",
+        *[rf"^{mode} +{t} +({NUM} \[{NUM}, {NUM}\] \(\d+/\d+\)|n/a) +" for mode in ("false", "true")
+          for t in ("0.3", "0.5")],
+    ],
     "discovery_power.py": [
         r"^corpus: \d+ sentences \(",
         r"^planted slices \(sentences in the corpus\):$",
