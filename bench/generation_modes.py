@@ -313,7 +313,7 @@ def audited(mode: ModeResult, labels_dir: Path, keys: Path) -> dict[str, Any] | 
     labels = next(iter(mode.refs.values()))["labels"] if mode.refs else []
     for ref_name, ref in mode.refs.items():
         # the sentences this reference judges (what enters any failure count)
-        from discovery._ranking import reference_margin
+        from discovery._judge import reference_margin
 
         judged = ~ref["abstain"] & (reference_margin(ref["probs"]) >= MIN_MARGIN)
         sig = [0, 0]
@@ -351,7 +351,7 @@ def threshold_sweep(mode: ModeResult, ref: dict[str, Any], labels_dir: Path, key
     rows = []
     for t in THRESHOLDS:
         scored = {**ref, "abstain": ref["p_abstain"] > t}
-        from discovery._ranking import reference_margin
+        from discovery._judge import reference_margin
 
         judged = ~scored["abstain"] & (reference_margin(ref["probs"]) >= MIN_MARGIN)
         sig = [0, 0]
@@ -450,7 +450,8 @@ class _Lazy:
     """A reference backend loaded on first use (cached scores need no model)."""
 
     def __init__(self, spec: str) -> None:
-        self.spec, self._backend = spec, None
+        self.spec = spec
+        self._backend: Any = None
 
     def __getattr__(self, name: str) -> Any:
         if self._backend is None:
@@ -538,7 +539,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # one model in memory at a time: each generator's modes, then each reference
     for names in by_model.values():
         # None: run_generation loads the generator only when a shard is left to write
-        backend = tiny if args.small else None
+        backend: Any = tiny if args.small else None
         for m in names:
             n = sizes.get(m, default_n)
             cfg = mode_config(base, m, n, args.small)
@@ -605,9 +606,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             asked = _iv(lab["asked"][1], lab["asked"][0]) if lab["asked"][0] else "-"
             rows = [("random", "signal", "garbled"),
                     ("labelled", "corpus_signal", "corpus_garbled")]
-            for name, sig, garb in rows:
-                print(f"{r.name:<20}{name:<13}{_iv(lab[sig][1], lab[sig][0]):<28}"
-                      f"{_iv(lab[garb][1], lab[garb][0]):<28}{asked}")
+            for name, sig_key, garb_key in rows:
+                sig, garb = lab[sig_key], lab[garb_key]
+                print(f"{r.name:<20}{name:<13}{_iv(sig[1], sig[0]):<28}"
+                      f"{_iv(garb[1], garb[0]):<28}{asked}")
     if args.labels:
         print()
         print("abstain threshold sweep (in-sample: chosen on these labels)")
@@ -617,9 +619,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for ref_name, ref in r.refs.items():
                 if REFERENCES[ref_name][1] is None:
                     continue
-                for t, ab, sig, top in threshold_sweep(r, ref, Path(args.labels) / "labels",
-                                                       Path(args.keys)):
-                    print(f"{r.name:<20}{ref_name:<15}{t:>5.2f}{ab:>10}  "
+                for thr, ab, sig, top in threshold_sweep(
+                        r, ref, Path(args.labels) / "labels", Path(args.keys)):
+                    print(f"{r.name:<20}{ref_name:<15}{thr:>5.2f}{ab:>10}  "
                           f"{_iv(sig[1], sig[0]):<30}{_iv(top[1], top[0])}")
     if args.audit or args.small:
         audit = Path(args.audit) if args.audit else runs / "audit"
@@ -633,10 +635,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         (runs / "audit" / "labels").mkdir(parents=True, exist_ok=True)
         for r in results:
-            lines = (runs / "audit" / "inbox" / f"gen-{r.name}.txt").read_text().splitlines()
+            texts = (runs / "audit" / "inbox" / f"gen-{r.name}.txt").read_text().splitlines()
             write_jsonl(runs / "audit" / "labels" / f"gen-{r.name}.jsonl",
                         [{"line": i, "text": t, "label": "positive", "garbled": False}
-                         for i, t in enumerate(lines, start=1)])
+                         for i, t in enumerate(texts, start=1)])
             lab = audited(r, runs / "audit" / "labels", runs / "keys")
             assert lab is not None
             print(f"stand-in labels {r.name}: signal {_iv(lab['signal'][1], lab['signal'][0])}")
