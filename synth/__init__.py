@@ -30,8 +30,11 @@ from synth._corpus import (
 from synth._corpus_files import check_corpus_owner, has_corpus, iter_corpus
 from synth._generate import (
     GenerationReport,
+    chat_answer,
+    draw_condition,
     generation_config_hash,
     generator_backend,
+    render_prompt,
     run_generation,
 )
 from synth._merge import merge_runs
@@ -59,6 +62,9 @@ __all__ = [
     "drug_reviews",
     "Document",
     "GenerationReport",
+    "chat_answer",
+    "draw_condition",
+    "render_prompt",
     "GeneratorConfig",
     "PromptConfig",
     "Query",
