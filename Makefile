@@ -79,7 +79,7 @@ LS_VENV ?= .venv-ls
 LS_STAMP := $(LS_VENV)/.synthcheck-installed
 EXPORTS_PINS := argilla==2.8.0 requests datasets==5.2.0 scikit-learn pandas munch dill \
 	spacy ipywidgets ipython==8.18.1 aiohttp aiohttp-security aiohttp-session appdirs \
-	cryptography diskcache nest-asyncio profanity shap transformers
+	cryptography diskcache nest-asyncio profanity shap transformers openai
 # CheckList 0.0.11's setup.py installs jupyter and enables a notebook<7 extension while it
 # builds: give it both, and build it without isolation. AdaTest's pins are loose; --no-deps.
 CHECKLIST_BUILD := notebook==6.5.7 jupyter wheel setuptools

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from synth import MOVIE_REVIEW_LABELS
+from synth import CORPUS, MOVIE_REVIEW_LABELS
 from synth.core import DataError, LabelSpace, iter_jsonl, iter_records
 
 
@@ -23,7 +23,7 @@ def iter_corpus_records(run_dir: str | Path) -> Iterator[dict[str, Any]]:
     from synth import has_corpus, iter_corpus
 
     if not has_corpus(run_dir):
-        raise DataError("the run has no corpus shards", where=str(Path(run_dir) / "corpus"),
+        raise DataError("the run has no corpus shards", where=str(CORPUS.path(run_dir)),
                         fix="run `synthcheck generate --run DIR` first")
     yield from iter_corpus(run_dir)
 

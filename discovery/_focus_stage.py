@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from discovery._artifacts import FOCUS, FOCUS_PARTS, HARD, REFERENCE_SCORES, TASK_SCORES
 from discovery._config import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig
+from discovery._finding_sources import balanced_turns, finding_sources
 from discovery._focus_rounds import (
     FOCUS_SEED_SCHEME,
     confirm_candidates,
@@ -132,7 +134,7 @@ def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorConfig,
 
 def _part_path(run: RunDir, shash: str, round_: int, candidate: str) -> Path:
     tag = hashlib.sha256(candidate.encode("utf-8")).hexdigest()[:12]
-    return run.path / "focus" / ".parts" / f"round{round_}-{tag}-{shash}.jsonl"
+    return FOCUS_PARTS.path(run.path) / f"round{round_}-{tag}-{shash}.jsonl"
 
 
 def _generated_path(run: RunDir, shash: str, round_: int, candidate: str) -> Path:
@@ -193,7 +195,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                         where=str(run_dir), fix="run `synthcheck score` first")
     run = RunDir(run_dir)
     shash = focus_stage_hash(cfg, labels, generator, seed_docs, base, models)
-    out = run.path / "focus.jsonl"
+    out = FOCUS.path(run.path)
     if run.is_current(STAGE, shash) and outputs_problem(run, STAGE, [out]) is None:
         return {"skipped": True, "stage_hash": shash}
     started = time.perf_counter()
@@ -273,7 +275,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
     seconds = time.perf_counter() - started
     total = sum(len(v) for v in sentences.values())
     abstained = sum(1 for v in sentences.values() for x in v if x.get("abstained"))
-    write_json_atomic(out.with_name(out.name + ".meta.json"), {
+    write_json_atomic(FOCUS.meta(run.path), {
         **provenance(shash), "focus": cfg.model_dump(mode="json"), "candidates": len(rows),
         "sentences": total, "abstained": abstained, "base_sentences": n_base,
         "base_judged": int(base_judged.sum()), "base_rate": base_judgement.base_rate,
@@ -364,9 +366,10 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
 
 
 def reference_calibrator(run_dir: str | Path, labels: LabelSpace, *,
-                         file: str = "reference.jsonl") -> Calibrator | None:
-    """The calibrator the score stage fitted for ``scores/<file>`` (from its meta sidecar),
-    so new sentences are calibrated exactly like the corpus; None when it recorded none.
+                         task: str | None = None) -> Calibrator | None:
+    """The calibrator the score stage fitted for the reference's scores (``task``: a
+    ``fewshot:`` task model's), from its meta sidecar, so new sentences are calibrated
+    exactly like the corpus; None when it recorded none.
 
     Raises:
         DataError: the sidecar is missing or names other labels.
@@ -375,7 +378,8 @@ def reference_calibrator(run_dir: str | Path, labels: LabelSpace, *,
 
     from discovery._calibration import Calibrator
 
-    path = Path(run_dir) / "scores" / f"{file}.meta.json"
+    path = TASK_SCORES.meta(run_dir, name=task) if task is not None \
+        else REFERENCE_SCORES.meta(run_dir)
     if not path.is_file():
         raise DataError(f"{path.name} is missing", where=str(path),
                         fix="run `synthcheck score` first")
@@ -403,7 +407,7 @@ def abstain_calibrator(run_dir: str | Path, labels: LabelSpace) -> Calibrator | 
 
     from discovery._calibration import Calibrator
 
-    path = Path(run_dir) / "scores" / "reference.jsonl.meta.json"
+    path = REFERENCE_SCORES.meta(run_dir)
     if not path.is_file():
         raise DataError(f"{path.name} is missing", where=str(path),
                         fix="run `synthcheck score` first")
@@ -456,7 +460,7 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
     c = load_judged(run.path, labels=labels, task_name=ranked_task_name(ranking, task_models),
                     ranking=ranking).judged()
     index = {cid: i for i, cid in enumerate(c.ids)}
-    hard = [index[str(r["id"])] for r in iter_jsonl(run.path / "hard.jsonl")
+    hard = [index[str(r["id"])] for r in iter_jsonl(HARD.path(run.path))
             if str(r["id"]) in index]
     extra = dict(pool or {})
     upstream = focus_upstream(focus, upstream, slices_upstream or {})
@@ -483,8 +487,29 @@ def focus_upstream(focus: FocusConfig, mine_hash: str,
                                               if v is not None or k != "labelled"}})
 
 
-BALANCED_TURNS = ("word", "labelled", "group", "phrase", "ngram", "semantic")
-"""The order in which the sources take turns with ``focus.select: balanced``."""
+def candidate_pool(run_dir: str | Path, focus: FocusConfig,
+                   upstream: Mapping[str, str | None]) -> dict[str, str]:
+    """Focus candidates from the finding sources with a pool adapter whose stages are current
+    under ``upstream`` (stage -> the hash the caller's config gives it): candidate -> kind,
+    each source's significant rows in its evidence order, ``2 * focus.candidates`` of each
+    kind at most, the sources in their ``pool_order`` (a name two sources propose keeps the
+    first one's kind; none with ``select: mined``)."""
+    pool: dict[str, str] = {}
+    if focus.select == "mined":
+        return pool
+    run = RunDir(run_dir)
+    for stage, source in sorted(finding_sources().items(), key=lambda kv: kv[1].pool_order):
+        expected = upstream.get(stage)
+        path = source.artifact.path(run.path)
+        if source.pool is None or expected is None or not run.is_current(stage, expected) \
+                or not path.is_file():
+            continue
+        found = source.pool(source.entered(list(iter_jsonl(path))))
+        for k in dict.fromkeys(x[1] for x in found):
+            for name in [n for n, kk in found if kk == k][:2 * focus.candidates]:
+                pool.setdefault(name, k)
+    return pool
+
 RARE = 3
 """A candidate in at most this many corpus sentences is skipped by ``balanced`` when earlier
 picks cover all of them."""
@@ -529,12 +554,13 @@ def pool_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
 
 def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[np.ndarray],
               limit: int) -> list[int]:
-    """Indices of ``names`` picked by the sources in turn (:data:`BALANCED_TURNS`, then any
-    other kind), each source's candidates in their order; a candidate in no sentence, or a
-    rare one (at most :data:`RARE` sentences) whose sentences are already covered, or one
-    whose sentences are exactly an earlier pick's, is skipped."""
-    kinds = [*BALANCED_TURNS, *dict.fromkeys(k for k in sources.values()
-                                             if k not in BALANCED_TURNS)]
+    """Indices of ``names`` picked by the sources in turn (each finding kind's ``turn``,
+    :func:`discovery.balanced_turns`, then any other kind), each source's candidates in
+    their order; a candidate in no sentence, or a rare one (at most :data:`RARE`
+    sentences) whose sentences are already covered, or one whose sentences are exactly an
+    earlier pick's, is skipped."""
+    turns = balanced_turns()
+    kinds = [*turns, *dict.fromkeys(k for k in sources.values() if k not in turns)]
     queues = {k: [i for i, c in enumerate(names) if sources[c] == k] for k in kinds}
     covered = np.zeros(len(hits[0]) if hits else 0, dtype=bool)
     picked: list[int] = []

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from discovery._artifacts import LABELLED
 from discovery._config import EvaluationConfig, LabelledConfig
 from discovery._data import PACKAGED_SPLITS, LabeledSet, packaged_split, read_labeled_file
 from synth.core import (
@@ -42,7 +43,7 @@ from synth.core import (
 if TYPE_CHECKING:
     from synth import SeedCorpusConfig
 
-OUTPUT = "labelled.jsonl"
+OUTPUT = LABELLED.file
 SAMPLE_KEY = "labelled-sample"
 EXAMPLE_CHARS = 400
 """Example texts in ``labelled.jsonl`` are cut to this many characters (reviews are long)."""

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from discovery import HARD, NGRAMS
 from synth import iter_corpus
 from synth.core import DataError, RunDir, iter_jsonl
 
@@ -76,12 +77,12 @@ class RunOutputs:
 
     def hard(self) -> list[dict[str, Any]] | None:
         """The hard subset records (rank order), or None without ``hard.jsonl``."""
-        path = self.path / "hard.jsonl"
+        path = HARD.path(self.path)
         return self._cached("hard", lambda: list(iter_jsonl(path)) if path.is_file() else None)
 
     def ngrams(self) -> list[dict[str, Any]] | None:
         """The mined n-grams (sorted by the mining statistic), or None without ``ngrams.jsonl``."""
-        path = self.path / "ngrams.jsonl"
+        path = NGRAMS.path(self.path)
         return self._cached("ngrams",
                             lambda: list(iter_jsonl(path)) if path.is_file() else None)
 

@@ -5,6 +5,7 @@ config loading, registries, seeds, ``LabelSpace``, ``RunDir``) and the LLM engin
 :mod:`synth.engines` (the ``Backend`` protocol, ``hf``, ``vllm``, model specs).
 """
 
+from synth._artifacts import CORPUS, CORPUS_STATS, SHARD, SHARD_CLAIM, SHARD_DONE, CorpusRow
 from synth._config import (
     GeneratorConfig,
     PromptConfig,
@@ -45,6 +46,12 @@ from synth._segment import (
 from synth._shards import parse_shard_arg, shard_ranges
 
 __all__ = [
+    "CORPUS",
+    "CORPUS_STATS",
+    "SHARD",
+    "SHARD_CLAIM",
+    "SHARD_DONE",
+    "CorpusRow",
     "MOVIE_REVIEW_LABELS",
     "Document",
     "GenerationReport",

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from synth.core._config import STRICT as _STRICT
 from synth.core._config import output_dump, runtime_field
 from synth.core._labels import LabelSpace, check_unique_labels
+from synth.engines._registry import check_engine
 from synth.engines._sampling import SamplingConfig
 
 
@@ -156,10 +157,16 @@ class GeneratorConfig(BaseModel):
 
     model: str = "packaged:smollm2-135m-instruct"
     """Model spec (``packaged:NAME`` or ``hf:ID_OR_PATH``)."""
-    backend: Literal["hf", "vllm"] = "hf"
-    """Engine: ``hf`` (transformers, CPU or GPU) or ``vllm`` (GPU)."""
+    backend: str = "hf"
+    """Engine, a name in ``synth.engines.ENGINES``: ``hf`` (transformers, CPU or GPU) or
+    ``vllm`` (GPU)."""
     prompt: PromptConfig = Field(default_factory=PromptConfig)
     """Prompting."""
+
+    @field_validator("backend")
+    @classmethod
+    def _known_engine(cls, backend: str) -> str:
+        return check_engine(backend)
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     """Sampling parameters and the run seed."""
     segment: SegmentConfig = Field(default_factory=SegmentConfig)

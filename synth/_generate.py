@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from synth._artifacts import CORPUS_STATS, SHARD_DONE
 from synth._config import (
     GeneratorConfig,
     Stage1Config,
@@ -38,7 +39,6 @@ from synth._shards import (
     check_generation_size,
     check_not_shrinking,
     claim_shard,
-    corpus_dir,
     release_shard,
     shard_done,
     shard_path,
@@ -74,13 +74,13 @@ class GenerationReport:
 
 def generator_backend(generator: GeneratorConfig) -> Backend:
     """The backend ``generator`` names, loaded as stage 1 generates with it (its dtype
-    resolved, the sentence-end check for ``hf``): generation (in this process or as an
-    executor worker's state) and the focus rounds use it, so their sentences come from the
-    same model and settings."""
-    from synth.engines._registry import make_backend
+    resolved, the sentence-end check for an engine that takes one): generation (in this
+    process or as an executor worker's state) and the focus rounds use it, so their
+    sentences come from the same model and settings."""
+    from synth.engines._registry import ENGINES, make_backend
 
     kwargs: dict[str, Any] = {}
-    if generator.backend == "hf":
+    if ENGINES.caps(generator.backend).sentence_done:
         kwargs["sentence_done"] = sentence_done
     return make_backend(generator.model, backend=generator.backend, device=generator.device,
                         dtype=resolved_dtype(generator), batch_size=generator.batch_size,
@@ -181,7 +181,7 @@ def run_generation(
     where = "--n" if n is not None else "generator.n"
     check_generation_size(total, cfg.generator.shard_size, where)
     ranges = shard_ranges(total, cfg.generator.shard_size)
-    existing = sorted(corpus_dir(run).glob("shard-*.done.json")) if corpus_dir(run).exists() else []
+    existing = SHARD_DONE.glob(run.path)
     replace = check_corpus_owner(
         run, chash, shards_done=bool(existing), note="; --resume refused" if resume else "",
         fix="use a new --run directory, or restore the config it was made with")
@@ -217,7 +217,7 @@ def run_generation(
         if report.complete:
             # When stats.json and the manifest already describe this complete corpus, a rerun
             # that wrote no shard leaves every corpus file (and its mtime) untouched.
-            stats = run.current_output(STAGE, chash, corpus_dir(run) / "stats.json",
+            stats = run.current_output(STAGE, chash, CORPUS_STATS.path(run.path),
                                        prompts=total)
             if stats is None or stats.get("shards") != len(ranges):
                 finalize_corpus(run, len(ranges), chash, total, dtype=resolved_dtype(cfg.generator))

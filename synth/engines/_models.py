@@ -397,7 +397,13 @@ def model_availability() -> list[dict[str, Any]]:
                          "detail": f"{entry.description}; install: {exc.fix}"})
     for spec, what in OTHER_SCHEMES.items():
         rows.append({"spec": spec, "available": True, "detail": what})
-    for module, spec, hint in [("vllm", "backend: vllm", "pip install 'synthcheck[vllm]' (GPU)")]:
-        ok = importlib.util.find_spec(module) is not None
-        rows.append({"spec": spec, "available": ok, "detail": "installed" if ok else hint})
+    from synth.engines._registry import ENGINES
+
+    for name in ENGINES.names():
+        caps = ENGINES.caps(name)
+        if caps.requires is None:
+            continue
+        ok = importlib.util.find_spec(caps.requires) is not None
+        rows.append({"spec": f"backend: {name}", "available": ok,
+                     "detail": "installed" if ok else caps.install})
     return rows

@@ -499,3 +499,15 @@ def test_report_of_a_file_says_it_is_a_file(tmp_path: Path,
         f"error: the run path is a file, not a directory ({path}): pass the directory "
         f"`discover`, `generate` or `verify` wrote (--run DIR)\n")
     assert path.read_text() == "x"
+
+
+def test_a_cut_table_says_how_many_rows_it_shows(tmp_path: Path) -> None:
+    """Issue 27: the report's findings table showed 15 of 41 rows without saying so."""
+    run = runbuilder.build_run(tmp_path / "run")
+    total = len((run / "ngrams.jsonl").read_text().splitlines())
+    assert total > 10
+    assert main(["report", "--run", str(run)]) == 0
+    findings = Page((run / "report.html").read_text(encoding="utf-8")).sections["findings"]
+    assert f"10 of {total} n-grams shown; every row is in the run's files." in findings
+    md = (run / "summary.md").read_text(encoding="utf-8")
+    assert f"10 of {total} n-grams shown" in md

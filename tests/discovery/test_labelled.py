@@ -206,7 +206,7 @@ def test_find_on_labelled_rows_become_findings_with_their_data() -> None:
     assert q["examples"][0] == {"id": "L0", "text": texts[0], "gold": "positive",
                                 "predicted": "negative"}
     out = build_findings(texts=["a corpus sentence"], ids=["c1"], fail=np.array([False]),
-                         p_wrong=np.array([0.1]), rule="r", labelled=found)
+                         p_wrong=np.array([0.1]), rule="r", rows={"labelled": found})
     lab = [r for r in out if r["data"] == "labelled"]
     assert lab and all(r["reason"].startswith("labelled data: the task model is wrong on")
                        for r in lab)

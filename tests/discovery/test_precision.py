@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from discovery._judge import JudgeRule
 from discovery._precision import (
     format_reliability,
     hard_subset_precision,
@@ -14,7 +15,6 @@ from discovery._precision import (
     precision_by_metric,
     reliability_warnings,
 )
-from discovery._judge import JudgeRule
 from discovery._ranking import METRICS, divergence
 from synth.core import DataError
 
