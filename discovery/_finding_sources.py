@@ -288,11 +288,13 @@ def labelled_findings(rows: Sequence[Mapping[str, Any]], max_per_kind: int = 20
         shift = (f"; deleting it moves the task model towards the gold label by "
                  f"{r['gold_shift']:+.2f} on average, fixing {r['fixed']} error(s)"
                  if "gold_shift" in r else "")
+        # the labelled rows' one base rate (a row's own base_rate is the rest's)
+        base = float(r.get("data_base_rate", r["base_rate"]))
         out.append(finding(
             kind, str(r["name"]), r.get("terms") or [], r.get("example_ids") or [],
-            int(r["n"]), int(r["failures"]), float(r["base_rate"]),
+            int(r["n"]), int(r["failures"]), base,
             f"labelled data: the task model is wrong on {r['failures']} of {r['n']} "
-            f"{LABELLED_WHAT.get(kind, 'rows')} vs {float(r['base_rate']):.2f} elsewhere"
+            f"{LABELLED_WHAT.get(kind, 'rows')} vs {base:.2f} of all labelled rows"
             f"{shift}, q={float(r['q_value']):.2g}",
             q_value=float(r["q_value"]), data="labelled",
             examples=[e.get("text") for e in r.get("examples") or [] if isinstance(e, dict)]))

@@ -19,8 +19,10 @@ texts). Labelled rows rank among the others by the same keys.
 rows: the focus rounds' new sentences under the focus rule), ``low``/``high`` are the
 rate's 95% Wilson interval, ``score`` is ``low - base_rate`` (how far above the rest of the
 corpus the rate is, at least, with 95% confidence). Every count is over judged sentences
-(:func:`discovery.judge`: abstained ones are in none), so every row of a run shares one
-base rate (a focus row's ``base_rate`` is the judged corpus's, the same). ``q_value`` is the
+(:func:`discovery.judge`: abstained ones are in none), so every corpus row of a run shares
+one base rate (a focus row's ``base_rate`` is the judged corpus's, the same), and every
+labelled row the labelled data's (the task model's error rate on the labelled rows, by
+the same rule with gold labels). ``q_value`` is the
 finding's own Benjamini-Hochberg q-value (within its kind); ``evidence_q`` is what ranks
 it. A candidate that focus rounds tested appears once, as its ``focus`` row (``source``
 names the kind that proposed it, ``corpus_n``/``corpus_failures`` keep its corpus counts).

@@ -558,7 +558,9 @@ def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[n
     :func:`discovery.balanced_turns`, then any other kind), each source's candidates in
     their order; a candidate in no sentence, or a rare one (at most :data:`RARE`
     sentences) whose sentences are already covered, or one whose sentences are exactly an
-    earlier pick's, is skipped."""
+    earlier pick's, is skipped, except that a ``labelled`` candidate in no corpus sentence
+    is kept: the labelled data showed it, and generating around it is how the corpus gets
+    its sentences."""
     turns = balanced_turns()
     kinds = [*turns, *dict.fromkeys(k for k in sources.values() if k not in turns)]
     queues = {k: [i for i, c in enumerate(names) if sources[c] == k] for k in kinds}
@@ -572,7 +574,10 @@ def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[n
                 h = hits[i]
                 size = int(h.sum())
                 key = np.packbits(h).tobytes()
-                if not size or key in seen or (size <= RARE and not (h & ~covered).any()):
+                if not size:
+                    if sources[names[i]] != "labelled":
+                        continue
+                elif key in seen or (size <= RARE and not (h & ~covered).any()):
                     continue
                 picked.append(i)
                 seen.add(key)

@@ -210,8 +210,10 @@ def find_on_labelled(rows: LabelledRows, labels: LabelSpace, task: np.ndarray,
         out += occ.rows_
     index = {rid: i for i, rid in enumerate(ids)}
     top = np.asarray(task).argmax(axis=1)
+    base = float(fail.mean()) if len(fail) else 0.0
     for r in out:
         r["data"] = "labelled"
+        r["data_base_rate"] = base  # the labelled rows' one base rate (base_rate: the rest's)
         r["examples"] = [{"id": e, "text": data.texts[index[e]][:EXAMPLE_CHARS],
                           "gold": data.labels[index[e]],
                           "predicted": labels.list[int(top[index[e]])]}

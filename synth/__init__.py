@@ -17,9 +17,11 @@ from synth._config import (
     generation_hash_payload,
 )
 from synth._corpus import (
+    DRUGREVIEW_COLUMNS,
     MOVIE_REVIEW_LABELS,
     Document,
     clean_text,
+    drug_reviews,
     load_movie_reviews,
     load_packaged,
     load_seed_corpus,
@@ -28,8 +30,11 @@ from synth._corpus import (
 from synth._corpus_files import check_corpus_owner, has_corpus, iter_corpus
 from synth._generate import (
     GenerationReport,
+    chat_answer,
+    draw_condition,
     generation_config_hash,
     generator_backend,
+    render_prompt,
     run_generation,
 )
 from synth._merge import merge_runs
@@ -53,8 +58,13 @@ __all__ = [
     "SHARD_DONE",
     "CorpusRow",
     "MOVIE_REVIEW_LABELS",
+    "DRUGREVIEW_COLUMNS",
+    "drug_reviews",
     "Document",
     "GenerationReport",
+    "chat_answer",
+    "draw_condition",
+    "render_prompt",
     "GeneratorConfig",
     "PromptConfig",
     "Query",

@@ -172,3 +172,13 @@ def test_slices_command_runs_it_and_a_bad_column_changes_nothing(
     out = capsys.readouterr().out.splitlines()
     assert out[3].startswith("labelled: ") and out[3].endswith(" s")
     assert any(" labelled " in x for x in out[5:])
+
+
+def test_a_bad_labelled_column_is_refused_before_any_work(cfg_path: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    run = tmp_path / "fresh"
+    assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q",
+                 "-P", "labelled.metadata_fields=[condition]"]) == 2
+    assert "error: CSV has no column 'condition'" in capsys.readouterr().err
+    assert not run.exists() or not any(run.iterdir())

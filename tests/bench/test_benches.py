@@ -54,6 +54,15 @@ SMALL: dict[str, list[str]] = {
         rf"^generate +{NUM} +{NUM} +-?{NUM} +{NUM}$",
         rf"^score +{NUM} +{NUM} +-?{NUM} +{NUM}$",
     ],
+    "generation_modes.py": [
+        r"^generation +dtype +prompts +kept +tokens +CPU-s/prompt +ratio +limit%$",
+        rf"^smollm2-label +float32 +8 +\d+ +\d+ +{NUM} +{NUM} +{NUM}%$",
+        r"^reference +sentences +CPU-s/sentence +ratio$",
+        rf"^qwen-neutral +\d+ +{NUM} +{NUM}$",
+        rf"^smollm2-cont +gemma-cal +{NUM} +{NUM}  \d+:\d+ +\(not labelled\)$",
+        r"^audit file gen-smollm2-label\.txt: \d+ lines$",
+        rf"^stand-in labels smollm2-cont: signal 1\.00 \[{NUM}, 1\.00\] \(\d+/\d+\)$",
+    ],
     "generate.py": [
         r"^engine +dtype +prompts +tokens +seconds +tok/s +kept +kept/s +limit%$",
         rf"^naive loop +float32 +2 +32 +{NUM} +{NUM} +\d +{NUM} +{NUM}%$",
