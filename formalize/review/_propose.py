@@ -397,7 +397,8 @@ def _anchor_drafts(items: Sequence[tuple[str, str, str | None]], usable: Sequenc
     """Drafts that merge tagged sentences sharing an n-gram (``_ANCHOR`` words, not all
     stopwords) with a different content word right before or after it: "all of the horrible
     side effects experienced" and "very harsh side effects including ..." share "side
-    effects" after "horrible"/"harsh". The draft is the shortest of those sentences with
+    effects" after "horrible"/"harsh". The draft is the shortest of those sentences (that
+    starts with a capital letter, if one does) with
     that word a slot whose values are every sentence's word there (a ``FILL`` lexicon of its
     own, or the lexicon listing them all). Only sentences with the same gold label merge.
     Looser than a frame (:func:`_frame_drafts`): the rest of the template is one sentence's."""
@@ -424,7 +425,9 @@ def _anchor_drafts(items: Sequence[tuple[str, str, str | None]], usable: Sequenc
         if len(ident) < 2 or len({v.lower() for v in values}) < 2 or ident in made:
             continue
         made.add(ident)
-        rep = min(ident, key=lambda n: (len(members[n][1]), n))
+        # the shortest sentence that starts as one (a capital letter), else the shortest
+        rep = min(ident, key=lambda n: (not members[n][1][0][0][:1].isupper(),
+                                        len(members[n][1]), n))
         at, toks = members[rep]
         shared = set.intersection(*(set(index.get(v.lower(), ())) for v in values))
         lex = min(shared) if shared else None

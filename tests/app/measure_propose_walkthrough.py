@@ -85,7 +85,8 @@ def main(out: Path, n_tagged: int = 17, ngram: str = "side effects") -> None:
     merged = [f for f in froms if len(f) > 1]
     print(f"sentences tagged: {len(tagged)}; drafts: {len(heads)}; merging several "
           f"sentences: {len(merged)} (covering {len({i for f in merged for i in f})} distinct "
-          f"sentence(s)); sentences in some draft: {len({i for f in froms for i in f})}")
+          f"sentence(s)); sentences in no draft: {listing.count('no draft from')}; skipped "
+          f"as garbled: {listing.count('too garbled')}")
 
 
 if __name__ == "__main__":
