@@ -513,3 +513,20 @@ def test_run_draft_expands_a_merged_draft_with_its_own_lexicon() -> None:
     assert set(result.cases["text"]) == {"The side effects were awful.",
                                          "The side effects were unbearable.",
                                          "The side effects were really bad."}
+
+
+def test_append_tests_adds_a_lexicons_block_keeping_comments(tmp_path: Path) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text("# mine\nname: s\nlabels: [negative, positive]\n" + ONE_TEST.replace(
+        "'{FILL}'", "'fine'"))
+    test = {"name": "new", "type": "mft", "template": "It was {FILL}.", "label": "negative"}
+    loaded = append_tests(suite, [test], lexicons={"FILL": ["awful", "bad"]})
+    text = suite.read_text()
+    assert text.startswith("# mine\n") and "lexicons:\n  FILL: [awful, bad]\ntests:\n" in text
+    assert loaded.lexicons.values("FILL") == ("awful", "bad")
+    with pytest.raises(TemplateError, match="already defines lexicon 'FILL'"):
+        append_tests(suite, [{**test, "name": "again"}], lexicons={"FILL": ["x"]})
+    assert suite.read_text() == text  # refused before writing
+    fresh = append_tests(tmp_path / "new.yaml", [test], labels=["negative", "positive"],
+                         lexicons={"FILL": ["awful"]})
+    assert fresh.lexicons.values("FILL") == ("awful",)
