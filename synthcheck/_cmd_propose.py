@@ -41,7 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--add-suggested", action="store_true",
                    help="with --accept: add the suggested fills to the accepted draft's own "
                         "FILL lexicon (a merged draft's slot); suite lexicons are never changed")
-    p.add_argument("--seed", type=int, default=0,
+    p.add_argument("--suggest-seed", type=int, default=0,
                    help="seed of the corpus sample suggestions come from (default 0)")
     p.set_defaults(func=run)
 
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
 
     suggestions = (suggest_fills(drafts, list(run_data.corpus_texts().values()),
                                  lexicons if lexicons is not None else builtin_lexicons(),
-                                 k=args.suggest, seed=args.seed)
+                                 k=args.suggest, seed=args.suggest_seed)
                    if args.suggest and drafts else None)
     merged = sum(d.coverage > 1 for d in drafts)
     print(f"{len(sentences)} sentence(s) tagged {args.tag!r}; {len(drafts)} draft(s) "

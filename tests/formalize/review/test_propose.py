@@ -530,3 +530,12 @@ def test_append_tests_adds_a_lexicons_block_keeping_comments(tmp_path: Path) -> 
     fresh = append_tests(tmp_path / "new.yaml", [test], labels=["negative", "positive"],
                          lexicons={"FILL": ["awful"]})
     assert fresh.lexicons.values("FILL") == ("awful",)
+
+
+def test_suggest_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = drug_run(tmp_path / "run")
+    assert main(["propose", "--run", str(run), "--suggest", "-1"]) == 2
+    assert "error: --suggest -1 is negative (--suggest): give a count of suggested fills (0 " \
+        "for none)" in capsys.readouterr().err
+    assert main(["propose", "--run", str(run), "--suggest", "0"]) == 0
+    assert "suggested fills" not in capsys.readouterr().out
