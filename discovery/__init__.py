@@ -1,9 +1,23 @@
 """Stage 2 (SynthTest_hard): task-model and reference scoring, divergence ranking, n-gram mining."""
 
-from discovery._calibration import Calibrator
+from discovery._audit import (
+    AUDIT_LABELS,
+    AUDIT_SAMPLE,
+    NO_AUDIT_NOTE,
+    NO_LABEL,
+    audit_labels,
+    audited_precision,
+    decision_time,
+    draw_audit_sample,
+    format_audit,
+    read_audit_sample,
+)
+from discovery._calibration import Calibrator, abstain_probability, fit_abstain_calibration
 from discovery._config import (
+    AbstainConfig,
     EvaluationConfig,
     FocusConfig,
+    LabelledConfig,
     MetadataSlicesConfig,
     MiningConfig,
     OcclusionConfig,
@@ -11,11 +25,13 @@ from discovery._config import (
     ReferenceConfig,
     SemanticSlicesConfig,
     Shot,
+    ShotsFrom,
     SlicesConfig,
     TaskModelConfig,
 )
 from discovery._data import (
     LabeledSet,
+    read_abstain,
     read_corpus,
     read_labeled_file,
     read_score_file,
@@ -35,10 +51,11 @@ from discovery._evaluate import (
     recall_by_model,
     write_eval_json,
 )
-from discovery._findings import build_findings, group_name
+from discovery._findings import build_findings, group_name, labelled_candidate
 from discovery._focus_stage import (
     FocusBase,
     FocusModels,
+    abstain_calibrator,
     focus_hash,
     focus_run,
     focus_stage_hash,
@@ -46,6 +63,13 @@ from discovery._focus_stage import (
     pool_candidates,
     reference_calibrator,
     run_focus_rounds,
+)
+from discovery._judge import (
+    Judgement,
+    JudgeRule,
+    abstain_warning,
+    format_abstained,
+    judge,
 )
 from discovery._kinds import (
     TASK_MODEL_KINDS,
@@ -56,6 +80,20 @@ from discovery._kinds import (
     task_model_availability,
     task_model_kind,
 )
+from discovery._labelled import (
+    ErrorEnrichment,
+    GoldOcclusion,
+    column_slices,
+    gold_failures,
+    text_slices,
+)
+from discovery._labelled_stage import (
+    LabelledRows,
+    find_on_labelled,
+    labelled_rows,
+    labelled_run,
+    labelled_stage_hash,
+)
 from discovery._mining import SORT_KEYS, TOKEN_PATTERN, NgramMiner
 from discovery._model_checks import check_probability_rows
 from discovery._occlusion import OcclusionScorer
@@ -65,9 +103,17 @@ from discovery._precision import (
     format_reliability,
     held_out_reliability,
     reference_distrust,
+    task_error_rate,
 )
 from discovery._protocols import TaskScorer
-from discovery._rank_mine import load_scores, mine_run, rank_run
+from discovery._rank_mine import (
+    JudgedCorpus,
+    judge_rule,
+    load_judged,
+    load_scores,
+    mine_run,
+    rank_run,
+)
 from discovery._ranking import METRICS, DivergenceRanker, HardSubset, divergence
 from discovery._reference import FewShotReference
 from discovery._score_job import score_run
@@ -77,11 +123,10 @@ from discovery._scorers import (
     LabelMapper,
     SklearnScorer,
 )
+from discovery._shots import draw_shots, shots_from_labelled
+from discovery._skops_trust import check_trusted_types, describe_type
 from discovery._slice_stages import (
-    OUTPUTS as SLICE_OUTPUTS,
-)
-from discovery._slice_stages import (
-    corpus_failures,
+    JUDGE_SCHEME,
     findings_run,
     findings_stage_hash,
     focus_rule_text,
@@ -89,6 +134,9 @@ from discovery._slice_stages import (
     occlusion_run,
     semantic_run,
     slice_stage_hash,
+)
+from discovery._slice_stages import (
+    OUTPUTS as SLICE_OUTPUTS,
 )
 from discovery._slices import METADATA, MetadataSlicer, SemanticSlicer, slice_table
 from discovery._stage_checks import check_stage2
@@ -106,10 +154,36 @@ from discovery._stage_hashes import (
     task_model_hashes,
 )
 from discovery._task_models import build_task_scorers, ranked_task_model, ranked_task_name
+from discovery._trust import format_trust, precision_above_error, trust_decision
 
 __all__ = [
+    "AUDIT_LABELS",
+    "AUDIT_SAMPLE",
+    "NO_AUDIT_NOTE",
+    "NO_LABEL",
+    "audit_labels",
+    "audited_precision",
+    "decision_time",
+    "draw_audit_sample",
+    "format_audit",
+    "read_audit_sample",
     "UNTRUSTED_FIX",
+    "ErrorEnrichment",
+    "GoldOcclusion",
+    "LabelledConfig",
+    "LabelledRows",
     "MetadataSlicesConfig",
+    "column_slices",
+    "find_on_labelled",
+    "gold_failures",
+    "labelled_candidate",
+    "labelled_rows",
+    "ShotsFrom",
+    "draw_shots",
+    "shots_from_labelled",
+    "labelled_run",
+    "labelled_stage_hash",
+    "text_slices",
     "OcclusionConfig",
     "SemanticSlicesConfig",
     "SlicesConfig",
@@ -119,7 +193,24 @@ __all__ = [
     "group_name",
     "OcclusionScorer",
     "SLICE_OUTPUTS",
-    "corpus_failures",
+    "JUDGE_SCHEME",
+    "format_trust",
+    "precision_above_error",
+    "trust_decision",
+    "task_error_rate",
+    "AbstainConfig",
+    "JudgeRule",
+    "Judgement",
+    "JudgedCorpus",
+    "judge",
+    "judge_rule",
+    "load_judged",
+    "abstain_warning",
+    "format_abstained",
+    "fit_abstain_calibration",
+    "abstain_probability",
+    "read_abstain",
+    "abstain_calibrator",
     "findings_run",
     "findings_stage_hash",
     "focus_rule_text",
@@ -155,6 +246,8 @@ __all__ = [
     "SORT_KEYS",
     "Shot",
     "SklearnScorer",
+    "check_trusted_types",
+    "describe_type",
     "TOKEN_PATTERN",
     "TASK_MODEL_KINDS",
     "TaskModelConfig",

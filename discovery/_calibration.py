@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from synth.core import ConfigError, DataError
+
+if TYPE_CHECKING:
+    from discovery._config import ReferenceConfig
 
 
 def log_normalize(logprobs: np.ndarray) -> np.ndarray:
@@ -100,3 +103,29 @@ def fit_calibration(method: Literal["none", "contextual", "batch"],
                                 "use calibration: contextual")
         return cal.fit(corpus)
     return cal.fit(np.zeros((1, n_labels)))
+
+
+def fit_abstain_calibration(reference: ReferenceConfig, n_labels: int, *,
+                            corpus: np.ndarray | None = None,
+                            content_free: Callable[[], np.ndarray] | None = None
+                            ) -> Calibrator | None:
+    """The calibrator the abstain answer is read with (None without ``reference.abstain``):
+    over the ``n_labels`` label words and the abstain word (raw columns ``n_labels + 1``),
+    fitted like the labels' (``reference.calibration``) when ``abstain.calibrate``, else
+    uncalibrated (a ``none`` calibrator: only renormalised over the k + 1 answers)."""
+    if reference.abstain is None:
+        return None
+    if not reference.abstain.calibrate:
+        return Calibrator("none", reference.calibration_average).fit(
+            np.zeros((1, n_labels + 1)))
+    return fit_calibration(reference.calibration, reference.calibration_average,
+                           n_labels + 1, corpus=corpus, content_free=content_free)
+
+
+def abstain_probability(calibrator: Calibrator, raw: np.ndarray) -> np.ndarray:
+    """The abstain answer's probability per row of raw log-probs (labels, then the abstain
+    word), over the k + 1 answers, calibrated by ``calibrator``."""
+    raw = np.atleast_2d(np.asarray(raw, dtype=np.float64))
+    if len(raw) == 0:
+        return np.zeros(0)
+    return np.asarray(calibrator.predict_proba(raw)[:, -1])

@@ -137,16 +137,19 @@ def _task_fn(scorer: TaskScorer, labels: Sequence[str]) -> Callable[[list[str]],
 def heldout_raw_scores(run_dir: Path, name: str, raw_fn: Callable[[list[str]], np.ndarray],
                        tm: TaskModelConfig | None, *, labels: LabelSpace,
                        reference: ReferenceConfig, evaluation: EvaluationConfig,
-                       texts: Sequence[str], progress: bool = True) -> np.ndarray:
+                       texts: Sequence[str], progress: bool = True
+                       ) -> tuple[np.ndarray, np.ndarray | None]:
     """Calibrated probabilities of a few-shot scorer (the reference when ``tm`` is None, else
     the ``fewshot:`` task model ``tm``) on held-out ``texts``, from raw label log-probs
     stored in ``run_dir/scores/.parts/heldout-<name>/`` (chunks keyed without the
     calibration settings, scored with ``raw_fn`` only where missing). The content-free
     inputs' raw log-probs are the corpus scoring's (same file). ``batch`` calibration is
     fitted on all of ``texts``, as :meth:`~discovery.FewShotReference.predict_proba_set`
-    does, so the result is the same as scoring them with the model."""
+    does, so the result is the same as scoring them with the model. Returns (probabilities,
+    the abstain answer's probability per text: None for a task model or a reference
+    without ``reference.abstain``)."""
     if not texts:
-        return np.zeros((0, len(labels)))
+        return np.zeros((0, len(labels))), None
     if tm is None:
         key, own = raw_reference_hash(reference, labels), "reference"
     else:
@@ -158,8 +161,16 @@ def heldout_raw_scores(run_dir: Path, name: str, raw_fn: Callable[[list[str]], n
     ids = [f"h{i:06d}" for i in range(len(texts))]
     raw = _score_chunks(name, raw_fn, ids, list(texts), parts / f"heldout-{name}", key,
                         progress, title=f"evaluate {name}")
-    cal = _stage_calibration(reference, len(labels), raw_fn, raw, parts / own, key)
-    return np.asarray(cal.predict_proba(raw))
+    k = len(labels)
+    cal = _stage_calibration(reference, k, raw_fn, raw, parts / own, key)
+    abstain = None
+    if tm is None and reference.abstain is not None:
+        from discovery._calibration import abstain_probability
+
+        acal = _stage_abstain_calibration(reference, k, raw_fn, raw, parts / own, key)
+        assert acal is not None
+        abstain = abstain_probability(acal, raw)
+    return np.asarray(cal.predict_proba(raw[:, :k])), abstain
 
 
 def _stage_calibration(reference: ReferenceConfig, n_labels: int,
@@ -176,9 +187,25 @@ def _stage_calibration(reference: ReferenceConfig, n_labels: int,
     from discovery._calibration import fit_calibration
 
     cf = content_free_logprobs(reference, raw_fn, parts, key)
+    # Raw columns past the labels (the reference's abstain answer) are not the labels'.
     return fit_calibration(reference.calibration, reference.calibration_average,
-                           n_labels, corpus=raw,
-                           content_free=None if cf is None else (lambda: cf))
+                           n_labels, corpus=raw[:, :n_labels] if raw.ndim == 2 else raw,
+                           content_free=None if cf is None else (lambda: cf[:, :n_labels]))
+
+
+def _stage_abstain_calibration(reference: ReferenceConfig, n_labels: int,
+                               raw_fn: Callable[[list[str]], np.ndarray], raw: np.ndarray,
+                               parts: Path, key: str) -> Calibrator | None:
+    """The reference's abstain calibrator (see :func:`discovery.fit_abstain_calibration`)
+    over the raw columns of the labels and the abstain word, the content-free inputs' raw
+    log-probs read from the same cache as :func:`_stage_calibration`'s."""
+    from discovery._calibration import fit_abstain_calibration
+
+    if reference.abstain is None:
+        return None
+    cf = content_free_logprobs(reference, raw_fn, parts, key)
+    return fit_abstain_calibration(reference, n_labels, corpus=raw,
+                                   content_free=None if cf is None else (lambda: cf))
 
 
 def content_free_logprobs(reference: ReferenceConfig,

@@ -48,6 +48,51 @@ def _default_shots() -> list[Shot]:
     ]
 
 
+class AbstainConfig(BaseModel):
+    """The reference's answer for "no task label applies": an extra answer word scored after
+    the prompt beside the label words. A sentence whose abstain answer is more likely than
+    ``threshold`` abstains: it never enters the hard subset or any failure count, and is
+    counted with the reason ``no-label answer``."""
+
+    model_config = _STRICT
+
+    word: str
+    """The continuation scored as the abstain answer (keep the leading space): ``" neutral"``
+    for a positive/negative task, ``" none"`` or ``" other"`` for any label set. Name it in
+    the prompt (e.g. "Answer with positive, negative or neutral") and give a shot or two
+    whose answer it is (a shot's ``label`` may be this word, without the space)."""
+    threshold: float = Field(0.5, gt=0.0, lt=1.0)
+    """Abstain when the abstain answer's probability (over the label words and it) is above
+    this."""
+    calibrate: bool = False
+    """Calibrate the abstain answer together with the labels (``reference.calibration`` over
+    the label words and the abstain word); ``false`` reads it uncalibrated. Contextual
+    calibration hurts a strong reference's neutral answer, because content-free inputs
+    ("N/A", "") read as neutral: their bias is subtracted from every sentence."""
+
+    @field_validator("word")
+    @classmethod
+    def _not_empty(cls, word: str) -> str:
+        if not word.strip():
+            raise ValueError("abstain word must be a non-empty continuation such as ' neutral'")
+        return word
+
+
+class ShotsFrom(BaseModel):
+    """Shots drawn from the user's labelled data (``reference.shots_from``)."""
+
+    model_config = _STRICT
+
+    k: int = Field(8, ge=1)
+    """Shots in all, stratified: each label gets ``k // labels`` (the first labels one more
+    while ``k`` is not used up), at least one."""
+    seed: int = Field(0, ge=0)
+    """Seed of the draw (``derive_seed(seed, "reference-shots")``)."""
+    max_words: int = Field(60, ge=1)
+    """Only rows of at most this many words are drawn (the shots make every prompt longer);
+    a label with too few such rows gets its shortest rows."""
+
+
 class ReferenceConfig(BaseModel):
     """The few-shot LLM reference that scores every sentence alongside the task models."""
 
@@ -64,6 +109,11 @@ class ReferenceConfig(BaseModel):
     """Few-shot demonstrations, in prompt order (the default: 2 per sentiment label)."""
     k: int | None = Field(None, ge=0)
     """Use only the first k shots; ``None`` uses them all."""
+    shots_from: ShotsFrom | None = None
+    """Draw the shots from the labelled data instead (the ``labelled`` section's rows, or
+    the evaluation data's when ``labelled.data`` is unset; never a row of the evaluation
+    sample): ``{k: 8, seed: 0}``. ``synthcheck.load_run_config`` draws them when it loads
+    the config, so ``shots`` then holds them (the manifest records which)."""
     shot_separator: str = "\n\n"
     """Text between demonstrations, and between the last one and the query."""
     label_words: dict[str, str] = Field(
@@ -90,6 +140,9 @@ class ReferenceConfig(BaseModel):
     by mean probabilities (Zhao et al.'s diagonal W)."""
     content_free: list[str] = Field(default_factory=lambda: ["N/A", "", "[MASK]"])
     """Content-free inputs for contextual calibration."""
+    abstain: AbstainConfig | None = None
+    """An answer for "no task label applies" (see ``AbstainConfig``); ``None``: the reference
+    always picks a label (only ``ranking.min_reference_margin`` keeps sentences out)."""
     batch_size: int = runtime_field(32, ge=1)
     """Sentences per forward batch (does not change outputs)."""
     device: str = runtime_field("auto")
@@ -127,7 +180,44 @@ class ReferenceConfig(BaseModel):
             raise ValueError(f"k ({self.k}) is larger than the number of shots ({len(self.shots)})")
         if self.calibration == "contextual" and not self.content_free:
             raise ValueError("contextual calibration needs at least one content_free input")
+        if self.abstain is not None:
+            word = self.abstain.word.strip()
+            if self.abstain.word in self.label_words.values() or word in self.label_words:
+                raise ValueError(f"abstain word {self.abstain.word!r} is also a label word; "
+                                 f"give the abstain answer its own word (e.g. ' none')")
         return self
+
+    @property
+    def abstain_label(self) -> str | None:
+        """The abstain word as a shot may name it (stripped), or None."""
+        return self.abstain.word.strip() if self.abstain is not None else None
+
+
+_REMOVED = {
+    "ranking.require_disagreement": "the hard subset now holds only sentences where the task "
+    "model's top label differs from the reference's (an agreeing sentence is never a "
+    "failure); remove the field",
+    "slices.failure": "every stage now counts failures by one rule (top labels differ on a "
+    "sentence the reference judges, see ranking.min_reference_margin and "
+    "reference.abstain); remove the field",
+    "slices.confidence": "the one failure rule's margin is ranking.min_reference_margin "
+    "(confidence 0.6 with two labels is a margin of 0.2); remove the field",
+    "focus.failure": "focus rounds count failures by the run's one rule (top labels differ "
+    "on a judged sentence, see ranking.min_reference_margin and reference.abstain); remove "
+    "the field",
+    "focus.confidence": "the one failure rule's margin is ranking.min_reference_margin "
+    "(confidence 0.6 with two labels is a margin of 0.2); remove the field",
+}
+"""Fields earlier versions had, and what replaces each (a config naming one gets this)."""
+
+
+def _refuse_removed(section: str, data: Any) -> Any:
+    if isinstance(data, dict):
+        for key in data:
+            why = _REMOVED.get(f"{section}.{key}")
+            if why is not None:
+                raise ValueError(f"{section}.{key} was removed: {why}")
+    return data
 
 
 class TaskModelConfig(BaseModel):
@@ -150,7 +240,11 @@ class TaskModelConfig(BaseModel):
     """Truncate inputs to this many tokens (transformers classifiers)."""
     trusted_types: list[str] = Field(default_factory=list)
     """Extra types a ``.skops`` file may contain beyond the built-in allow-list; list them only
-    for files you trust."""
+    for files you trust. A type that can run code (``posix.system``, ``builtins.eval``,
+    ``functools.partial``...) is refused unless ``allow_unsafe_types`` is on."""
+    allow_unsafe_types: bool = False
+    """Accept ``trusted_types`` that can run code on this machine (UNSAFE: only for a
+    ``.skops`` file you made yourself; a safe model file never needs them)."""
 
     @field_validator("name")
     @classmethod
@@ -158,6 +252,23 @@ class TaskModelConfig(BaseModel):
         if not name or not all(c.isalnum() or c in "-_." for c in name):
             raise ValueError("name must be non-empty and use only letters, digits, '-', '_', '.'")
         return name
+
+    @model_validator(mode="after")
+    def _trust_only_where_it_acts(self) -> TaskModelConfig:
+        from discovery._skops_trust import code_types, describe_type
+
+        if self.trusted_types and not self.spec.startswith("sklearn:"):
+            raise ValueError(f"trusted_types only apply to a sklearn: .skops file; this task "
+                             f"model is {self.spec!r}: remove trusted_types")
+        if self.allow_unsafe_types and not self.trusted_types:
+            raise ValueError("allow_unsafe_types does nothing without trusted_types: remove it")
+        unsafe = code_types(self.trusted_types)
+        if unsafe and not self.allow_unsafe_types:
+            raise ValueError("trusted_types lists types that can run code: " + "; ".join(
+                f"{n} is {describe_type(n)[1]}" for n in unsafe) + ". Remove them (a safe "
+                "model file never needs them); only for a file you made yourself, also set "
+                "allow_unsafe_types: true")
+        return self
 
 
 class RankingConfig(BaseModel):
@@ -174,18 +285,24 @@ class RankingConfig(BaseModel):
     """Keep this many sentences (overrides ``top_fraction``)."""
     top_fraction: float = Field(0.1, gt=0.0, le=1.0)
     """Keep this fraction of the corpus when ``top_k`` is unset (the paper: 10%)."""
-    require_disagreement: bool = False
-    """Keep only sentences whose task and reference top labels differ."""
-    min_reference_margin: float = Field(0.0, ge=0.0, lt=1.0)
+    min_reference_margin: float = Field(0.2, ge=0.0, lt=1.0)
     """Sentences on which the calibrated reference's top label leads its second by less than
-    this (probability points) carry no label signal the reference can vouch for: they are
-    kept out of the hard subset and never count as focus failures, and how many were kept
-    out is recorded (``hard.jsonl.meta.json``, the manifest) and printed. ``0`` keeps
-    every sentence (the shipped configs use 0.2: a reference at most 0.6 sure). Applied to
-    held-out data the same way, so the hard subset's measured precision is that of this
-    rule."""
+    this (probability points) abstain with the reason ``low margin``: the reference reads
+    no label clearly. With ``reference.abstain`` this is the one rule every stage judges by
+    (see docs/discovery.md, "One rule for every stage"): abstained sentences never enter the
+    hard subset or any failure count (slices, occlusion, focus, findings), and how many
+    abstained, by reason, is recorded (``hard.jsonl.meta.json`` ``abstained``, the manifest)
+    and printed. On a judged sentence the task model fails when its top label differs from
+    the reference's, for any number of labels. ``0`` judges every sentence; 0.2 (the
+    default) with two labels is a reference at least 0.6 sure. Applied to held-out data the
+    same way, so the hard subset's measured precision is that of this rule."""
     task_model: str | None = None
     """Which task model to rank (by name); default: the first one."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed(cls, data: Any) -> Any:
+        return _refuse_removed("ranking", data)
 
 
 class MiningConfig(BaseModel):
@@ -312,17 +429,6 @@ class FocusConfig(BaseModel):
     seed windows where a document contains it, else the prompt form."""
     context_words: int = Field(4, ge=0)
     """Words of seed context kept before the candidate in a query."""
-    failure: Literal["confident", "disagreement", "hard_rule"] = "confident"
-    """What counts as a failure: ``confident`` (the calibrated reference gives the task
-    model's top label at most ``1 - confidence``: it disagrees, confidently),
-    ``disagreement`` (task and reference top labels differ, however unsure the reference) or
-    ``hard_rule`` (the sentence would enter the hard subset: divergence at least the base
-    hard subset's smallest, plus disagreement if ``ranking.require_disagreement``). The base
-    corpus's rate under the rule is printed next to every candidate's."""
-    confidence: float = Field(0.6, gt=0.5, lt=1.0)
-    """For ``failure: confident``: the reference's probability that the task model's top
-    label is wrong must be at least this (the default run's SmolLM2 reference: 15% of the
-    corpus at 0.6, 39% with plain disagreement)."""
     select: Literal["balanced", "ucb", "mined"] = "balanced"
     """How candidates are chosen. ``balanced`` pools the top mined n-grams, the occlusion
     words and groups of words, and the significant semantic slices' terms (each source that
@@ -337,15 +443,19 @@ class FocusConfig(BaseModel):
     calls) and test the pairs: does deleting it move the task model's probability of its
     top label by more than ``min_shift`` beyond the reference's (one-sided Wilcoxon
     signed-rank)? An invariance test as CheckList's, the reference saying whether the edit
-    should move the label. A candidate is confirmed by either this or the failure-rate
-    test (the smaller p-value, doubled, then Benjamini-Hochberg): the paired test sees a
-    task model leaning on a word the reference ignores even where the reference is seldom
-    confident enough for the failure rate alone to stand out."""
+    should move the label. Shown as evidence beside the failure-rate test, never a
+    confirmation on its own: a candidate is confirmed only when its failure rate on the new
+    sentences is significantly above the run's base rate."""
     min_shift: float = Field(0.05, ge=0.0, lt=1.0)
     """How much more than the reference's the task model's probability must move, on
-    average, for the paired test (a shift too small to matter is not confirmed)."""
+    average, for the paired test to count (a smaller shift is no evidence)."""
     max_examples: int = Field(5, ge=0)
     """Example failing sentences kept per candidate."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed(cls, data: Any) -> Any:
+        return _refuse_removed("focus", data)
 
     @field_validator("ngrams")
     @classmethod
@@ -396,12 +506,15 @@ STAGE2_FIELDS = ("reference", "task_models", "ranking", "mining", "focus", "slic
 def reference_payload(reference: ReferenceConfig) -> dict[str, Any]:
     """The reference config as the hashes see it: without its runtime fields, and with
     ``align_prefix`` resolved for its backend (``auto`` never reaches a hash) and left out
-    when it is 0, so configs from before the option keep their hashes."""
+    when it is 0 (``abstain`` when unset), so configs from before the options keep their
+    hashes."""
     from synth.core import output_dump
     from synth.engines import ALIGN_SCHEME
 
     payload: dict[str, Any] = output_dump(reference)
     del payload["align_prefix"]
+    if payload.get("abstain") is None:  # configs without one keep their hashes
+        payload.pop("abstain", None)
     if reference.prefix_alignment:
         payload["align_prefix"] = {"multiple": reference.prefix_alignment,
                                    "scheme": ALIGN_SCHEME}
@@ -495,12 +608,6 @@ class SlicesConfig(BaseModel):
 
     model_config = _STRICT
 
-    failure: Literal["confident", "disagreement"] = "confident"
-    """What counts as a corpus sentence's failure: ``confident`` (the calibrated reference's
-    probability that the task model's top label is wrong is at least ``confidence``) or
-    ``disagreement`` (the top labels differ)."""
-    confidence: float = Field(0.6, gt=0.5, lt=1.0)
-    """See ``failure``."""
     semantic: SemanticSlicesConfig = Field(default_factory=SemanticSlicesConfig)
     """Semantic slices (stage ``semantic``, ``slices.jsonl``)."""
     metadata: MetadataSlicesConfig = Field(default_factory=MetadataSlicesConfig)
@@ -509,3 +616,66 @@ class SlicesConfig(BaseModel):
     """Per-word occlusion (stage ``occlusion``, ``words.jsonl``)."""
     max_findings: int = Field(20, ge=1)
     """Findings kept per kind in ``findings.jsonl`` (stage ``findings``)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed(cls, data: Any) -> Any:
+        return _refuse_removed("slices", data)
+
+
+class LabelledConfig(BaseModel):
+    """Discovery on labelled data the user already has: the same kinds of finders as on the
+    corpus (n-grams with punctuation, metadata and column slices, semantic slices, word
+    occlusion), with the gold label as the judge instead of the reference."""
+
+    model_config = _STRICT
+
+    data: str | None = None
+    """The labelled data discovery reads: ``null`` (off), ``evaluation`` (the evaluation
+    section's data), ``packaged:<name>`` (a packaged set's held-out side: ``rotten_tomatoes``,
+    ``tweets3``, ``complaint``, ``drugreviews``) or a .csv/.tsv/.jsonl file with a text and a
+    gold label per row. Rows of the same data that the evaluation sample takes are never
+    read here (they measure the reference and the hard subset's precision)."""
+    text_field: str | None = None
+    """Column or field of the text (``null``: as the evaluation section resolves it for its
+    own data, else ``text``)."""
+    label_field: str | None = None
+    """Column or field of the gold label (a label name or an index; ``null``: as
+    ``text_field``, else ``label``)."""
+    encoding: str | None = None
+    """Text encoding of the file (``null``: as ``text_field``, else ``utf-8``)."""
+    metadata_fields: list[str] = Field(default_factory=list)
+    """The file's own columns to slice on (e.g. ``[drugName, condition, rating]``): a
+    numeric column by quartile bands, any other by its frequent values."""
+    size: int | None = Field(None, ge=1)
+    """Read a stratified, seeded sample of this many rows (``null``: every row left after
+    the evaluation sample)."""
+    seed: int = Field(0, ge=0)
+    """Seed of the ``size`` sample."""
+    ngram_max: int = Field(3, ge=1)
+    """Longest n-gram (in tokens; a punctuation mark is a token)."""
+    min_support: int = Field(2, ge=1)
+    """Failing rows an n-gram must be in."""
+    min_size: int = Field(10, ge=1)
+    """Metadata and column slices with fewer rows are left out."""
+    semantic: bool = True
+    """Semantic slices of the labelled rows (embedded with ``slices.semantic.encoder``)."""
+    semantic_size: int = Field(25, ge=2)
+    """Mean group size of the semantic slices' k-means."""
+    occlusion: bool = True
+    """Word occlusion on the labelled rows (every content word deleted, the task model
+    rescoring: one batched call)."""
+    occlusion_rows: int = Field(2000, ge=1)
+    """At most this many rows (the first ones, failing rows first) get occlusion: its cost is
+    rows x content words task-model calls."""
+    alpha: float = Field(0.05, gt=0.0, lt=1.0)
+    """A finding is significant when its Benjamini-Hochberg q-value is below this."""
+    max_examples: int = Field(20, ge=0)
+    """Example ids kept per finding."""
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encoding(cls, encoding: str | None) -> str | None:
+        from synth.core import check_encoding
+
+        return None if encoding is None else check_encoding(encoding)

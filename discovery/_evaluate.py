@@ -100,6 +100,9 @@ class HeldOutScores:
     labels: list[str]
     golds: list[str]
     probs: dict[str, np.ndarray]
+    abstain: np.ndarray | None = None
+    """The reference's abstain answer's probability per example (None without
+    ``reference.abstain``): held-out examples are judged by the run's one rule."""
 
 
 def evaluate(labels: LabelSpace, evaluation: EvaluationConfig, data: str | None = None, *,
@@ -196,6 +199,7 @@ def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
         order = [n for n in order if n != "reference"] + ["reference"]
     out: dict[str, dict[str, Any]] = {}
     probs: dict[str, np.ndarray] = {}
+    abstain: np.ndarray | None = None
     for name in order:
         start = time.perf_counter()
         if progress:
@@ -203,31 +207,34 @@ def evaluate_held_out(labels: LabelSpace, evaluation: EvaluationConfig,
         tm = by_name.get(name)
         few = name == "reference" or (tm is not None and is_few_shot(tm.spec))
         if raw_dir is not None and few:
-            rows = _predict_from_raw(name, get, tm, labels, ref_cfg, evaluation,
-                                     labeled.texts, Path(raw_dir), progress)
+            rows, ab = _predict_from_raw(name, get, tm, labels, ref_cfg, evaluation,
+                                         labeled.texts, Path(raw_dir), progress)
         else:
-            rows = _predict(name, get(name), labeled.texts, progress)
+            rows, ab = _predict(name, get(name), labeled.texts, progress)
+        if name == "reference":
+            abstain = ab
         preds = [max(names, key=row.__getitem__) for row in rows]
         report = classification_report(labeled.labels, preds, names)
         report["seconds"] = round(time.perf_counter() - start, 2)
         out[name] = report
         probs[name] = np.array([[float(row[lab]) for lab in names] for row in rows],
                                dtype=np.float64).reshape(len(rows), len(names))
-    return out, HeldOutScores(list(names), list(labeled.labels), probs)
+    return out, HeldOutScores(list(names), list(labeled.labels), probs, abstain)
 
 
 def _predict_from_raw(name: str, get: Any, tm: TaskModelConfig | None, labels: LabelSpace,
                       reference: ReferenceConfig, evaluation: EvaluationConfig,
-                      texts: list[str], run: Path, progress: bool) -> list[dict[str, float]]:
+                      texts: list[str], run: Path, progress: bool
+                      ) -> tuple[list[dict[str, float]], np.ndarray | None]:
     """A few-shot scorer's calibrated probabilities from its held-out raw log-probs, stored
     in the run directory (scored only where missing), calibrated as
     :meth:`~discovery.FewShotReference.predict_proba_set` does."""
     from discovery._chunks import heldout_raw_scores
 
-    probs = heldout_raw_scores(run, name, lambda t: get(name).raw_logprobs(t), tm,
-                               labels=labels, reference=reference, evaluation=evaluation,
-                               texts=texts, progress=progress)
-    return [dict(zip(labels.list, map(float, row), strict=True)) for row in probs]
+    probs, abstain = heldout_raw_scores(run, name, lambda t: get(name).raw_logprobs(t), tm,
+                                        labels=labels, reference=reference,
+                                        evaluation=evaluation, texts=texts, progress=progress)
+    return [dict(zip(labels.list, map(float, row), strict=True)) for row in probs], abstain
 
 
 EVAL_BATCH = 256
@@ -235,20 +242,26 @@ EVAL_BATCH = 256
 
 
 def _predict(name: str, scorer: TaskScorer, texts: list[str], progress: bool
-             ) -> list[dict[str, float]]:
+             ) -> tuple[list[dict[str, float]], np.ndarray | None]:
     """Score the held-out texts under a progress bar: few-shot scorers calibrate on the whole
-    set (their raw scores come in chunks), other scorers are called per batch."""
+    set (their raw scores come in chunks), other scorers are called per batch. Returns the
+    rows and the abstain answer's probabilities (a reference with one; else None)."""
+    from discovery._reference import FewShotReference
     from synth.core import progress_bar
 
     rows: list[dict[str, float]] = []
     with progress_bar(len(texts), f"evaluate {name}", "sent", enabled=progress) as bar:
+        if isinstance(scorer, FewShotReference):
+            probs, abstain = scorer.predict_set(texts, on_progress=bar.update)
+            return [dict(zip(scorer.labels, map(float, r), strict=True)) for r in probs], \
+                abstain
         if hasattr(scorer, "predict_proba_set"):
-            return list(scorer.predict_proba_set(texts, on_progress=bar.update))
+            return list(scorer.predict_proba_set(texts, on_progress=bar.update)), None
         for s in range(0, len(texts), EVAL_BATCH):
             batch = texts[s:s + EVAL_BATCH]
             rows.extend(scorer.predict_proba(batch))
             bar.update(len(batch))
-    return rows
+    return rows, None
 
 
 def recall_by_model(reports: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, float]]:
@@ -261,11 +274,16 @@ def recall_by_model(reports: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[
 def write_eval_json(path: str | Path, reports: Mapping[str, Any], stage_hash: str,
                     **info: Any) -> Path:
     """Write ``eval.json``, the one writer `discover` and `synthcheck evaluate --run` share:
-    ``{"reports", **info, **provenance(stage_hash)}`` (keys sorted)."""
+    ``{"reports", **info, **provenance(stage_hash)}`` (keys sorted), plus ``corpus_audit``
+    (:func:`discovery.audited_precision`) when the run holds a blind audit."""
+    from discovery._audit import audited_precision
     from synth.core import provenance, write_json_atomic
 
     path = Path(path)
-    write_json_atomic(path, {**info, "reports": dict(reports), **provenance(stage_hash)})
+    audit = audited_precision(path.parent)
+    extra = {"corpus_audit": audit} if audit is not None else {}
+    write_json_atomic(path, {**info, **extra, "reports": dict(reports),
+                             **provenance(stage_hash)})
     return path
 
 

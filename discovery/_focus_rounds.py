@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from discovery._config import FocusConfig
-from discovery._ranking import divergence, reference_margin
 from synth.core import derive_rng, derive_seed
 
 if TYPE_CHECKING:
@@ -52,9 +51,29 @@ def candidate_terms(candidate: str) -> list[str]:
 def ngram_pattern(ngram: str) -> re.Pattern[str]:
     """Case-insensitive pattern of ``ngram``'s words as whole tokens (any non-word gap); for
     a group (see :func:`candidate_terms`), any of its n-grams."""
-    alts = ["(?<![\\w'])" + r"[^\w']+".join(re.escape(w) for w in term.split()) + r"(?![\w'])"
-            for term in candidate_terms(ngram)]
-    return re.compile("|".join(alts), re.IGNORECASE)
+    return re.compile("|".join(_term_pattern(t) for t in candidate_terms(ngram)),
+                      re.IGNORECASE)
+
+
+_MARK = re.compile(r"[^\w\s']")
+
+
+def _term_pattern(term: str) -> str:
+    """One term's pattern: its tokens (words, or punctuation marks such as "?") in order,
+    whole words only; words are separated by any non-word gap, a mark by optional space
+    ("good?" and "good ?" are both "good?")."""
+    toks = re.findall(r"[\w']+|[^\w\s']", term)
+    out = ""
+    for i, tok in enumerate(toks):
+        if i:
+            out += r"\s*" if _MARK.fullmatch(tok) or _MARK.fullmatch(toks[i - 1]) \
+                else r"[^\w']+"
+        out += re.escape(tok)
+    if toks and not _MARK.fullmatch(toks[0]):
+        out = "(?<![\\w'])" + out
+    if toks and not _MARK.fullmatch(toks[-1]):
+        out += r"(?![\w'])"
+    return out
 
 
 def contains_ngram(text: str, ngram: str) -> bool:
@@ -164,31 +183,6 @@ def keep_sentences(candidate: str, queries: Sequence[FocusQuery], raw: Sequence[
     return out
 
 
-def failures(task: np.ndarray, reference: np.ndarray, rule: str, *, metric: str = "abs_top",
-             threshold: float | None = None, require_disagreement: bool = False,
-             confidence: float = 0.6, min_margin: float = 0.0) -> np.ndarray:
-    """Per-row failure indicator: ``confident`` (the reference's probability of the task
-    model's top label is at most ``1 - confidence``), top-label ``disagreement``, or the
-    hard-subset rule (divergence >= ``threshold``, and disagreement if
-    ``require_disagreement``). A row whose reference margin is below ``min_margin`` (no
-    label signal, see :func:`discovery._ranking.reference_margin`) is never a failure."""
-    task = np.asarray(task, dtype=np.float64)
-    reference = np.asarray(reference, dtype=np.float64)
-    if len(task) == 0:
-        return np.zeros(0, dtype=bool)
-    signal = reference_margin(reference) >= min_margin
-    if rule == "confident":
-        top = task.argmax(axis=1)
-        return np.asarray((1.0 - reference[np.arange(len(task)), top] >= confidence) & signal)
-    disagree = task.argmax(axis=1) != reference.argmax(axis=1)
-    if rule == "disagreement":
-        return np.asarray(disagree & signal)
-    if threshold is None:
-        raise ValueError("the hard_rule failure needs the base hard subset's threshold")
-    hard = divergence(task, reference, metric) >= threshold
-    return np.asarray((hard & disagree if require_disagreement else hard) & signal)
-
-
 def paired_test(task_shift: Sequence[float], reference_shift: Sequence[float],
                 min_shift: float = 0.0) -> float | None:
     """One-sided Wilcoxon signed-rank p-value that deleting a candidate moves the task
@@ -210,22 +204,21 @@ def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: i
     """Add ``p_value``, ``q_value`` (Benjamini-Hochberg across ``rows``), ``confirmed``,
     the rate's 95% Wilson interval (``rate_lo``, ``rate_hi``) and the effect size
     (``rate_ratio`` and ``rate_diff`` against the base rate); return the rows ranked
-    (confirmed first, then q-value, then rate).
+    (confirmed first, then rows whose rate is above the base rate, then q-value, then rate).
 
-    Two one-sided tests, their smaller p-value doubled (Bonferroni): ``p_rate``, Fisher's
-    exact test of the failure rate against the base corpus's; and, where a row has one
-    (see :func:`paired_test`), ``p_paired``: does deleting the candidate move the task
-    model more than the reference, sentence by sentence? The paired test compares each new
-    sentence with itself, so it sees a task model leaning on a word the reference ignores
-    even where the reference is seldom confident enough for the failure rate to stand
-    out."""
+    A candidate is confirmed only when its failure rate on the new sentences is
+    significantly above the base corpus's: ``p_value`` is ``p_rate``, the one-sided Fisher
+    exact test of the two rates, and the q-value is over those. The paired deletion test
+    (``p_paired``, see :func:`paired_test`), where a row has one, is kept as evidence and
+    shown beside it, never a confirmation on its own: deleting a word can move the task model
+    more than the reference on sentences where the task model is nevertheless right.
+    """
     from scipy.stats import binomtest, false_discovery_control, fisher_exact
 
     base_rate = base_failures / base_n if base_n else float("nan")
     pvals = []
     for row in rows:
         k, n = row["failures"], row["n"]
-        p_paired = row.get("p_paired")
         if n == 0:
             p = 1.0
             lo, hi = 0.0, 1.0
@@ -235,23 +228,20 @@ def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: i
             ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
             lo, hi = float(ci.low), float(ci.high)
         rate = k / n if n else None
-        p_rate = p
-        if p_paired is not None:
-            p = min(1.0, 2 * min(p_rate, p_paired))
         row.update(rate=rate, rate_lo=lo, rate_hi=hi, base_failures=base_failures,
                    base_n=base_n, base_rate=base_rate,
                    rate_ratio=(rate / base_rate) if rate is not None and base_rate else None,
                    rate_diff=(rate - base_rate) if rate is not None else None,
-                   p_rate=p_rate, p_paired=p_paired, p_value=p)
+                   p_rate=p, p_paired=row.get("p_paired"), p_value=p)
         pvals.append(p)
     qs = false_discovery_control(pvals) if pvals else []
     for row, q in zip(rows, qs, strict=True):
         row["q_value"] = float(q)
-        row["confirmed"] = bool(q < alpha and row["n"] > 0)
-    ranked = sorted(rows, key=lambda r: (not r["confirmed"], r["q_value"],
-                                         -(r["rate"] or 0.0), r["ngram"]))
+        row["confirmed"] = bool(q < alpha and row["n"] > 0
+                                and (row["rate"] or 0.0) > base_rate)
+    ranked = sorted(rows, key=lambda r: (not r["confirmed"],
+                                         not (r["rate"] or 0.0) > base_rate,
+                                         r["q_value"], -(r["rate"] or 0.0), r["ngram"]))
     for rank, row in enumerate(ranked, start=1):
         row["rank"] = rank
     return ranked
-
-

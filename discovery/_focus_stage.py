@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,6 @@ from discovery._focus_rounds import (
     FOCUS_SEED_SCHEME,
     confirm_candidates,
     delete_candidate,
-    failures,
     focus_queries,
     generate_raw,
     keep_sentences,
@@ -37,7 +36,8 @@ from discovery._focus_rounds import (
     paired_test,
     select_candidates,
 )
-from discovery._ranking import divergence
+from discovery._judge import Judgement, JudgeRule, judge
+from discovery._slice_stages import JUDGE_SCHEME
 from discovery._stage_state import check_upstream, output_digests, outputs_problem
 from synth.core import (
     DataError,
@@ -67,19 +67,23 @@ class FocusBase:
         texts: every corpus sentence.
         task, reference: n x labels probabilities (reference calibrated).
         hard_indices: the hard subset, as indices into ``texts``.
-        metric, require_disagreement: the ranking rule (for ``failure: hard_rule``).
         upstream: the hash of the stage the candidates come from (e.g. mine's).
+        abstain: the reference's abstain answer's probability per sentence (None: none).
+        rule: the run's judging rule (:func:`discovery.judge`): the base corpus and every
+            new sentence are judged by it, so focus shares the slices' base rate.
     """
 
     texts: Sequence[str]
     task: np.ndarray
     reference: np.ndarray
     hard_indices: Sequence[int]
-    metric: str = "abs_top"
-    require_disagreement: bool = False
     upstream: str = ""
-    min_margin: float = 0.0
-    """``ranking.min_reference_margin``: sentences without label signal never fail."""
+    abstain: np.ndarray | None = None
+    rule: JudgeRule = field(default_factory=JudgeRule)
+
+    def judgement(self) -> Judgement:
+        """The base corpus judged by :attr:`rule`."""
+        return judge(self.task, self.reference, abstain=self.abstain, rule=self.rule)
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,8 @@ class FocusModels:
         backend: the stage-1 generator backend (``synth.engines.Backend``).
         task: texts -> n x labels probabilities of the ranked task model.
         reference: texts -> n x labels calibrated reference probabilities (calibrated
-            like the base corpus, e.g. with the score stage's fitted bias).
+            like the base corpus, e.g. with the score stage's fitted bias), plus a last
+            column, the abstain answer's probability, when the reference has one.
         key: a hash of what changes the two models' scores (their stage hashes).
     """
 
@@ -105,16 +110,15 @@ def focus_stage_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorC
                      docs: Sequence[str], base: FocusBase, models: FocusModels) -> str:
     """:func:`focus_hash` of a loaded stage: ``base``'s upstream and rule, ``models``' key."""
     return focus_hash(cfg, labels, generator, docs, upstream=base.upstream,
-                      models_key=models.key, metric=base.metric,
-                      require_disagreement=base.require_disagreement,
-                      min_margin=base.min_margin)
+                      models_key=models.key, min_margin=base.rule.min_margin)
 
 
 def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorConfig,
-               docs: Sequence[str], *, upstream: str, models_key: str, metric: str,
-               require_disagreement: bool, min_margin: float = 0.0) -> str:
+               docs: Sequence[str], *, upstream: str, models_key: str,
+               min_margin: float) -> str:
     """Hash of what changes ``focus.jsonl``: the focus and generator configs, the labels,
-    the seed documents, the upstream stage's hash, the models' key and the failure rule."""
+    the seed documents, the upstream stage's hash, the models' key (the reference's covers
+    its abstain threshold) and the judging rule's margin."""
     h = hashlib.sha256()
     for d in docs:
         h.update(d.encode("utf-8") + b"\n")
@@ -122,8 +126,7 @@ def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorConfig,
                         "labels": list(labels), "seed_docs": h.hexdigest()[:16],
                         "upstream": upstream, "models": models_key,
                         # the margin only when set: hashes without it are as before
-                        "rule": [metric, require_disagreement, *([min_margin] if min_margin
-                                                                 else [])],
+                        "rule": [JUDGE_SCHEME, min_margin],
                         "seeds": FOCUS_SEED_SCHEME})
 
 
@@ -187,12 +190,9 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
     if run.is_current(STAGE, shash) and outputs_problem(run, STAGE, [out]) is None:
         return {"skipped": True, "stage_hash": shash}
     started = time.perf_counter()
-    threshold = float(np.min(divergence(base.task, base.reference, base.metric)[
-        np.asarray(base.hard_indices, dtype=np.int64)])) if len(base.hard_indices) else None
-    rule: dict[str, Any] = dict(metric=base.metric, threshold=threshold,
-                                require_disagreement=base.require_disagreement,
-                                confidence=cfg.confidence, min_margin=base.min_margin)
-    base_fail = failures(base.task, base.reference, cfg.failure, **rule)
+    base_judgement = base.judgement()
+    base_fail = base_judgement.fails
+    base_judged = base_judgement.judged
     if candidates is None:
         m = mining or MiningConfig()
         candidates = select_candidates(base.texts, base.hard_indices, n=cfg.candidates,
@@ -241,24 +241,29 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
             kept[c] = keep_sentences(c, *raw[c], generator, seen)
             if all(x in kept for x in pending if group_of[x] == g):  # the group's last one
                 group = [x for x in pending if group_of[x] == g]
-                _score_group(group, kept, models, labels, cfg, rule)
+                _score_group(group, kept, models, labels, cfg, base.rule)
                 for x in group:
                     write_jsonl(_part_path(run, shash, r, x), kept[x])
             sentences[c].extend(kept[c])
         bar.close()
         rows = confirm_candidates([_row(c, sentences[c], base.texts, base_fail, cfg.max_examples,
-                                        cfg.min_shift)
-                                   for c in candidates], int(base_fail.sum()), n_base, cfg.alpha)
+                                        cfg.min_shift, judged=base_judged)
+                                   for c in candidates], int(base_fail.sum()),
+                                  int(base_judged.sum()), cfg.alpha)
         for row in rows:
             row["source"] = (sources or {}).get(row["ngram"], "ngram")
     write_jsonl(out, rows)
     seconds = time.perf_counter() - started
     total = sum(len(v) for v in sentences.values())
+    abstained = sum(1 for v in sentences.values() for x in v if x.get("abstained"))
     write_json_atomic(out.with_name(out.name + ".meta.json"), {
         **provenance(shash), "focus": cfg.model_dump(mode="json"), "candidates": len(rows),
-        "sentences": total, "base_sentences": n_base, "stage": STAGE})
+        "sentences": total, "abstained": abstained, "base_sentences": n_base,
+        "base_judged": int(base_judged.sum()), "base_rate": base_judgement.base_rate,
+        "rule": base.rule.describe(), "stage": STAGE})
     confirmed = [row["ngram"] for row in rows if row["confirmed"]]
     run.complete(STAGE, shash, stage_hash=shash, candidates=len(rows), sentences=total,
+                 abstained=abstained, base_rate=base_judgement.base_rate,
                  confirmed=len(confirmed), prompts=prompts, seconds=round(seconds, 2),
                  digests=output_digests(run, [out]))
     return {"skipped": False, "stage_hash": shash, "candidates": len(rows),
@@ -267,9 +272,9 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
 
 def _score_group(group: Sequence[str], kept: Mapping[str, list[dict[str, Any]]],
                  models: FocusModels, labels: LabelSpace, cfg: FocusConfig,
-                 rule: Mapping[str, Any]) -> None:
-    """Score every kept sentence of ``group`` with one call per model; add the probabilities
-    and the failure indicator to each record."""
+                 rule: JudgeRule) -> None:
+    """Score every kept sentence of ``group`` with one call per model; add the probabilities,
+    the failure indicator and why it abstained (``""``: judged) to each record."""
     recs = [(c, x) for c in group for x in kept[c]]
     texts = [x["text"] for _, x in recs]
     # With ``paired``, each sentence's counterfactual (the candidate deleted) is scored in
@@ -279,16 +284,20 @@ def _score_group(group: Sequence[str], kept: Mapping[str, list[dict[str, Any]]],
     empty = np.zeros((0, len(labels)))
     task = np.asarray(models.task(every), dtype=np.float64) if every else empty
     ref = np.asarray(models.reference(every), dtype=np.float64) if every else empty
+    abstain = None
+    if ref.ndim == 2 and ref.shape[1] == len(labels) + 1:  # the abstain answer, last
+        abstain, ref = ref[:, -1], ref[:, :-1]
     if task.shape != (len(every), len(labels)) or ref.shape != task.shape:
         raise DataError(f"a focus scorer returned {task.shape} / {ref.shape} probabilities for "
                         f"{len(every)} sentences and {len(labels)} labels",
                         where="focus", fix="check the task model and the reference")
-    fail = failures(task, ref, cfg.failure, **rule)
+    verdict = judge(task, ref, abstain=abstain, rule=rule)
+    fail = verdict.fails
     n = len(texts)
     for i, ((_, x), t, p, f) in enumerate(zip(recs, task[:n], ref[:n], fail[:n], strict=True)):
         x.update(task_probs=dict(zip(labels, map(float, t), strict=True)),
                  reference_probs=dict(zip(labels, map(float, p), strict=True)),
-                 failure=bool(f))
+                 failure=bool(f), abstained=str(verdict.reason[i]))
         if cfg.paired:  # how far deleting it moves each model's p(the task's top label)
             y = int(np.argmax(t))
             x.update(counterfactual=cf[i], counterfactual_failure=bool(fail[n + i]),
@@ -299,10 +308,16 @@ def _score_group(group: Sequence[str], kept: Mapping[str, list[dict[str, Any]]],
 
 
 def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
-         base_fail: np.ndarray, max_examples: int, min_shift: float = 0.0
-         ) -> dict[str, Any]:
+         base_fail: np.ndarray, max_examples: int, min_shift: float = 0.0, *,
+         judged: np.ndarray | None = None) -> dict[str, Any]:
+    """One candidate's counts over its judged new sentences (abstained ones are counted
+    apart, ``abstained``) and its judged corpus sentences."""
     pattern = ngram_pattern(candidate)
     in_base = np.array([pattern.search(t) is not None for t in base_texts], dtype=bool)
+    if judged is not None:
+        in_base &= judged
+    abstained = sum(1 for x in recs if x.get("abstained"))
+    recs = [x for x in recs if not x.get("abstained")]
     paired = [x for x in recs if "task_shift" in x]
     counts: dict[str, Any] = {}
     if paired and len(paired) == len(recs):
@@ -318,6 +333,7 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
         "ngram": candidate,
         "n": len(recs),
         "failures": int(sum(x["failure"] for x in recs)),
+        "abstained": abstained,
         **counts,
         "corpus_count": int(in_base.sum()),
         "corpus_failures": int((in_base & base_fail).sum()),
@@ -358,6 +374,36 @@ def reference_calibrator(run_dir: str | Path, labels: LabelSpace, *,
     return out
 
 
+def abstain_calibrator(run_dir: str | Path, labels: LabelSpace) -> Calibrator | None:
+    """The calibrator the score stage read the reference's abstain answer with (from
+    ``scores/reference.jsonl.meta.json``), so new sentences abstain exactly like the
+    corpus; None when the reference has no abstain answer.
+
+    Raises:
+        DataError: the sidecar is missing or names other labels.
+    """
+    import json
+
+    from discovery._calibration import Calibrator
+
+    path = Path(run_dir) / "scores" / "reference.jsonl.meta.json"
+    if not path.is_file():
+        raise DataError(f"{path.name} is missing", where=str(path),
+                        fix="run `synthcheck score` first")
+    info = json.loads(path.read_text(encoding="utf-8")).get("abstain")
+    if not isinstance(info, dict):
+        return None
+    bias = info.get("bias") or {}
+    names = [lab for lab in bias if lab in labels]
+    if len(bias) != len(labels) + 1 or set(names) != set(labels):
+        raise DataError(f"the recorded abstain calibration names {sorted(bias)}, the task's "
+                        f"labels are {list(labels)}", where=str(path),
+                        fix="run `synthcheck score` again")
+    out = Calibrator(info["method"], info["average"])
+    out.bias_ = np.array([float(v) for v in bias.values()])  # the labels, then abstain
+    return out
+
+
 def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
               ranking: RankingConfig, mining: MiningConfig,
               task_models: Sequence[TaskModelConfig], generator: GeneratorConfig,
@@ -383,22 +429,22 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
         DataError: the scores, hard subset or n-grams are missing or were changed.
         RunDirError: they were made with another config than ``mine_hash``'s.
     """
-    from discovery._rank_mine import load_scores
+    from discovery._rank_mine import load_judged
     from discovery._task_models import ranked_task_name
 
     run = RunDir(run_dir)
     upstream = check_upstream(run, "mine", mine_hash, what="n-grams", command="mine")
     check_upstream(run, "rank", None, what="hard subset", command="rank")
-    ids, texts, task, ref = load_scores(run.path, labels=labels,
-                                        task_name=ranked_task_name(ranking, task_models))
-    index = {cid: i for i, cid in enumerate(ids)}
+    # The base corpus is the judged sentences: the base rate is the slices' one.
+    c = load_judged(run.path, labels=labels, task_name=ranked_task_name(ranking, task_models),
+                    ranking=ranking).judged()
+    index = {cid: i for i, cid in enumerate(c.ids)}
     hard = [index[str(r["id"])] for r in iter_jsonl(run.path / "hard.jsonl")
             if str(r["id"]) in index]
     extra = dict(pool or {})
     upstream = focus_upstream(focus, upstream, slices_upstream or {})
-    base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=hard,
-                     metric=ranking.metric, require_disagreement=ranking.require_disagreement,
-                     upstream=upstream, min_margin=ranking.min_reference_margin)
+    base = FocusBase(texts=c.texts, task=c.task, reference=c.reference, hard_indices=hard,
+                     upstream=upstream, abstain=c.abstain, rule=c.rule)
     candidates, sources = None, None
     if focus.select != "mined":
         candidates, sources = pool_candidates(base, focus, mining, extra)
@@ -412,13 +458,15 @@ def focus_upstream(focus: FocusConfig, mine_hash: str,
                    slices_upstream: Mapping[str, str | None]) -> str:
     """The upstream hash focus rounds record: the mine stage's, plus (unless ``select: mined``)
     the hashes of the stages whose rows join the candidate pool (``semantic``,
-    ``occlusion``; None where off)."""
+    ``occlusion``, ``labelled``; None where off)."""
     if focus.select == "mined" or not any(slices_upstream.values()):
         return mine_hash
-    return config_hash({"mine": mine_hash, **dict(slices_upstream)})
+    # A labelled stage that is off leaves the hash as it was before that stage existed.
+    return config_hash({"mine": mine_hash, **{k: v for k, v in slices_upstream.items()
+                                              if v is not None or k != "labelled"}})
 
 
-BALANCED_TURNS = ("word", "group", "phrase", "ngram", "semantic")
+BALANCED_TURNS = ("word", "labelled", "group", "phrase", "ngram", "semantic")
 """The order in which the sources take turns with ``focus.select: balanced``."""
 RARE = 3
 """A candidate in at most this many corpus sentences is skipped by ``balanced`` when earlier
@@ -449,12 +497,7 @@ def pool_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
     if cfg.select == "balanced":
         picked = _balanced(names, sources, hits, cfg.candidates)
     else:
-        fail = failures(base.task, base.reference, cfg.failure, confidence=cfg.confidence,
-                        metric=base.metric, require_disagreement=base.require_disagreement,
-                        threshold=float(np.min(divergence(base.task, base.reference,
-                                                          base.metric)[
-                            np.asarray(base.hard_indices, dtype=np.int64)]))
-                        if len(base.hard_indices) else None)
+        fail = base.judgement().fails
         k = np.array([int((h & fail).sum()) for h in hits])
         _, high = wilson_interval(k, n)
         order = sorted(range(len(names)), key=lambda i: (-float(high[i]) if n[i] else 0.0, i))

@@ -124,6 +124,7 @@ def is_few_shot(spec: str) -> bool:
 def check_task_model(spec: str, labels: Sequence[str], *, where: str,
                      label_map: Mapping[str, str] | None = None,
                      trusted_types: Sequence[str] = (),
+                     allow_unsafe_types: bool = False,
                      reference: ReferenceConfig | None = None) -> None:
     """Check a task-model spec before any expensive work, loading nothing heavy: the scheme,
     then its kind's check (for ``hf:`` the folder and its ``config.json`` labels against the
@@ -138,7 +139,7 @@ def check_task_model(spec: str, labels: Sequence[str], *, where: str,
     """
     kind, rest = split_task_spec(spec, where)
     kind.check(rest, labels, where=where, label_map=label_map, trusted_types=trusted_types,
-               reference=reference)
+               allow_unsafe_types=allow_unsafe_types, reference=reference)
 
 
 def task_model_availability() -> list[dict[str, Any]]:
@@ -160,6 +161,7 @@ def load_task_scorer(
     max_length: int = 256,
     device: str = "auto",
     trusted_types: Sequence[str] = (),
+    allow_unsafe_types: bool = False,
     reference: ReferenceConfig | None = None,
     evaluation: EvaluationConfig | None = None,
 ) -> TaskScorer:
@@ -173,6 +175,7 @@ def load_task_scorer(
         name: the scorer's name in files and reports (default: the scheme).
         batch_size, max_length, device: adapter settings (do not change outputs).
         trusted_types: extra types a ``.skops`` file may contain.
+        allow_unsafe_types: accept trusted types that can run code (``posix.system``...).
         reference: the ReferenceConfig whose prompt a ``fewshot:`` task model uses.
         evaluation: the EvaluationConfig whose Rotten Tomatoes split ``demo:sentiment`` is
             trained on (its train side; default: ``EvaluationConfig()``'s split).
@@ -188,7 +191,8 @@ def load_task_scorer(
                           fix="write SCHEME:TARGET, e.g. sklearn:model.skops or demo:sentiment")
     return TASK_MODEL_KINDS.get(scheme).load(rest, labels, label_map=label_map, name=name or scheme,
                   batch_size=batch_size, max_length=max_length, device=device,
-                  trusted_types=trusted_types, reference=reference, evaluation=evaluation)
+                  trusted_types=trusted_types, allow_unsafe_types=allow_unsafe_types,
+                  reference=reference, evaluation=evaluation)
 
 
 # --- the kinds ------------------------------------------------------------------------------
@@ -234,10 +238,12 @@ def _check_hf(rest: str, labels: Sequence[str], *, where: str,
 
 
 def _check_sklearn(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None = None,
-                   trusted_types: Sequence[str] = (), **_: Any) -> None:
+                   trusted_types: Sequence[str] = (), allow_unsafe_types: bool = False,
+                   **_: Any) -> None:
     from discovery._scorers import SklearnScorer
 
-    SklearnScorer.from_file(rest, labels, trusted_types=trusted_types, label_map=label_map)
+    SklearnScorer.from_file(rest, labels, trusted_types=trusted_types, label_map=label_map,
+                            allow_unsafe_types=allow_unsafe_types)
 
 
 def _check_python(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None = None,

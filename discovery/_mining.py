@@ -130,8 +130,8 @@ class NgramMiner:
         n_all = len(texts)
         if len(hard) == 0:
             raise DataError("cannot mine an empty hard subset", where="hard.jsonl",
-                            fix="rank with a larger ranking.top_k / top_fraction, or without "
-                                "require_disagreement")
+                            fix="rank with a larger ranking.top_k / top_fraction, or a "
+                                "lower ranking.min_reference_margin")
         if len(hard) >= n_all:
             raise DataError("the hard subset is the whole corpus; nothing to compare against",
                             where="ranking", fix="keep a smaller top_k or top_fraction")

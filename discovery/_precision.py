@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from discovery._judge import JudgeRule
 from discovery._ranking import METRICS, DivergenceRanker
 from synth.core import DataError
 
@@ -50,8 +51,8 @@ def held_out_size(n_held: int, *, top_k: int | None, top_fraction: float | None,
 def hard_subset_precision(
     task: np.ndarray, reference: np.ndarray, golds: Sequence[str], labels: Sequence[str], *,
     metric: str = "abs_top", top_k: int | None = None, top_fraction: float | None = 0.1,
-    require_disagreement: bool = False, corpus_size: int | None = None,
-    min_margin: float = 0.0,
+    corpus_size: int | None = None, rule: JudgeRule | None = None,
+    abstain: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Precision of the hard-subset rule on labeled held-out examples.
 
@@ -60,17 +61,18 @@ def hard_subset_precision(
             held-out texts, columns in ``labels`` order.
         golds: the gold label name of each held-out text.
         labels: the task's label names.
-        metric, top_k, top_fraction, require_disagreement: the ranking rule
-            (``ranking.*``); ``top_k`` is scaled to the held-out size (see
-            :func:`held_out_size`).
+        metric, top_k, top_fraction: the ranking rule (``ranking.*``); ``top_k`` is scaled
+            to the held-out size (see :func:`held_out_size`).
         corpus_size: the size of the corpus the rule runs on (scales ``top_k``).
-        min_margin: ``ranking.min_reference_margin``: examples the reference reads no label
-            on are kept out, as in the corpus.
+        rule: the run's judging rule (:func:`discovery.judge`): held-out examples the
+            reference abstains on are kept out, as in the corpus.
+        abstain: the reference's abstain answer per held-out example (None: none).
 
     Returns:
-        ``{"estimate", "low", "high", "n"}``: the share of selected examples the task model
-        gets wrong (``None`` when nothing is selected), its 95% Wilson interval and the
-        number of selected examples.
+        ``{"estimate", "low", "high", "n", "count", "abstained"}``: the share of selected
+        examples the task model gets wrong (``None`` when nothing is selected), its 95%
+        Wilson interval, the number of selected examples, how many of them are wrong, and
+        how many held-out examples abstained.
 
     Raises:
         DataError: shapes differ, or a gold label is not one of ``labels``.
@@ -88,17 +90,32 @@ def hard_subset_precision(
         raise DataError(f"gold labels {unknown} are not task labels {labels}",
                         where="evaluation.data", fix="use the task's label names")
     if len(task) == 0:
-        return {"estimate": None, "low": 0.0, "high": 1.0, "n": 0}
+        return {"estimate": None, "low": 0.0, "high": 1.0, "n": 0, "count": 0, "abstained": 0}
     size = held_out_size(len(task), top_k=top_k, top_fraction=top_fraction,
                          corpus_size=corpus_size)
-    ranker = DivergenceRanker(metric, top_k=size, require_disagreement=require_disagreement,
-                              min_margin=min_margin).fit(task, reference)
+    ranker = DivergenceRanker(metric, top_k=size).fit(task, reference, abstain=abstain,
+                                                      rule=rule)
     picked = ranker.hard_indices_
     gold_idx = np.array([labels.index(g) for g in golds])
     wrong = ranker.task_top_[picked] != gold_idx[picked]
     n, k = len(picked), int(wrong.sum())
     low, high = _wilson(k, n)
-    return {"estimate": (k / n) if n else None, "low": low, "high": high, "n": n}
+    return {"estimate": (k / n) if n else None, "low": low, "high": high, "n": n, "count": k,
+            "abstained": int(ranker.judgement_.abstained.sum())}
+
+
+def task_error_rate(task: np.ndarray, golds: Sequence[str], labels: Sequence[str]
+                    ) -> dict[str, Any]:
+    """The task model's own error rate on the held-out examples (what a random sentence's
+    chance of being an error is): ``{"estimate", "low", "high", "n", "count"}``."""
+    labels = list(labels)
+    n = len(golds)
+    if n == 0:
+        return {"estimate": None, "low": 0.0, "high": 1.0, "n": 0, "count": 0}
+    gold_idx = np.array([labels.index(g) for g in golds])
+    k = int((np.asarray(task).argmax(axis=1) != gold_idx).sum())
+    low, high = _wilson(k, n)
+    return {"estimate": k / n, "low": low, "high": high, "n": n, "count": k}
 
 
 def precision_by_metric(task: np.ndarray, reference: np.ndarray, golds: Sequence[str],
@@ -133,18 +150,16 @@ def reliability_warnings(task_accuracy: float, reference_accuracy: float,
                          by_metric: dict[str, dict[str, Any]] | None = None) -> list[str]:
     """What a user must be told before trusting the hard subset (empty: nothing to say).
 
-    Fires when the reference is less accurate than the task model or than the majority-class
-    baseline, or when the hard subset's precision cannot reach 0.5 (its upper bound is
-    below it); each warning says what to do (with ``by_metric``, the precision per metric:
-    which metric did best on the same data).
+    Fires when the reference is less accurate than the majority-class baseline (it reads the
+    task near chance), or when the hard subset's precision cannot reach 0.5 (its upper
+    bound is below it); each warning says what to do (with ``by_metric``, the precision
+    per metric: which metric did best on the same data). A reference less accurate than the
+    task model is no warning by itself: whether the hard subset finds the task model's
+    errors is the precision's to say (see :func:`discovery.trust_decision`).
     """
     out = []
     fixes = ("use a stronger reference (reference.model), more or better shots "
              "(reference.shots) or another calibration (reference.calibration)")
-    if reference_accuracy < task_accuracy:
-        out.append(f"the reference is less accurate than {task_name} on held-out data "
-                   f"({reference_accuracy:.3f} < {task_accuracy:.3f}): many hard-subset "
-                   f"sentences are the reference's errors, not the task model's; {fixes}")
     if reference_accuracy < majority:
         out.append(f"the reference is less accurate than always answering the most frequent "
                    f"label ({reference_accuracy:.3f} < {majority:.3f}): it reads the task "
@@ -165,25 +180,26 @@ def reliability_warnings(task_accuracy: float, reference_accuracy: float,
 def hard_subset_reliability(
     task: np.ndarray, reference: np.ndarray, golds: Sequence[str], labels: Sequence[str], *,
     metric: str = "abs_top", top_k: int | None = None, top_fraction: float | None = 0.1,
-    require_disagreement: bool = False, corpus_size: int | None = None,
-    task_name: str = "task model", min_margin: float = 0.0,
+    corpus_size: int | None = None, task_name: str = "task model",
+    rule: JudgeRule | None = None, abstain: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Everything ``eval.json`` records about the hard subset's trustworthiness.
 
     Returns:
-        ``{"hard_subset_precision": {estimate, low, high, n}, "precision_by_metric":
-        {metric: {...}}, "accuracy": {"task", "reference", "majority"}, "warnings": [...]}``.
+        ``{"hard_subset_precision": {estimate, low, high, n, count, abstained},
+        "precision_by_metric": {metric: {...}}, "task_error_rate": {estimate, low, high, n,
+        count}, "accuracy": {"task", "reference", "majority"}, "warnings": [...]}``.
     """
-    rule: dict[str, Any] = dict(top_k=top_k, top_fraction=top_fraction,
-                                require_disagreement=require_disagreement, corpus_size=corpus_size,
-                                min_margin=min_margin)
-    precision = hard_subset_precision(task, reference, golds, labels, metric=metric, **rule)
-    by_metric = precision_by_metric(task, reference, golds, labels, **rule)
+    kw: dict[str, Any] = dict(top_k=top_k, top_fraction=top_fraction, corpus_size=corpus_size,
+                              rule=rule, abstain=abstain)
+    precision = hard_subset_precision(task, reference, golds, labels, metric=metric, **kw)
+    by_metric = precision_by_metric(task, reference, golds, labels, **kw)
     acc = {"task": accuracy(task, golds, labels), "reference": accuracy(reference, golds, labels),
            "majority": majority_accuracy(golds)}
     return {
         "hard_subset_precision": precision,
         "precision_by_metric": by_metric,
+        "task_error_rate": task_error_rate(task, golds, labels),
         "accuracy": acc,
         "warnings": reliability_warnings(acc["task"], acc["reference"], acc["majority"],
                                          precision, task_name=task_name, by_metric=by_metric),
@@ -191,7 +207,8 @@ def hard_subset_reliability(
 
 
 def held_out_reliability(held: HeldOutScores, ranking: RankingConfig, *, ranked: str,
-                         corpus_size: int | None = None) -> dict[str, Any]:
+                         corpus_size: int | None = None,
+                         abstain_threshold: float | None = None) -> dict[str, Any]:
     """The ``eval.json`` fields on how far to trust the hard subset, from the held-out
     probabilities :func:`~discovery.evaluate_held_out` already computed (no model call).
 
@@ -201,36 +218,40 @@ def held_out_reliability(held: HeldOutScores, ranking: RankingConfig, *, ranked:
         ranking: the ranking section: its metric and cut-off are the rule measured.
         ranked: the ranked task model (``ranking.task_model``, default the first one).
         corpus_size: the corpus the rule runs on (scales ``ranking.top_k``).
+        abstain_threshold: ``reference.abstain.threshold`` (None: no abstain answer).
 
     Returns:
         ``{}`` without the reference, else ``{"ranked_task_model", "hard_subset_precision":
         {estimate, low, high, n, metric}, "hard_subset_precision_by_metric": {metric:
         {estimate, low, high, n}}, "majority_baseline_accuracy", "warnings": [...],
-        "hard_subset_rule": {metric, top_k, top_fraction, require_disagreement, held_out,
-        corpus_size}, "reliability": {task model: {the precision, by metric, warnings}}}``;
+        "hard_subset_rule": {metric, top_k, top_fraction, min_margin, abstain_threshold,
+        judge, held_out, corpus_size}, "task_error_rate": {...}, "reliability": {task model:
+        {the precision, by metric, task error rate, warnings}}}``;
         the top-level fields are the ranked task model's.
     """
     if "reference" not in held.probs or ranked not in held.probs:
         return {}
-    rule: dict[str, Any] = dict(metric=ranking.metric, top_k=ranking.top_k,
-                                top_fraction=ranking.top_fraction,
-                                require_disagreement=ranking.require_disagreement,
-                                corpus_size=corpus_size,
-                                min_margin=ranking.min_reference_margin)
+    judge_rule = JudgeRule(ranking.min_reference_margin, abstain_threshold)
+    kw: dict[str, Any] = dict(metric=ranking.metric, top_k=ranking.top_k,
+                              top_fraction=ranking.top_fraction, corpus_size=corpus_size)
     per: dict[str, dict[str, Any]] = {}
     for name, probs in held.probs.items():
         if name == "reference":
             continue
         info = hard_subset_reliability(probs, held.probs["reference"], held.golds, held.labels,
-                                       task_name=f"the task model {name!r}", **rule)
+                                       task_name=f"the task model {name!r}", rule=judge_rule,
+                                       abstain=held.abstain, **kw)
         per[name] = {
             "hard_subset_precision": {**info["hard_subset_precision"], "metric": ranking.metric},
             "hard_subset_precision_by_metric": info["precision_by_metric"],
+            "task_error_rate": info["task_error_rate"],
             "warnings": info["warnings"],
         }
     return {"ranked_task_model": ranked, **per[ranked],
             "majority_baseline_accuracy": majority_accuracy(held.golds),
-            "hard_subset_rule": {**rule, "held_out": len(held.golds)},
+            "hard_subset_rule": {**kw, "min_margin": ranking.min_reference_margin,
+                                 "abstain_threshold": abstain_threshold,
+                                 "judge": judge_rule.describe(), "held_out": len(held.golds)},
             "reliability": per}
 
 
@@ -249,8 +270,7 @@ def describe_rule(rule: dict[str, Any]) -> str:
     """``abs_top, top 10%``: the ranking rule the precision is measured for."""
     cut = (f"top {rule['top_k']}" if rule.get("top_k") is not None
            else f"top {100 * float(rule.get('top_fraction') or 0.1):g}%")
-    return f"{rule['metric']}, {cut}" + (", disagreeing only"
-                                         if rule.get("require_disagreement") else "")
+    return f"{rule['metric']}, {cut}"
 
 
 def format_reliability(info: dict[str, Any]) -> list[str]:
@@ -265,8 +285,14 @@ def format_reliability(info: dict[str, Any]) -> list[str]:
     held = rule.get("held_out")
     lines = [f"hard-subset precision ({describe_rule(rule)}): {_interval(p)} on {p['n']} "
              f"held-out examples" + (f" (of {held})" if held is not None else "")]
-    lines.append("  (the share of them the task model gets wrong, 95% Wilson interval); "
-                 "by ranking metric:")
+    lines.append("  (the share of them the task model gets wrong, 95% Wilson interval)")
+    err = info.get("task_error_rate")
+    if isinstance(err, dict) and err.get("n"):
+        lines.append(f"task model's own error rate: {_interval(err)} on {err['n']} held-out "
+                     f"examples (what a random sentence would give)")
+    if p.get("abstained"):
+        lines.append(f"  {p['abstained']} held-out examples abstained (the run's rule)")
+    lines.append("  precision by ranking metric:")
     by = info.get("hard_subset_precision_by_metric") or {}
     for metric, q in sorted(by.items(), key=lambda kv: _metric_order(kv[0])):
         mark = "  <- ranking.metric" if metric == p.get("metric") else ""
@@ -275,36 +301,27 @@ def format_reliability(info: dict[str, Any]) -> list[str]:
     return lines
 
 
-UNTRUSTED_FIX = ("make the reference stronger before reading the findings (a stronger "
-                 "reference.model, more or better reference.shots, another "
-                 "reference.calibration), check it with `synthcheck evaluate`, then rerun "
-                 "`discover`")
-"""What the summary tells a user to do when the reference cannot be trusted."""
+UNTRUSTED_FIX = ("make the hard subset point at the task model's errors before reading the "
+                 "findings (a stronger reference.model, more or in-domain reference.shots, "
+                 "an abstain answer in reference.abstain, a higher "
+                 "ranking.min_reference_margin), check it with `synthcheck evaluate`, then "
+                 "rerun `discover`")
+"""What the summary tells a user to do when the findings cannot be trusted."""
 
 
-def reference_distrust(info: Mapping[str, Any] | None) -> list[str]:
-    """Why the reference cannot confirm findings on this run (empty: it can).
+def reference_distrust(info: Mapping[str, Any] | None,
+                       audit: Mapping[str, Any] | None = None) -> list[str]:
+    """Why this run's findings cannot be confirmed (empty: they can).
 
-    ``info`` is ``eval.json``'s content (or the pipeline's copy of it): the reference's
-    held-out accuracy is compared with the ranked task model's and with the majority-class
-    baseline. A reference below either is often wrong where the task model is right, so a
-    focus candidate "failing" against it says as much about the reference as about the task
-    model: the candidate is shown unconfirmed, with these reasons.
+    ``info`` is ``eval.json``'s content (or the pipeline's copy of it), ``audit`` a blind
+    audit's figures (None: none). The decision is :func:`discovery.trust_decision`'s: the
+    hard subset's precision must be significantly above the task model's own error rate on
+    held-out data (and on the audited corpus sample when there is one), not the reference's
+    accuracy alone. Unmeasured (no held-out reference scores, no audit): nothing to say.
     """
-    if not info:
+    from discovery._trust import UNTRUSTED, trust_decision
+
+    decision = trust_decision(info, audit)
+    if decision["decision"] != UNTRUSTED:
         return []
-    reports = info.get("reports") or {}
-    ref = (reports.get("reference") or {}).get("accuracy")
-    if not isinstance(ref, int | float):
-        return []
-    out = []
-    ranked = info.get("ranked_task_model")
-    task = (reports.get(ranked) or {}).get("accuracy") if ranked else None
-    if isinstance(task, int | float) and ref < task:
-        out.append(f"the reference is less accurate than the task model {ranked!r} on "
-                   f"held-out data ({ref:.3f} < {task:.3f})")
-    majority = info.get("majority_baseline_accuracy")
-    if isinstance(majority, int | float) and ref < majority:
-        out.append(f"the reference is less accurate than always answering the most frequent "
-                   f"label ({ref:.3f} < {majority:.3f})")
-    return out
+    return [m["reason"] for m in decision["measures"] if not m["passed"]]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,8 @@ from discovery._config import (
     RankingConfig,
     TaskModelConfig,
 )
-from discovery._data import read_corpus, read_score_file
+from discovery._data import read_abstain, read_corpus, read_score_file
+from discovery._judge import Judgement, JudgeRule, abstain_warning, judge
 from discovery._mining import NgramMiner
 from discovery._ranking import DivergenceRanker, HardSubset, divergence
 from discovery._stage_hashes import mine_stage_hash, rank_stage_hash, stage_record
@@ -57,11 +59,68 @@ def load_scores(run_dir: str | Path, *, labels: LabelSpace, task_name: str
     return ids, texts, task, ref
 
 
+@dataclass(frozen=True)
+class JudgedCorpus:
+    """The scored corpus and the run's one judgement of it (see :mod:`discovery._judge`).
+
+    Attributes:
+        ids, texts: every corpus sentence.
+        task, reference: n x labels probabilities (the reference calibrated).
+        abstain: the reference's abstain answer's probability (None without one).
+        rule: the judging rule (``ranking.min_reference_margin``, the recorded
+            ``reference.abstain.threshold``).
+        judgement: the per-sentence verdicts.
+    """
+
+    ids: list[str]
+    texts: list[str]
+    task: np.ndarray
+    reference: np.ndarray
+    abstain: np.ndarray | None
+    rule: JudgeRule
+    judgement: Judgement
+
+    def judged(self) -> JudgedCorpus:
+        """The judged sentences only (what every failure count reads)."""
+        keep = self.judgement.judged_indices
+        j = self.judgement
+        return JudgedCorpus(
+            [self.ids[i] for i in keep], [self.texts[i] for i in keep], self.task[keep],
+            self.reference[keep], None if self.abstain is None else self.abstain[keep],
+            self.rule, Judgement(j.reason[keep], j.fails[keep], j.task_top[keep],
+                                 j.reference_top[keep]))
+
+
+def judge_rule(run_dir: str | Path, ranking: RankingConfig) -> JudgeRule:
+    """The run's judging rule: ``ranking.min_reference_margin`` and the abstain threshold the
+    score stage recorded (``scores/reference.jsonl.meta.json``; the score stage hash covers
+    it, so every stage downstream of the scores is redone when it changes)."""
+    import json
+
+    meta = Path(run_dir) / "scores" / "reference.jsonl.meta.json"
+    threshold = None
+    if meta.is_file():
+        abstain = json.loads(meta.read_text(encoding="utf-8")).get("abstain")
+        if isinstance(abstain, dict) and abstain.get("threshold") is not None:
+            threshold = float(abstain["threshold"])
+    return JudgeRule(min_margin=ranking.min_reference_margin, abstain_threshold=threshold)
+
+
+def load_judged(run_dir: str | Path, *, labels: LabelSpace, task_name: str,
+                ranking: RankingConfig) -> JudgedCorpus:
+    """:func:`load_scores` plus the reference's abstain answer and the run's judgement of
+    every sentence (:func:`discovery.judge` under :func:`judge_rule`)."""
+    run = RunDir(run_dir)
+    ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=task_name)
+    abstain = read_abstain(run.path / "scores" / "reference.jsonl", ids)
+    rule = judge_rule(run.path, ranking)
+    return JudgedCorpus(ids, texts, task, ref, abstain, rule,
+                        judge(task, ref, abstain=abstain, rule=rule))
+
+
 def _ranker(ranking: RankingConfig) -> DivergenceRanker:
     r = ranking
-    return DivergenceRanker(r.metric, top_k=r.top_k, top_fraction=r.top_fraction,
-                            require_disagreement=r.require_disagreement,
-                            min_margin=r.min_reference_margin)
+    return DivergenceRanker(r.metric, top_k=r.top_k, top_fraction=r.top_fraction)
 
 
 def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
@@ -93,24 +152,29 @@ def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
     if run.is_current("rank", rhash) and outputs_problem(run, "rank", [out]) is None:
         return {"skipped": True, "stage_hash": rhash}
     name = ranked_task_name(ranking, task_models)
-    ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=name)
-    ranker = _ranker(ranking).fit(task, ref)
-    hard = HardSubset.from_ranker(ranker, ids, texts, labels.list, task, ref)
+    c = load_judged(run.path, labels=labels, task_name=name, ranking=ranking)
+    ranker = _ranker(ranking).fit(c.task, c.reference, abstain=c.abstain, rule=c.rule)
+    hard = HardSubset.from_ranker(ranker, c.ids, c.texts, labels.list, c.task, c.reference)
     run.open_stage(dict(config_dump) if config_dump is not None else
                    stage_record(labels, task_models=list(task_models), ranking=ranking),
                    "rank", rhash)
     write_jsonl(out, hard.records)
-    dropped = {"no_signal": int(ranker.no_signal_.sum()),
-               "no_signal_in_top": ranker.no_signal_in_top_,
-               "reason": f"the reference's top label leads by less than "
-                         f"{ranking.min_reference_margin:g} (ranking.min_reference_margin)"}
+    j = c.judgement
+    abstained = {**j.abstained_info(), "rule": c.rule.describe()}
+    warning = abstain_warning(abstained)
+    if warning is not None:
+        import sys
+
+        print(f"warning: {warning}", file=sys.stderr)
+    counts = {"corpus": len(c.ids), "judged": int(j.judged.sum()), "failures": j.failures,
+              "base_rate": j.base_rate, "disagreements": int(ranker.disagree_.sum())}
     write_meta(out, rhash, ranking=ranking.model_dump(mode="json"),
-               task_model=name, corpus=len(ids), hard=len(hard), stage="rank", dropped=dropped)
-    run.complete("rank", rhash, stage_hash=rhash, hard=len(hard), corpus=len(ids),
-                 disagreements=int(ranker.disagree_.sum()), dropped=dropped,
-                 digests=output_digests(run, [out]))
-    return {"skipped": False, "stage_hash": rhash, "hard": len(hard), "corpus": len(ids),
-            "disagreements": int(ranker.disagree_.sum()), "dropped": dropped}
+               task_model=name, hard=len(hard), stage="rank", abstained=abstained,
+               **counts, **({"warning": warning} if warning else {}))
+    run.complete("rank", rhash, stage_hash=rhash, hard=len(hard), abstained=abstained,
+                 **counts, digests=output_digests(run, [out]))
+    return {"skipped": False, "stage_hash": rhash, "hard": len(hard), **counts,
+            "abstained": abstained}
 
 
 def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
@@ -149,18 +213,21 @@ def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
     hard_ids = [str(r["id"]) for r in iter_jsonl(hard_path)]
     if not hard_ids:
         raise DataError("cannot mine an empty hard subset", where=str(hard_path),
-                        fix="no sentence was kept by `synthcheck rank`; rank again with a "
-                            "larger ranking.top_k / top_fraction, or without "
-                            "ranking.require_disagreement")
-    ids, texts, task, ref = load_scores(run.path, labels=labels,
-                                        task_name=ranked_task_name(ranking, task_models))
-    # Full-corpus divergences and disagreements (the hard subset itself is hard.jsonl).
-    div = divergence(task, ref, ranking.metric)
-    disagree = task.argmax(axis=1) != ref.argmax(axis=1)
+                        fix="no sentence fails by the run's rule (the task model and the "
+                            "reference agree on every judged sentence, or most abstain: see "
+                            "abstained in hard.jsonl.meta.json); rank again with a lower "
+                            "ranking.min_reference_margin or reference.abstain.threshold, or "
+                            "generate a larger corpus")
+    # The background is the judged corpus: an abstained sentence is in no count.
+    c = load_judged(run.path, labels=labels, task_name=ranked_task_name(ranking, task_models),
+                    ranking=ranking).judged()
+    ids, texts = c.ids, c.texts
+    div = divergence(c.task, c.reference, ranking.metric)
+    disagree = c.judgement.fails
     index = {cid: i for i, cid in enumerate(ids)}
     unknown = [h for h in hard_ids if h not in index]
     if unknown:
-        raise DataError(f"{len(unknown)} hard-subset ids are missing from the corpus "
+        raise DataError(f"{len(unknown)} hard-subset ids are missing from the judged corpus "
                         f"({', '.join(unknown[:3])})", where=str(hard_path),
                         fix="rerun `synthcheck rank` on this run")
     m = mining

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from discovery._judge import JudgeRule, judge
 from synth.core import ConfigError, DataError
 
 METRICS = ("abs_top", "signed", "kl", "js", "tv", "p_wrong")
@@ -70,32 +71,32 @@ def divergence(task: np.ndarray, reference: np.ndarray, metric: str = "abs_top")
 class DivergenceRanker:
     """Ranks sentences by task/reference divergence and selects the hard subset.
 
+    The hard subset holds only sentences on which the task model fails by the run's one
+    rule (:func:`discovery.judge`): the reference judges them (no abstain answer above its
+    threshold, a top-label margin of at least ``min_margin``) and its top label differs
+    from the task model's. An agreeing or abstained sentence never enters, for any number
+    of labels; the divergence only orders the failures.
+
     Args:
         metric: see :func:`divergence`.
         top_k: keep this many sentences (overrides ``top_fraction``).
-        top_fraction: keep ``ceil(top_fraction * n)`` sentences (the paper: 10%).
-        require_disagreement: keep only sentences whose top labels differ.
-        min_margin: keep out sentences whose reference margin (:func:`reference_margin`) is
-            below this: the reference reads no label on them (no label signal).
+        top_fraction: keep ``ceil(top_fraction * n)`` sentences (the paper: 10%), n the
+            whole corpus (fewer when fewer sentences fail).
 
     Attributes (after ``fit``):
         divergence_: divergence per sentence.
         task_top_, reference_top_: index of each side's top label per sentence.
         disagree_: whether the two top labels differ.
+        judgement_: the :class:`discovery.Judgement` of every sentence.
         order_: all sentence indices, most divergent first (ties: input order).
-        no_signal_: whether each sentence is kept out for lack of label signal.
-        no_signal_in_top_: how many kept-out sentences would have entered the hard subset.
         hard_indices_: the hard subset, most divergent first.
     """
 
     def __init__(self, metric: str = "abs_top", *, top_k: int | None = None,
-                 top_fraction: float | None = 0.1, require_disagreement: bool = False,
-                 min_margin: float = 0.0) -> None:
+                 top_fraction: float | None = 0.1) -> None:
         self.metric = metric
         self.top_k = top_k
         self.top_fraction = top_fraction
-        self.require_disagreement = require_disagreement
-        self.min_margin = min_margin
 
     def _size(self, n: int) -> int:
         if self.top_k is not None:
@@ -114,8 +115,12 @@ class DivergenceRanker:
                               f"(0, 1]. Got {frac} instead.", where="ranking.top_fraction")
         return max(1, math.ceil(frac * n))
 
-    def fit(self, task: np.ndarray, reference: np.ndarray) -> DivergenceRanker:
-        """Score and rank; ``task`` and ``reference`` are n x labels probability arrays."""
+    def fit(self, task: np.ndarray, reference: np.ndarray, *,
+            abstain: np.ndarray | None = None, rule: JudgeRule | None = None
+            ) -> DivergenceRanker:
+        """Judge, score and rank; ``task`` and ``reference`` are n x labels probability
+        arrays, ``abstain`` the reference's abstain answer per row (None: none) and ``rule``
+        the run's judging rule."""
         task = np.asarray(task, dtype=np.float64)
         reference = np.asarray(reference, dtype=np.float64)
         if len(task) == 0:
@@ -123,15 +128,12 @@ class DivergenceRanker:
                             fix="generate a corpus first")
         size = self._size(len(task))
         self.divergence_ = divergence(task, reference, self.metric)
-        self.task_top_ = task.argmax(axis=1)
-        self.reference_top_ = reference.argmax(axis=1)
+        self.judgement_ = judge(task, reference, abstain=abstain, rule=rule)
+        self.task_top_ = self.judgement_.task_top
+        self.reference_top_ = self.judgement_.reference_top
         self.disagree_ = self.task_top_ != self.reference_top_
         self.order_ = np.argsort(-self.divergence_, kind="stable")
-        self.no_signal_ = reference_margin(reference) < self.min_margin
-        pool = self.order_[self.disagree_[self.order_]] if self.require_disagreement \
-            else self.order_
-        self.no_signal_in_top_ = int(self.no_signal_[pool[:size]].sum())
-        self.hard_indices_ = pool[~self.no_signal_[pool]][:size]
+        self.hard_indices_ = self.order_[self.judgement_.fails[self.order_]][:size]
         return self
 
 

@@ -18,12 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from discovery._calibration import Calibrator
+from discovery._calibration import Calibrator, abstain_probability
 from discovery._chunks import (
     _ChunkRunner,
     _reference_chunk_fn,
     _remote,
     _score_chunks,
+    _stage_abstain_calibration,
     _stage_calibration,
     _task_chunk_fn,
     _task_fn,
@@ -66,6 +67,9 @@ from synth.core import (
     config_hash,
     write_jsonl,
 )
+
+ABSTAIN_COLUMN = "<abstain>"
+"""The abstain answer's name in the recorded abstain calibration's bias."""
 
 
 def score_run(run_dir: str | Path, *, labels: LabelSpace,
@@ -127,7 +131,7 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
     run.set_stage("score", "running", stage_hash=shash)
     started = time.perf_counter()
     try:
-        task_probs, raw, calib, task_calib = _score_all(
+        task_probs, raw, calib, task_calib, abstain_calib = _score_all(
             ids, texts, out_dir, labels=labels, task_models=task_models, reference=reference,
             evaluation=evaluation, task_scorers=task_scorers, reference_scorer=reference_scorer,
             progress=progress, executor=executor)
@@ -151,15 +155,24 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
                                           evaluation=evaluation),
                     task_model=tm.model_dump(mode="json"),
                     labels=names, sentences=len(ids), stage="score", **extra)
-    probs = calib.predict_proba(raw) if len(raw) else raw
+    k = len(names)
+    probs = calib.predict_proba(raw[:, :k]) if len(raw) else np.zeros((0, k))
     path = out_dir / "reference.jsonl"
-    write_jsonl(path, ({"id": i, "probs": dict(zip(names, map(float, p), strict=True)),
-                        "logprobs": dict(zip(names, map(float, lp), strict=True))}
-                       for i, p, lp in zip(ids, probs, raw, strict=True)))
+    abstain = abstain_probability(abstain_calib, raw) if abstain_calib is not None else None
+    write_jsonl(path, (
+        {"id": i, "probs": dict(zip(names, map(float, p), strict=True)),
+         "logprobs": dict(zip(names, map(float, lp[:k]), strict=True)),
+         **({} if abstain is None else {"abstain": float(abstain[j]),
+                                        "abstain_logprob": float(lp[k])})}
+        for j, (i, p, lp) in enumerate(zip(ids, probs, raw, strict=True))))
+    ab_info: dict[str, Any] = {}
+    if abstain_calib is not None and reference.abstain is not None:
+        ab_info["abstain"] = {**reference.abstain.model_dump(mode="json"),
+                              **_calib_info(abstain_calib, [*names, ABSTAIN_COLUMN])}
     write_meta(path, reference_hash(reference, labels),
                 reference=reference.model_dump(mode="json"), labels=names,
                 calibration=_calib_info(calib, names),
-                sentences=len(ids), stage="score")
+                sentences=len(ids), stage="score", **ab_info)
     seconds = time.perf_counter() - started
     run.complete("score", shash, stage_hash=shash, sentences=len(ids),
                  seconds=round(seconds, 2),
@@ -178,10 +191,12 @@ def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: Label
                evaluation: EvaluationConfig, task_scorers: Mapping[str, TaskScorer] | None,
                reference_scorer: FewShotReference | None, progress: bool,
                executor: Executor | None = None
-               ) -> tuple[list[np.ndarray], np.ndarray, Calibrator, dict[str, Calibrator]]:
-    """Every task model's probabilities, the reference's raw label log-probs, its fitted
-    calibrator and the ``fewshot:`` task models' calibrators; chunks already on disk are
-    reused, models are built only when needed."""
+               ) -> tuple[list[np.ndarray], np.ndarray, Calibrator, dict[str, Calibrator],
+                          Calibrator | None]:
+    """Every task model's probabilities, the reference's raw label log-probs (and its abstain
+    answer's, as a last column), its fitted calibrator, the ``fewshot:`` task models'
+    calibrators and the abstain answer's calibrator (None without one); chunks already on
+    disk are reused, models are built only when needed."""
     names = labels.list
     scorers: dict[str, TaskScorer] = dict(task_scorers or {})
     built: dict[str, TaskScorer] = {}
@@ -243,4 +258,5 @@ def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: Label
                                      functools.partial(_reference_chunk_fn, reference, labels))
     raw = _score_chunks("reference", ref_fn, ids, texts, parts, rkey, progress, ref_runner)
     calib = _stage_calibration(reference, len(labels), ref_fn, raw, parts, rkey)
-    return task_probs, raw, calib, task_calib
+    abstain_calib = _stage_abstain_calibration(reference, len(labels), ref_fn, raw, parts, rkey)
+    return task_probs, raw, calib, task_calib, abstain_calib

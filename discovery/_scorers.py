@@ -217,17 +217,26 @@ class SklearnScorer:
 
     @classmethod
     def from_file(cls, path: str | Path, labels: Sequence[str], *,
-                  trusted_types: Sequence[str] = (), **kwargs: Any) -> SklearnScorer:
+                  trusted_types: Sequence[str] = (), allow_unsafe_types: bool = False,
+                  **kwargs: Any) -> SklearnScorer:
         """Load a ``.skops`` file, refusing any type that is not trusted.
+
+        ``trusted_types`` that can run code (``posix.system``, ``builtins.eval``...) are
+        refused unless ``allow_unsafe_types`` (see :mod:`discovery._skops_trust`).
 
         Raises:
             DataError: the file is missing, or holds types outside the allow-list (it is
-                not loaded).
+                not loaded; each type is described, and only types that cannot run code
+                are suggested).
+            ConfigError: a trusted type can run code and ``allow_unsafe_types`` is off.
         """
         import skops.io as sio
 
+        from discovery._skops_trust import check_trusted_types, refusal
+
         path = Path(path)
         where = f"sklearn:{path}"
+        check_trusted_types(trusted_types, allow_unsafe_types, where)
         check_skops_file(path, where)
         try:
             untrusted = sio.get_untrusted_types(file=path)
@@ -237,11 +246,7 @@ class SklearnScorer:
         allowed = set(TRUSTED_SKOPS_TYPES) | set(trusted_types)
         refused = [t for t in untrusted if t not in allowed]
         if refused:
-            raise DataError(
-                f"refusing to load untrusted types {refused}", where=where,
-                fix="if you trust this file, list these types under the task model's "
-                    "trusted_types (on the command line: verify --trusted-types "
-                    + ",".join(refused) + ")")
+            raise refusal(refused, where)
         try:
             estimator = sio.load(path, trusted=[t for t in untrusted if t in allowed])
         except Exception as exc:  # noqa: BLE001 - a damaged archive fails in many ways
@@ -393,8 +398,10 @@ def _load_hf(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] |
 
 
 def _load_sklearn(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,
-                  name: str, trusted_types: Sequence[str] = (), **_: object) -> TaskScorer:
+                  name: str, trusted_types: Sequence[str] = (), allow_unsafe_types: bool = False,
+                  **_: object) -> TaskScorer:
     return SklearnScorer.from_file(rest, labels, trusted_types=trusted_types,
+                                   allow_unsafe_types=allow_unsafe_types,
                                    label_map=label_map, name=name)
 
 
@@ -461,8 +468,9 @@ def _load_fewshot(rest: str, labels: Sequence[str], *, name: str,
     from discovery._config import ReferenceConfig
     from discovery._reference import FewShotReference
 
+    # A task model picks a label: the reference's abstain answer is not scored for it.
     return FewShotReference.from_config(reference or ReferenceConfig(), labels, name=name,
-                                        model=rest)
+                                        model=rest, abstain=False)
 
 
 def _load_demo(rest: str, labels: Sequence[str], *, label_map: Mapping[str, str] | None,

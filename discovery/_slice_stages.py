@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from discovery._config import RankingConfig, SlicesConfig, TaskModelConfig
-from discovery._focus_rounds import failures
 from discovery._stage_state import check_upstream, output_digests, outputs_problem
 from synth.core import (
     LabelSpace,
@@ -42,44 +41,44 @@ OUTPUTS = {"semantic": "slices.jsonl", "metadata": "metadata.jsonl",
            "occlusion": "words.jsonl", "findings": "findings.jsonl"}
 
 
-def failure_rule(slices: SlicesConfig) -> dict[str, Any]:
-    """The failure rule's fields, as every slice stage hashes them."""
-    return {"failure": slices.failure, "confidence": slices.confidence}
+def failure_rule(ranking: RankingConfig) -> dict[str, Any]:
+    """The judging rule's fields, as every slice stage hashes them (the abstain threshold is
+    in the score stage's hash)."""
+    return {"rule": JUDGE_SCHEME, "min_margin": ranking.min_reference_margin}
 
 
-def corpus_failures(task: np.ndarray, reference: np.ndarray, slices: SlicesConfig
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """(failure flags under ``slices.failure``, the reference's probability that the task
-    model's top label is wrong) per sentence."""
-    p_wrong = 1.0 - reference[np.arange(len(task)), task.argmax(axis=1)]
-    return failures(task, reference, slices.failure, confidence=slices.confidence), p_wrong
+JUDGE_SCHEME = "judge-v1"
+"""The failure rule's version (:func:`discovery.judge`: top labels differ on a judged
+sentence); part of every slice stage's hash."""
 
 
 def slice_stage_hash(stage: str, slices: SlicesConfig, score_hash: str, task_name: str,
-                     models: str = "") -> str:
+                     models: str = "", *, ranking: RankingConfig) -> str:
     """Hash of a slice stage (``semantic``, ``metadata``, ``occlusion``): its own section,
-    the failure rule, the ranked task model and the score stage hash (and, for occlusion,
+    the judging rule, the ranked task model and the score stage hash (and, for occlusion,
     ``models``: what changes the two models' scores of new text)."""
     section = getattr(slices, stage)
     extra = {"encoder": slices.semantic.encoder} \
         if stage == "occlusion" and slices.occlusion.groups else {}
-    return config_hash({stage: output_dump(section), **failure_rule(slices),
+    return config_hash({stage: output_dump(section), **failure_rule(ranking),
                         "task_model": task_name, "score": score_hash, "models": models,
                         **extra})
 
 
-def findings_stage_hash(slices: SlicesConfig, upstream: Mapping[str, str | None]) -> str:
-    """Hash of the findings stage: ``max_findings``, the failure rule and the hashes of the
+def findings_stage_hash(slices: SlicesConfig, upstream: Mapping[str, str | None], *,
+                        ranking: RankingConfig) -> str:
+    """Hash of the findings stage: ``max_findings``, the judging rule and the hashes of the
     stages it unifies (None for one that did not run)."""
-    return config_hash({"max_findings": slices.max_findings, **failure_rule(slices),
+    return config_hash({"max_findings": slices.max_findings, **failure_rule(ranking),
                         "upstream": dict(upstream)})
 
 
 @dataclass
 class _Scored:
     """A slice stage's scored corpus, once its hash says it must run: the run directory,
-    the stage hash, the corpus, both models' probabilities, the failure flags and the
-    reference's probability that the task model is wrong, and when the work started."""
+    the stage hash, the judged sentences (both models' probabilities, failure flags and the
+    reference's probability that the task model is wrong; abstained sentences are in no
+    count, see :func:`discovery.judge`), what abstained, and when the work started."""
 
     run: RunDir
     shash: str
@@ -90,6 +89,8 @@ class _Scored:
     fail: np.ndarray
     p_wrong: np.ndarray
     started: float
+    abstained: dict[str, Any]
+    rule: str
 
 
 def _begin(run_dir: str | Path, stage: str, stage_hash: Callable[[str, str], str], *,
@@ -98,28 +99,32 @@ def _begin(run_dir: str | Path, stage: str, stage_hash: Callable[[str, str], str
            ) -> _Scored | dict[str, Any]:
     """Load the scored corpus of ``run_dir`` (checked against ``score_hash``) and hash the
     stage (``stage_hash(score stage hash, ranked task model)``): the skip result when the
-    stage is current with that hash, else what its work reads."""
-    from discovery._rank_mine import load_scores
+    stage is current with that hash, else what its work reads: the judged sentences."""
+    from discovery._rank_mine import load_judged
     from discovery._task_models import ranked_task_name
 
     run = RunDir(run_dir)
     upstream = check_upstream(run, "score", score_hash, what="scores", command="score")
     name = ranked_task_name(ranking, task_models)
-    ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=name)
+    full = load_judged(run.path, labels=labels, task_name=name, ranking=ranking)
     shash = stage_hash(upstream, name)
     if _current(run, stage, shash):
         return {"skipped": True, "stage_hash": shash}
     started = time.perf_counter()
-    fail, p_wrong = corpus_failures(task, ref, slices)
-    return _Scored(run, shash, ids, texts, task, ref, fail, p_wrong, started)
+    c = full.judged()
+    p_wrong = 1.0 - c.reference[np.arange(len(c.task)), c.judgement.task_top] \
+        if len(c.task) else np.zeros(0)
+    return _Scored(run, shash, c.ids, c.texts, c.task, c.reference, c.judgement.fails,
+                   p_wrong, started, full.judgement.abstained_info(), full.rule.describe())
 
 
 def _finish(c: _Scored, stage: str, rows: list[dict[str, Any]],
             config_dump: Mapping[str, Any] | None, **info: Any) -> dict[str, Any]:
     """Write ``rows`` and the stage's meta file, complete the stage in the manifest (with
-    ``info`` and the corpus's base failure rate)."""
+    ``info``, the run's base failure rate over the judged sentences and what abstained)."""
     run, shash = c.run, c.shash
-    info = {**info, "base_rate": float(c.fail.mean())}
+    info = {**info, "base_rate": float(c.fail.mean()) if len(c.fail) else 0.0,
+            "judged": len(c.fail), "abstained": c.abstained}
     out = run.path / OUTPUTS[stage]
     run.open_stage(dict(config_dump) if config_dump is not None else {"stage": stage},
                    stage, shash)
@@ -184,7 +189,8 @@ def semantic_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
     from discovery._slices import SemanticSlicer
 
     c = _begin(run_dir, "semantic",
-               lambda score, name: slice_stage_hash("semantic", slices, score, name),
+               lambda score, name: slice_stage_hash("semantic", slices, score, name,
+                                                    ranking=ranking),
                labels=labels, slices=slices, ranking=ranking, task_models=task_models,
                score_hash=score_hash)
     if isinstance(c, dict):
@@ -208,7 +214,8 @@ def metadata_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
     from discovery._slices import MetadataSlicer
 
     c = _begin(run_dir, "metadata",
-               lambda score, name: slice_stage_hash("metadata", slices, score, name),
+               lambda score, name: slice_stage_hash("metadata", slices, score, name,
+                                                    ranking=ranking),
                labels=labels, slices=slices, ranking=ranking, task_models=task_models,
                score_hash=score_hash)
     if isinstance(c, dict):
@@ -235,12 +242,15 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
 
     c = _begin(run_dir, "occlusion",
                lambda score, name: slice_stage_hash("occlusion", slices, score, name,
-                                                    models_key),
+                                                    models_key, ranking=ranking),
                labels=labels, slices=slices, ranking=ranking, task_models=task_models,
                score_hash=score_hash)
     if isinstance(c, dict):
         return c
     o = slices.occlusion
+    k = len(labels)
+    ref_fn = None if reference_fn is None else (  # the abstain column, if any, is not a label
+        lambda texts: np.asarray(reference_fn(texts), dtype=np.float64)[:, :k])
     scorer = OcclusionScorer(reference_words=o.reference_words,
                              reference_sentences=o.reference_sentences,
                              min_count=o.min_count, max_examples=o.max_examples,
@@ -248,7 +258,7 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
                              group_similarity=o.group_similarity,
                              group_min_words=o.group_min_words).fit(
         c.texts, c.task, c.ref, c.fail, task_fn=task_fn,
-        reference_fn=reference_fn if o.reference_words else None, ids=c.ids,
+        reference_fn=ref_fn if o.reference_words else None, ids=c.ids,
         embed_fn=SentenceEmbedder(slices.semantic.encoder,
                                   batch_size=slices.semantic.batch_size).embed
         if o.groups else None)
@@ -278,16 +288,17 @@ def findings_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
     """Unify the rows of the discovery stages that are current under ``upstream`` (stage
     name -> the hash the caller's config gives it, None when off: ``mine``
     (``ngrams.jsonl``), ``semantic`` (``slices.jsonl``), ``metadata``, ``occlusion``
-    (``words.jsonl``), ``focus``) into the ranked ``findings.jsonl`` (see
+    (``words.jsonl``), ``focus``, ``labelled``) into the ranked ``findings.jsonl`` (see
     :func:`discovery.build_findings`); a stage that is off or not current adds nothing."""
     from discovery._findings import build_findings
 
     files = {"mine": "ngrams.jsonl", "semantic": "slices.jsonl",
-             "metadata": "metadata.jsonl", "occlusion": "words.jsonl", "focus": "focus.jsonl"}
+             "metadata": "metadata.jsonl", "occlusion": "words.jsonl", "focus": "focus.jsonl",
+             "labelled": "labelled.jsonl"}
     c = _begin(run_dir, "findings",
                lambda score, name: findings_stage_hash(
                    slices, {"score": score, "task_model": name, "focus_rule": focus_rule,
-                            **{k: upstream.get(k) for k in files}}),
+                            **{k: upstream.get(k) for k in files}}, ranking=ranking),
                labels=labels, slices=slices, ranking=ranking, task_models=task_models,
                score_hash=score_hash)
     if isinstance(c, dict):
@@ -299,22 +310,17 @@ def findings_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
         return [r for r in got[stage] if r.get("significant")]
 
     rows = build_findings(texts=c.texts, ids=c.ids, fail=c.fail, p_wrong=c.p_wrong,
-                          rule=_rule_text(slices), ngrams=got["mine"],
+                          rule=c.rule, ngrams=got["mine"],
                           semantic=significant("semantic"), metadata=significant("metadata"),
                           words=significant("occlusion"), focus=got["focus"],
+                          labelled=significant("labelled"),
                           focus_rule=focus_rule, max_per_kind=slices.max_findings)
     return _finish(c, "findings", rows, config_dump,
-                   confirmed=sum(r["confirmed"] for r in rows), rule=_rule_text(slices))
+                   confirmed=sum(r["confirmed"] for r in rows), rule=c.rule)
 
 
-def focus_rule_text(focus: Any) -> str:
-    """The focus failure rule of a ``FocusConfig`` in words."""
-    if focus.failure == "confident":
-        return f"reference's p(task model wrong) >= {focus.confidence:g}"
-    return "top labels differ" if focus.failure == "disagreement" else "hard-subset rule"
+def focus_rule_text(ranking: RankingConfig, abstain_threshold: float | None = None) -> str:
+    """The run's one failure rule in words (focus rounds, slices and findings share it)."""
+    from discovery._judge import JudgeRule
 
-
-def _rule_text(slices: SlicesConfig) -> str:
-    if slices.failure == "confident":
-        return f"reference's p(task model wrong) >= {slices.confidence:g}"
-    return "top labels differ"
+    return JudgeRule(ranking.min_reference_margin, abstain_threshold).describe()

@@ -61,7 +61,7 @@ def check_stage2(labels: LabelSpace, *, task_models: Sequence[TaskModelConfig],
             continue
         check_task_model(t.spec, names, where=f"task_models[{i}] ({t.name})",
                          label_map=t.label_map, trusted_types=t.trusted_types,
-                         reference=reference)
+                         allow_unsafe_types=t.allow_unsafe_types, reference=reference)
     if ranking is not None:
         ranked_task_name(ranking, task_models)
     if evaluation is not None:

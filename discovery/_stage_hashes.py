@@ -74,7 +74,11 @@ CALIBRATION_FIELDS = ("calibration", "calibration_average", "content_free")
 
 
 def _raw_reference_dump(reference: ReferenceConfig) -> dict[str, Any]:
-    return {k: v for k, v in output_dump(reference).items() if k not in CALIBRATION_FIELDS}
+    dump = {k: v for k, v in output_dump(reference).items() if k not in CALIBRATION_FIELDS}
+    abstain = dump.pop("abstain", None)
+    if abstain is not None:  # only its word changes the raw scores (an extra column)
+        dump["abstain"] = {"word": abstain["word"]}
+    return dump
 
 
 def raw_reference_hash(reference: ReferenceConfig, labels: LabelSpace) -> str:

@@ -28,6 +28,7 @@ def build_task_scorers(task_models: Sequence[TaskModelConfig], labels: LabelSpac
     return {t.name: load_task_scorer(t.spec, labels.list, label_map=t.label_map,
                                      name=t.name, batch_size=t.batch_size,
                                      max_length=t.max_length, trusted_types=t.trusted_types,
+                                     allow_unsafe_types=t.allow_unsafe_types,
                                      reference=reference, evaluation=evaluation)
             for t in task_models}
 

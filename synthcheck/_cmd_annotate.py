@@ -33,6 +33,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     ex.add_argument("--include", default="hard,focus,findings", metavar="SOURCES",
                     help="what to export, comma-separated (default: hard,focus,findings; "
                          "those the run has)")
+    ex.add_argument("--audit", action="store_true",
+                    help="a blind audit instead: a seeded sample of the hard subset plus a "
+                         "random control from the corpus, shuffled, texts only (no scores, no "
+                         "model labels); one label per sentence, a task label or 'no label "
+                         "applies'. The sample is kept in RUN/review/audit-sample.json")
+    ex.add_argument("--audit-hard", type=int, default=60, metavar="N",
+                    help="with --audit: the top N of the hard subset (default: 60)")
+    ex.add_argument("--audit-control", type=int, default=40, metavar="N",
+                    help="with --audit: N random corpus sentences outside it (default: 40)")
+    ex.add_argument("--seed", type=int, default=None,
+                    help="with --audit: the sample's seed (default: the run's seed)")
+    im.add_argument("--audit", action="store_true",
+                    help="the file holds audit labels (from 'annotate export --audit'): "
+                         "append them to RUN/review/audit.jsonl and print the hard subset's "
+                         "precision on this corpus")
     im.add_argument("--in", dest="path", required=True, type=Path, metavar="FILE",
                     help="the tool's JSON export (required)")
     im.add_argument("--annotator", default=None,
@@ -44,16 +59,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run_export(args: argparse.Namespace) -> int:
     from formalize import annotation_items, export_annotations
-    from synth.core import ConfigError, check_output_file
+    from synth.core import ConfigError, check_outputs
 
     include = [s.strip() for s in args.include.split(",") if s.strip()]
     if not include:
         raise ConfigError("--include names no source", where=f"--include {args.include!r}",
                           fix="name some of: hard, focus, findings (e.g. --include hard)")
     # Before any work: a bad --out never creates folders (e.g. at the file system's root).
-    check_output_file(args.out, flag="--out")
-    if args.format == "label-studio":  # its labeling config goes beside it
-        check_output_file(Path(args.out).with_suffix(".xml"), flag="--out")
+    # Never one of the run's own files, and the labeling config beside it (Label Studio)
+    # never the tasks file itself (--out tasks.xml) nor a file the user wrote.
+    from formalize.review._annotate import check_export_paths
+
+    paths = check_export_paths(args.format, args.out)
+    outputs = [("--out", paths[0])]
+    outputs += [("--out (its labeling config .xml)", p) for p in paths[1:]]
+    check_outputs(outputs, replaceable=_is_labeling_config)
+    if args.audit:
+        return _export_audit(args)
     paths = export_annotations(args.run, args.format, args.out, include)
     n = len(annotation_items(args.run, include))
     print(f"exported {n} sentence(s) from {args.run} for {args.format}")
@@ -62,14 +84,61 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _is_labeling_config(path: Path) -> bool:
+    """Whether ``path`` is a Label Studio labeling config (an earlier export's ``.xml``)."""
+    try:
+        return path.read_bytes()[:200].lstrip().startswith(b"<View")
+    except OSError:
+        return False
+
+
+def _export_audit(args: argparse.Namespace) -> int:
+    from discovery import AUDIT_SAMPLE, read_audit_sample
+    from formalize import export_audit
+
+    paths = export_audit(args.run, args.format, args.out, n_hard=args.audit_hard,
+                         n_control=args.audit_control, seed=args.seed)
+    sample = read_audit_sample(args.run) or {"items": []}
+    groups = [it["group"] for it in sample["items"]]
+    print(f"audit sample: {groups.count('hard')} of the hard subset and "
+          f"{groups.count('control')} random others, shuffled (seed {sample.get('seed')}); "
+          f"kept in {args.run / AUDIT_SAMPLE}")
+    for path in paths:
+        print(f"wrote {path}")
+    print(f"label every sentence without looking at its scores, then: synthcheck annotate "
+          f"import --audit --run {args.run} --format {args.format} --in EXPORT.json")
+    return 0
+
+
 def run_import(args: argparse.Namespace) -> int:
     from collections import Counter
 
     from formalize import import_annotations
 
-    added = import_annotations(args.run, args.format, args.path, annotator=args.annotator)
-    counts = Counter(r["tag"] for r in added)
+    if args.audit:
+        return _import_audit(args)
+    result = import_annotations(args.run, args.format, args.path, annotator=args.annotator)
+    counts = Counter(r["tag"] for r in result.added)
     shown = ", ".join(f"{tag} {n}" for tag, n in counts.items()) or "none"
-    print(f"imported {len(added)} decision(s) from {args.path} into "
+    print(f"imported {len(result.added)} decision(s) from {args.path} into "
           f"{args.run / 'review' / 'decisions.jsonl'} ({shown})")
+    if result.duplicates:
+        print(f"skipped {result.duplicates} already imported (the same annotation)")
+    for reason in result.dropped:
+        print(f"dropped {reason}")
+    return 0
+
+
+def _import_audit(args: argparse.Namespace) -> int:
+    from discovery import AUDIT_LABELS, audited_precision, format_audit
+    from formalize import import_audit, update_eval_audit
+
+    added, dups = import_audit(args.run, args.format, args.path, annotator=args.annotator)
+    print(f"imported {len(added)} audit label(s) from {args.path} into "
+          f"{args.run / AUDIT_LABELS}" + (f" (skipped {dups} already imported)" if dups else ""))
+    for line in format_audit(audited_precision(args.run)):
+        print(line)
+    path = update_eval_audit(args.run)
+    if path is not None:
+        print(f"updated {path} (corpus_audit)")
     return 0

@@ -34,7 +34,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
                         "test's own max_fail_rate in the suite wins (as for verify)")
     add_allow_outside_files(p)
     add_executor_arg(p)
+    p.add_argument("--lock-timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="give up (exit 2, naming the holder) when another process has held a "
+                        "stage of this run directory for this long (default: wait; a line "
+                        "says who holds it every $SYNTHCHECK_HEARTBEAT seconds)")
     p.set_defaults(func=run)
+
+
+def _seconds(text: str) -> float:
+    """argparse type of --lock-timeout: a number of seconds >= 0."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_args_config(args, EXECUTOR_FLAG)
     warn_if_shots_off_domain(cfg)
     result = discover(cfg, args.run, n=args.n, progress=not args.quiet,
-                      allow_outside_files=args.allow_outside_files)
+                      allow_outside_files=args.allow_outside_files,
+                      lock_timeout=args.lock_timeout)
     print()
     print(format_summary(cfg, result.run_dir, result.info))
     return _gate(cfg, result.info.get("verify"), args.max_fail_rate,
@@ -82,16 +100,22 @@ def _probs(p: dict[str, float]) -> str:
     return " ".join(f"{short[k]}={v:.2f}" for k, v in p.items())
 
 
-def _no_signal(run_dir: Path) -> str:
-    """`` (12 sentences kept out, 3 of them from the top: <reason>)``: the rank stage's
-    no-signal drops as its manifest entry records them (nothing when none)."""
+def _abstained(run_dir: Path) -> tuple[str, str | None]:
+    """What the rank stage's manifest entry records about the judging rule: ``(line, warning
+    or None)``; the line says how many sentences abstained, by reason, and the run's one
+    base rate over the judged ones (empty when the rank stage has not run)."""
+    from discovery import abstain_warning, format_abstained
     from synth.core import RunDir
 
-    dropped = (RunDir(run_dir).stage_status("rank") or {}).get("dropped") or {}
-    if not dropped.get("no_signal"):
-        return ""
-    return (f" ({dropped['no_signal']} sentences without label signal kept out, "
-            f"{dropped.get('no_signal_in_top', 0)} of them from the top: {dropped['reason']})")
+    entry = RunDir(run_dir).stage_status("rank") or {}
+    info = entry.get("abstained")
+    if not isinstance(info, dict):
+        return "", None
+    line = (f"judged: {entry.get('judged', '?')} sentences, "
+            f"{format_abstained(info)}; rule: {info.get('rule', '?')}; "
+            f"{entry.get('failures', '?')} fail, base rate "
+            f"{float(entry.get('base_rate', 0.0)):.2f} (every stage's)")
+    return line, abstain_warning(info)
 
 
 def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, hardest: int = 10,
@@ -99,18 +123,32 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
     """The text `discover` prints: accuracy, the hard subset's precision on held-out data
     (and its warnings), corpus size, hardest sentences, top n-grams, the confirmed failure
     patterns of the focus rounds, the per-template table and where the report is."""
-    from discovery import UNTRUSTED_FIX, format_reliability, reference_distrust
+    import sys
+
+    from discovery import (
+        UNTRUSTED_FIX,
+        format_reliability,
+        format_trust,
+        reference_distrust,
+        trust_decision,
+    )
     from synth.core import iter_jsonl
-    from synthcheck._summary import focus_lines, head
+    from synthcheck._summary import focus_lines, head, run_audit
 
     lines = [f"== synthcheck discover: {cfg.name} ({run_dir}) =="]
     evaluation = info.get("evaluation") or {}
+    audit = run_audit(run_dir)
+    judged_line, abstain_warn = _abstained(run_dir)
     # Warnings come first: they say how far to read everything below.
+    if abstain_warn:
+        lines.append(f"warning: {abstain_warn}")
+        print(f"warning: {abstain_warn}", file=sys.stderr)
     lines += [f"warning: {w}" for w in evaluation.get("warnings") or []]
-    distrust = reference_distrust(evaluation)
+    distrust = reference_distrust(evaluation, audit)
     if distrust:
         lines.append("warning: no finding below is confirmed, since "
                      f"{'; and '.join(distrust)}. What to do: {UNTRUSTED_FIX}")
+    lines += format_trust(trust_decision(evaluation, audit))
     reports = info.get("evaluate") or {}
     if reports:
         lines.append("held-out accuracy:")
@@ -126,6 +164,10 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
         lines.append(f"  {'majority':<12} acc {evaluation['majority_baseline_accuracy']:.3f}"
                      f"  (always the most frequent label)")
     lines += [s for s in format_reliability(evaluation) if not s.startswith("warning: ")]
+    if evaluation.get("hard_subset_precision"):  # the held-out figure, then what it misses
+        from discovery import audited_precision, format_audit
+
+        lines += format_audit(audited_precision(run_dir))
     corpus = info.get("corpus") or {}
     dropped = ", ".join(f"{k} {v}" for k, v in corpus.get("dropped", {}).items()) or "none"
     lines.append(f"corpus: {corpus.get('kept', 0)} sentences from {corpus.get('prompts', 0)} "
@@ -134,8 +176,10 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
     if hard_path.is_file():
         size = sum(1 for _ in iter_jsonl(hard_path))
         top = head(hard_path, hardest)
-        lines.append(f"hard subset: {size} sentences{_no_signal(run_dir)}; the {len(top)} "
-                     f"hardest:")
+        if judged_line:
+            lines.append(judged_line)
+        lines.append(f"hard subset: {size} sentences (each a failure by that rule); the "
+                     f"{len(top)} hardest:")
         for rec in top:
             text = rec["text"] if len(rec["text"]) <= 90 else rec["text"][:87] + "..."
             lines.append(f"  {rec['rank']:>3}. div {rec['divergence']:.2f}  task "

@@ -72,6 +72,11 @@ def run_evaluate(args: argparse.Namespace) -> int:
     print(format_reports(reports, cfg.task.labels))
     for line in format_reliability(reliability):
         print(line)
+    if reliability.get("hard_subset_precision"):
+        from discovery import audited_precision, format_audit
+
+        for line in format_audit(audited_precision(args.run) if args.run else None):
+            print(line)
     if args.run is not None:
         # eval.json is what `synthcheck report` reads. Its hash ("evaluate") is never a
         # `discover` stage hash, so a later `discover` redoes its own evaluation.
@@ -89,6 +94,12 @@ def run_train_demo(args: argparse.Namespace) -> int:
 
     check_split(args.seed, args.holdout_fraction, args.limit,
                 where=("--split-seed", "--holdout-fraction", "--limit"))
+    if args.out is not None:
+        from synth.core import check_outputs
+
+        check_outputs([("--out", args.out),
+                       ("--out (its .meta.json)", Path(f"{args.out}.meta.json"))],
+                      replaceable=lambda p: True)
     path = train_demo_model(args.out, seed=args.seed, holdout_fraction=args.holdout_fraction,
                             limit=args.limit)
     print(f"demo model saved: {path}")

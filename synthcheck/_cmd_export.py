@@ -33,8 +33,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from formalize import FORMATS, load_suite
+    from pathlib import Path
 
+    from formalize import FORMATS, load_suite
+    from synth.core import check_outputs
+
+    fmt = FORMATS.get(args.format)
+    if not fmt.out_files:
+        check_outputs([("--out", args.out)])
+    else:  # a folder of files (hatecheck): each file in it is checked
+        check_outputs([(f"--out (its {n})", Path(args.out) / n) for n in fmt.out_files],
+                      replaceable=lambda p: True)
     suite = load_suite(args.suite, allow_outside_files=args.allow_outside_files)
     done = FORMATS.get(args.format)().export(suite, args.out, sample=args.sample,
                                              seed=args.seed, max_cases=args.max_cases)

@@ -22,8 +22,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from synthcheck.report import build_report
+    from synthcheck.report import build_report, check_report_outputs
 
+    # Checked before the report is built: --out never replaces one of the run's own files
+    # (RUN/hard.jsonl), the summary.md beside it never replaces the HTML (--out
+    # DIR/summary.md) nor a summary.md that `report` did not write.
+    if args.run.is_dir():  # else build_report says what the run path is
+        check_report_outputs(args.run,
+                             args.out if args.out is not None else args.run / "report.html")
     report = build_report(args.run)
     path = report.write(args.out)
     for s in report.sections:

@@ -53,13 +53,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     f.set_defaults(func=run_focus_command)
 
     s = sub.add_parser(
-        "slices", help="semantic slices, metadata slices, word occlusion; write findings.jsonl",
+        "slices", help="semantic slices, metadata slices, word occlusion, labelled data; "
+                       "write findings.jsonl",
         description="On a scored run: group the corpus by sentence embeddings "
                     "(RUN/slices.jsonl), test surface properties such as length, '?', digits "
                     "and negation (RUN/metadata.jsonl), delete each word and rescore "
-                    "(RUN/words.jsonl), then rank every finding of the run (n-grams, focus "
-                    "rounds, slices, words) into RUN/findings.jsonl. Each stage is skipped "
-                    "when current; stages turned off with slices.<stage>.enabled: false are "
+                    "(RUN/words.jsonl), look for the same kinds of slices on the labelled "
+                    "data that labelled.data names, judged by its gold labels "
+                    "(RUN/labelled.jsonl), then rank every finding of the run (n-grams, focus "
+                    "rounds, slices, words, labelled) into RUN/findings.jsonl. Each stage is "
+                    "skipped when current; stages turned off with "
+                    "slices.<stage>.enabled: false (labelled: no labelled.data) are "
                     "skipped here too.")
     add_config_args(s)
     s.add_argument("--show", type=int, default=10, help="print this many findings")
@@ -101,11 +105,16 @@ def run_rank_command(args: argparse.Namespace) -> int:
 
     cfg = load_args_config(args, {"top_k": "ranking.top_k"})
     if (report := _run(args, cfg, "rank")) is not None:
+        from discovery import format_abstained
+
         print(f"hard subset: {report['hard']} of {report['corpus']} sentences "
               f"({report['disagreements']} top-label disagreements in the corpus)")
+        print(f"judged: {report['judged']} sentences, "
+              f"{format_abstained(report['abstained'])}; {report['failures']} fail, base "
+              f"rate {report['base_rate']:.2f}")
         if report["hard"] == 0:
-            print("note: the hard subset is empty (ranking.require_disagreement keeps only "
-                  "sentences whose top labels differ); there is nothing to mine")
+            print("note: the hard subset is empty (it keeps only judged sentences whose top "
+                  "labels differ); there is nothing to mine")
     for rec in head(args.run / "hard.jsonl", args.show):
         print(f"  {rec['rank']:>4} {rec['divergence']:.3f} task={rec['task_label']} "
               f"ref={rec['reference_label']}  {rec['text']}")
@@ -151,14 +160,15 @@ def run_slices(args: argparse.Namespace) -> int:
     from synthcheck.stages import stage_named
 
     cfg = load_args_config(args)
-    for name in ("semantic", "metadata", "occlusion"):
+    for name in ("semantic", "metadata", "occlusion", "labelled"):
         stage = stage_named(name)
         if stage.off(stage.sections(cfg)) is not None:
             print(f"{name}: off")
             continue
         report = run_stage(cfg, name, args.run, progress=not args.quiet).info[name]
+        rows = report.get("rows") if name != "labelled" else report.get("findings")
         print(f"{name}: " + ("up to date" if report["skipped"]
-                             else f"{report['rows']} rows in {report['seconds']:.1f} s"))
+                             else f"{rows} rows in {report['seconds']:.1f} s"))
     report = run_stage(cfg, "findings", args.run).info["findings"]
     state = "up to date" if report["skipped"] else f"{report['rows']} rows"
     print(f"findings: {state}: {args.run / 'findings.jsonl'}")

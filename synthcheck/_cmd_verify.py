@@ -42,7 +42,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--trusted-types", default=None, metavar="TYPE,...",
                    help="extra types a --model sklearn: .skops file may hold, comma-separated "
                         "(only for a file you trust; scikit-learn's own types, "
-                        "CalibratedClassifierCV's included, are trusted already)")
+                        "CalibratedClassifierCV's included, are trusted already); a type "
+                        "that can run code (posix.system, builtins.eval, functools.partial...) "
+                        "also needs --allow-unsafe-types")
+    p.add_argument("--allow-unsafe-types", action="store_true",
+                   help="UNSAFE: accept --trusted-types that can run code on this machine "
+                        "(only for a .skops file you made yourself; a safe model file never "
+                        "needs them)")
     p.add_argument("--config", "-c", default=None, metavar="C",
                    help="run config: the suite's labels must be its task.labels; supplies "
                         "the task models, the suite and the held-out data when not given")
@@ -87,13 +93,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     from formalize import load_suite
-    from synth.core import ConfigError, RunDir, check_output_file
+    from synth.core import ConfigError, RunDir, check_outputs
     from synthcheck._pipeline import check_corpus_config, verify_stage_hash
     from synthcheck._verify import check_verify_size, run_verify
 
-    for flag, path in (("--junit", args.junit), ("--markdown", args.markdown)):
-        if path is not None:  # before any scoring: a bad path never costs the verify's work
-            check_output_file(path, flag=flag)
+    _check_trust_flags(args)
+    # Before any scoring: a bad path never costs the verify's work.
+    check_outputs([(flag, path) for flag, path in (("--junit", args.junit),
+                                                     ("--markdown", args.markdown))
+                   if path is not None], run=args.run)
     cfg = _config(args)
     suite_path = args.suite or (cfg.suite if cfg is not None else None)
     if suite_path is None:
@@ -225,6 +233,25 @@ def parse_label_map(text: str) -> dict[str, str]:
     return out
 
 
+def _check_trust_flags(args: argparse.Namespace) -> None:
+    """Refuse the trust flags where they do nothing, and an unsafe type without
+    ``--allow-unsafe-types``, before anything is loaded."""
+    from discovery import check_trusted_types
+    from synth.core import ConfigError
+
+    trusted = [t.strip() for t in (args.trusted_types or "").split(",") if t.strip()]
+    if args.trusted_types is not None and not any(m.startswith("sklearn:")
+                                                  for m in args.model or ()):
+        raise ConfigError("--trusted-types does nothing here: it applies to a --model "
+                          "sklearn:FILE.skops", where=f"--trusted-types {args.trusted_types}",
+                          fix="pass --model sklearn:FILE.skops, or set trusted_types on the "
+                              "config's task model (task_models[i].trusted_types)")
+    if args.allow_unsafe_types and not trusted:
+        raise ConfigError("--allow-unsafe-types does nothing without --trusted-types",
+                          where="--allow-unsafe-types", fix="remove it")
+    check_trusted_types(trusted, args.allow_unsafe_types, f"--trusted-types {args.trusted_types}")
+
+
 def _load_scorers(args: argparse.Namespace, cfg: RunConfig | None, specs: Mapping[str, str],
                   labels: list[str], label_map: Mapping[str, str] | None = None
                   ) -> dict[str, Any]:
@@ -248,7 +275,8 @@ def _load_scorers(args: argparse.Namespace, cfg: RunConfig | None, specs: Mappin
         try:
             scorers[name] = load_task_scorer(spec, labels, name=name, reference=reference,
                                              evaluation=evaluation, label_map=label_map,
-                                             trusted_types=trusted)
+                                             trusted_types=trusted,
+                                             allow_unsafe_types=args.allow_unsafe_types)
         except ConfigError as exc:
             if not exc.fix or not exc.fix.startswith("add label_map to the task model's config"):
                 raise

@@ -10,6 +10,7 @@ from pydantic import Field
 from discovery import (
     EvaluationConfig,
     FocusConfig,
+    LabelledConfig,
     MiningConfig,
     RankingConfig,
     ReferenceConfig,
@@ -48,6 +49,10 @@ class RunConfig(Stage1Config):
     and the unified ranked ``findings.jsonl`` (stage 2; each on by default)."""
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     """Held-out evaluation of the task models and the reference (stage 2)."""
+    labelled: LabelledConfig = Field(default_factory=LabelledConfig)
+    """Discovery on labelled data the user has, with gold labels as the judge (stage 2;
+    off until ``labelled.data`` names the data: ``evaluation``, ``packaged:<name>`` or a
+    file). Its findings join ``findings.jsonl`` with ``data: labelled``."""
     suite: str | None = None
     """Path to the test suite YAML that `synthcheck verify` runs (stage 3; optional)."""
     verify: VerifyConfig = Field(default_factory=VerifyConfig)
@@ -58,5 +63,24 @@ class RunConfig(Stage1Config):
 
 
 def load_run_config(path: str | Path, overrides: Sequence[str] = ()) -> RunConfig:
-    """Load and validate a run config YAML file with ``-P`` overrides (see synth.load_config)."""
-    return load_config(path, RunConfig, overrides)
+    """Load and validate a run config YAML file with ``-P`` overrides (see synth.load_config);
+    with ``reference.shots_from``, the reference's shots are drawn from the labelled data here
+    (:func:`discovery.shots_from_labelled`), so every stage and hash sees them.
+
+    Raises:
+        ConfigError: the file or an override is invalid.
+        DataError: ``reference.shots_from`` cannot read the labelled data.
+    """
+    return with_drawn_shots(load_config(path, RunConfig, overrides))
+
+
+def with_drawn_shots(cfg: RunConfig) -> RunConfig:
+    """``cfg`` with ``reference.shots`` drawn by ``reference.shots_from`` (unchanged
+    without it)."""
+    from discovery import shots_from_labelled
+
+    if cfg.reference.shots_from is None:
+        return cfg
+    ref = shots_from_labelled(cfg.reference, cfg.task.label_space, cfg.labelled,
+                              cfg.evaluation, cfg.corpus)
+    return RunConfig.model_validate({**cfg.model_dump(), "reference": ref.model_dump()})

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from synth.core import write_text_atomic
+from synth.core import visible, write_text_atomic
 
 if TYPE_CHECKING:
     from formalize import Suite, VerifyResult
@@ -137,6 +137,10 @@ def junit_xml(rows: Sequence[GateRow], suite: str) -> str:
             else:
                 out = ET.SubElement(tc, "system-out")
                 out.text = summary + ("\n" + detail if detail else "")
+    for node in root.iter():  # XML 1.0 cannot hold most control characters; none may act
+        node.text = None if node.text is None else visible(node.text, keep="\n\t")
+        for key, value in node.attrib.items():
+            node.attrib[key] = visible(value)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

@@ -112,7 +112,8 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
 
 def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
              progress: bool = True, log: Callable[[str], None] = print,
-             allow_outside_files: bool = False) -> DiscoverResult:
+             allow_outside_files: bool = False,
+             lock_timeout: float | None = None) -> DiscoverResult:
     """Run every stage of ``cfg`` into ``run_dir``, skipping stages that are current.
     Every config error a stage would hit is reported first, with nothing written
     (:func:`check_before_work`). Generation and scoring run on the executor ``cfg.executor``
@@ -121,6 +122,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
     Args:
         n: prompts to generate (default: ``generator.n``).
         allow_outside_files: let the suite read files outside its folder.
+        lock_timeout: seconds to wait for another process's stage lock (None: no limit).
 
     Raises:
         RunDirError: ``run_dir`` holds a corpus generated with another config.
@@ -131,6 +133,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
     check_before_work(cfg, allow_outside_files=allow_outside_files)  # before any worker starts
     result = DiscoverResult(Path(run_dir))
     run = RunDir(run_dir)
+    run.check_locks([stage.name for stage in STAGES])  # a lock that cannot be one: refused now
     with make_executor(cfg.executor) as executor:
         # One context for every stage: the task models are loaded once, on first use, and
         # shared by focus, evaluate and verify; `results` is what earlier stages reported.
@@ -157,7 +160,7 @@ def discover(cfg: RunConfig, run_dir: str | Path, *, n: int | None = None,
                 def waiting(message: str, name: str = stage.name) -> None:
                     log(f"[{name}] {message}")
 
-                with run.stage_lock(stage.name, on_wait=waiting):
+                with run.stage_lock(stage.name, on_wait=waiting, timeout=lock_timeout):
                     done = stage.run(s, ctx)
             result.seconds[stage.name] = round(time.perf_counter() - t0, 2)
             result.stages[stage.name] = "ran" if done.ran else "skipped (current)"

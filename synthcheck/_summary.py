@@ -72,17 +72,12 @@ def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10,
 def _focus_rule(run_dir: Path) -> str:
     """The failure rule ``focus.jsonl.meta.json`` records, in words."""
     import json
-    from types import SimpleNamespace
-
-    from discovery import focus_rule_text
 
     try:
         meta = json.loads((run_dir / "focus.jsonl.meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         meta = {}
-    focus = meta.get("focus") or {}
-    return focus_rule_text(SimpleNamespace(failure=focus.get("failure", "disagreement"),
-                                           confidence=focus.get("confidence", 0.6)))
+    return str(meta.get("rule") or "top labels differ")
 
 
 def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
@@ -107,11 +102,39 @@ def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
             f"corpus failure: {entry.get('rule', '?')}, base rate "
             f"{float(entry.get('base_rate', 0.0)):.2f}")
     lines = [head + (f"; {', '.join(parts)}" if parts else "") + ":"]
+    lab = labelled_line(run)
+    if lab:
+        lines.append("  " + lab)
     for r in rows[:top]:
         flips = (f", flips alone {r['flipped']}/{r['n']}"
                  if r["kind"] == "focus" and r.get("flipped") is not None else "")
-        lines.append(f"  {r['id']} {r['kind']:<8} {str(r['name'])[:34]:<35} "
+        lines.append(f"  {r['id']} {r.get('data', 'corpus'):<8} {r['kind']:<8} "
+                     f"{str(r['name'])[:34]:<35} "
                      f"{r['failures']}/{r['n']} = {r['rate']:.2f} [{r['low']:.2f}, "
                      f"{r['high']:.2f}] vs {r['base_rate']:.2f}{flips}"
                      f"{'  confirmed' if r['confirmed'] else ''}")
     return lines
+
+
+def run_audit(run_dir: Path) -> dict[str, Any] | None:
+    """The run's blind-audit figures (``discovery.audited_precision``, the annotate audit
+    path), or None when the run has no audit."""
+    from discovery import audited_precision
+
+    return audited_precision(run_dir)
+
+
+def labelled_line(run: RunDir) -> str:
+    """What the labelled stage read and found, in one line ("" when it did not run): the
+    rows, the evaluation sample kept apart, the task model's error rate by the gold labels,
+    the significant findings."""
+    e = run.stage_status("labelled") or {}
+    if e.get("status") != "complete":
+        return ""
+    apart = (f" (its {int(e.get('pool', 0)):,} rows less the evaluation sample's "
+             f"{int(e.get('evaluation_rows', 0)):,}, kept apart for the held-out figures)"
+             if e.get("same_as_evaluation") else f" (of {int(e.get('pool', 0)):,})")
+    return (f"labelled data: {int(e.get('rows', 0)):,} rows of {e.get('source', '?')}{apart}; "
+            f"the task model is wrong on {float(e.get('base_rate', 0.0)):.2f} of them by the "
+            f"gold labels; {int(e.get('significant', 0))} significant findings "
+            f"({float(e.get('seconds', 0.0)):.1f}s); rows below marked 'labelled' come from it")

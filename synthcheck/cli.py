@@ -91,6 +91,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    with _visible_output():
+        return _run(args)
+
+
+@contextlib.contextmanager
+def _visible_output() -> Iterator[None]:
+    """Everything a command prints goes through one sanitiser (:func:`synth.core.visible`):
+    a corpus sentence or an n-gram holding ESC, BEL, backspace or a bidi override shows
+    them as escapes and never acts on the terminal. stdout keeps line breaks and tabs;
+    stderr also a progress bar's carriage return and cursor-up (``ESC [A``)."""
+    from synth.core import VisibleStream
+
+    out, err = sys.stdout, sys.stderr
+    sys.stdout = VisibleStream(out)  # type: ignore[assignment]
+    sys.stderr = VisibleStream(err, keep="\n\t\r", allowed=("\x1b[A",))  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         with _library_bars(getattr(args, "quiet", False)):
             code = int(args.func(args) or 0)

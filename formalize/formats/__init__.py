@@ -15,6 +15,7 @@ FORMATS: Registry[type[Format]] = Registry("format", {
     "hatecheck": "formalize.formats.hatecheck:HateCheck",
     "capability-csv": "formalize.formats.capability_csv:CapabilityCsv",
     "adatest": "formalize.formats.adatest:AdaTest",
+    "hf": "formalize.formats.hf:HuggingFace",
 })
 
 

@@ -39,6 +39,9 @@ class Format:
     description: ClassVar[str] = ""
     #: What ``--out`` names on export (a file, or a folder).
     out_help: ClassVar[str] = "output file"
+    #: The files :meth:`export` writes into the folder ``--out`` names (empty: ``--out`` is
+    #: the one file it writes).
+    out_files: ClassVar[tuple[str, ...]] = ()
     #: Whether :meth:`import_` reads ``lexicon_files`` (YAML lexicons the suite refers to).
     takes_lexicon_files: ClassVar[bool] = False
 

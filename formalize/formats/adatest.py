@@ -26,8 +26,10 @@ ADATEST_COLUMNS = ["topic", "input", "output", "label", "labeler", "description"
 def export_adatest(suite: Suite, path: str | Path, *, sample: int | None = None,
                    seed: int | None = None, max_cases: int | None = None) -> list[str]:
     """Write an AdaTest test tree CSV (id index, topic, input, output, label, labeler,
-    description): a topic per ``/capability/test``, a topic marker row for each, and one
-    ``pass`` row per case whose output is its gold label. Returns the tests left out."""
+    description): a topic per ``/capability/test``, a topic marker row for each, and per case
+    one ``pass`` row whose output is its gold label and one ``fail`` row per other label
+    (that output would be a failure). With ``pass`` rows alone, AdaTest's per-topic labeling
+    model learns that every output passes and flags no failure. Returns the tests left out."""
     kept, skipped = gold_tests(suite)
     suite.check_limit(sample, max_cases)
     seed = suite.spec.seed if seed is None else seed
@@ -44,6 +46,11 @@ def export_adatest(suite: Suite, path: str | Path, *, sample: int | None = None,
         for case in test.cases(sample, seed):
             rows.append([uuid.uuid5(uuid.NAMESPACE_URL, f"{topic}/{case.case_id}").hex, topic,
                          case.text, case.label, "pass", "synthcheck", ""])
+            for wrong in suite.spec.labels:
+                if wrong != case.label:
+                    rows.append([uuid.uuid5(uuid.NAMESPACE_URL,
+                                            f"{topic}/{case.case_id}/{wrong}").hex, topic,
+                                 case.text, wrong, "fail", "synthcheck", ""])
     write_text_atomic(path, csv_text(["", *ADATEST_COLUMNS], rows))
     return skipped
 
@@ -67,10 +74,17 @@ def import_adatest(path: str | Path, *, name: str = "adatest",
     tests: dict[str, list[dict[str, str]]] = {}
     outputs: set[str] = set()
     left_out = 0
-    for row in rows:
+    for n, row in enumerate(rows, start=1):
         if row["label"] == "topic_marker":
             described[row["topic"]] = row.get("description") or ""
         elif row["input"] and row["label"] in ("pass", "fail"):
+            if not row["output"].strip():
+                from synth.core import DataError
+
+                raise DataError(f"row {n} ({row['label']}, input {row['input'][:60]!r}) has "
+                                f"an empty output", where=f"{path}, row {n}",
+                                fix="give the row the model output it judges (a label), or "
+                                    "delete it")
             tests.setdefault(row["topic"], []).append(row)
             outputs.add(row["output"])
         elif row["input"]:
@@ -78,13 +92,22 @@ def import_adatest(path: str | Path, *, name: str = "adatest",
     all_labels = list(labels) if labels else sorted(outputs)
     out: list[dict[str, Any]] = []
     for topic, topic_rows in tests.items():
-        cases = []
+        cases: list[dict[str, str]] = []
+        seen: set[tuple[str, str]] = set()
+        passed = {row["input"] for row in topic_rows if row["label"] == "pass"}
+
+        def case(text: str, label: str) -> None:
+            if (text, label) not in seen:  # a pass row and its fail rows name one case
+                seen.add((text, label))
+                cases.append({"text": text, "label": label})
+
         for row in topic_rows:
             if row["label"] == "pass":
-                cases.append({"text": row["input"], "label": row["output"]})
+                case(row["input"], row["output"])
+            elif row["input"] in passed:
+                continue  # the pass row gives this input's gold label
             elif len(all_labels) == 2 and row["output"] in all_labels:
-                other = next(lab for lab in all_labels if lab != row["output"])
-                cases.append({"text": row["input"], "label": other})
+                case(row["input"], next(lab for lab in all_labels if lab != row["output"]))
             else:
                 left_out += 1
         if not cases:

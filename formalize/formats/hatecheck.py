@@ -311,6 +311,7 @@ class HateCheck(Format):
     name = "hatecheck"
     description = "HateCheck's test_suite_cases.csv and template_placeholders.csv"
     out_help = "a folder: test_suite_cases.csv and template_placeholders.csv"
+    out_files = ("test_suite_cases.csv", PLACEHOLDERS_NAME)
 
     def export(self, suite: Suite, out: str | Path, *, sample: int | None = None,
                seed: int | None = None, max_cases: int | None = None) -> Exported:

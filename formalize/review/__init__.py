@@ -1,11 +1,9 @@
 """Review and propose (stage 3): tag a run's hard sentences in an append-only decision log,
 then draft templates from the tagged sentences and append accepted drafts to a suite."""
 
-from formalize.review._annotate import (
-    annotation_items,
-    export_annotations,
-    import_annotations,
-)
+from formalize.review._annotate import annotation_items, export_annotations
+from formalize.review._annotate_import import Imported, import_annotations
+from formalize.review._audit import AuditLog, export_audit, import_audit, update_eval_audit
 from formalize.review._drafts import append_tests, draft_suite, run_draft
 from formalize.review._log import DECISIONS, TAGS, ReviewLog, ReviewLogWarning
 from formalize.review._propose import (
@@ -18,6 +16,11 @@ from formalize.review._session import DEFAULT_RUN, RUN_ENV, ReviewSession, tagge
 from formalize.review._widget import ReviewWidget
 
 __all__ = [
+    "AuditLog",
+    "Imported",
+    "export_audit",
+    "import_audit",
+    "update_eval_audit",
     "DECISIONS",
     "DEFAULT_RUN",
     "RUN_ENV",

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
-from formalize.review._log import TAGS, ReviewLog, _normalise_tag
+from formalize.review._log import TAGS
 from synth.core import DataError
 
 #: The export formats (``synthcheck annotate export --format``).
@@ -61,6 +61,19 @@ def _task_model(run: Path) -> str:
     return "task"
 
 
+def _numbered(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    from synth.core import iter_jsonl_numbered
+
+    return list(iter_jsonl_numbered(path)) if path.is_file() else []
+
+
+def _field(rec: Mapping[str, Any], name: str, path: Path, line: int, fix: str) -> Any:
+    """``rec[name]``, or a DataError naming the file, line and field."""
+    if rec.get(name) is None:
+        raise DataError(f"a row has no {name!r}", where=f"{path}, line {line}", fix=fix)
+    return rec[name]
+
+
 def annotation_items(run_dir: str | Path, include: Sequence[str] = SOURCES
                      ) -> list[dict[str, Any]]:
     """The sentences to annotate, each once (first source wins): ``{"id", "text", "source",
@@ -68,7 +81,9 @@ def annotation_items(run_dir: str | Path, include: Sequence[str] = SOURCES
     focus examples (confirmed patterns first), findings' examples.
 
     Raises:
-        DataError: an unknown source, or a run with none of the asked-for outputs.
+        DataError: an unknown source, a run with none of the asked-for outputs, a row that
+            lacks a field the export shows (names the file and line), or findings asked
+            for in a run without the corpus their examples come from.
     """
     run = Path(run_dir)
     bad = [s for s in include if s not in SOURCES]
@@ -84,22 +99,37 @@ def annotation_items(run_dir: str | Path, include: Sequence[str] = SOURCES
                           "task_probs": dict(tp), "reference_probs": dict(rp)}
 
     found = []
+    hard_fix = "rerun synthcheck rank on the run (hard.jsonl is its output)"
     if "hard" in include and (run / "hard.jsonl").is_file():
         found.append("hard.jsonl")
-        for r in _jsonl(run / "hard.jsonl"):
-            add(str(r["id"]), r["text"], f"hard subset, rank {r['rank']}", r["task_probs"],
-                r["reference_probs"])
+        path = run / "hard.jsonl"
+        for line, r in _numbered(path):
+            fields = [_field(r, k, path, line, hard_fix)
+                      for k in ("id", "text", "rank", "task_probs", "reference_probs")]
+            add(str(fields[0]), str(fields[1]), f"hard subset, rank {fields[2]}", *fields[3:])
     if "focus" in include and (run / "focus.jsonl").is_file():
         found.append("focus.jsonl")
-        for row in _jsonl(run / "focus.jsonl"):
-            for ex in row.get("examples") or []:
+        path = run / "focus.jsonl"
+        for line, row in _numbered(path):
+            for j, ex in enumerate(row.get("examples") or []):
+                if not isinstance(ex, Mapping) or not isinstance(ex.get("text"), str):
+                    raise DataError(f"example {j} of n-gram {row.get('ngram')!r} has no "
+                                    f"'text'", where=f"{path}, line {line}",
+                                    fix="rerun synthcheck focus on the run (focus.jsonl is "
+                                        "its output)")
                 add(focus_example_id(ex["text"]), ex["text"],
-                    f"focus: {row['ngram']!r}" + (" (confirmed)" if row.get("confirmed") else ""),
+                    f"focus: {row.get('ngram')!r}" + (" (confirmed)" if row.get("confirmed")
+                                                       else ""),
                     ex.get("task_probs"), ex.get("reference_probs"))
     if "findings" in include and (run / "findings.jsonl").is_file():
         found.append("findings.jsonl")
         from formalize._run_outputs import RunOutputs
 
+        if not (run / "corpus").is_dir():
+            raise DataError("the findings' example sentences are in the corpus, and the run "
+                            "has no corpus/", where=str(run),
+                            fix="restore the run's corpus/ folder, or leave the findings out "
+                                "(--include hard,focus)")
         texts = RunOutputs(run, require_manifest=False).corpus_texts()
         tprobs = {str(r["id"]): r["probs"] for r in _jsonl(run / "scores" / f"task-{task}.jsonl")}
         rprobs = {str(r["id"]): r["probs"] for r in _jsonl(run / "scores" / "reference.jsonl")}
@@ -126,16 +156,34 @@ def _models_line(item: Mapping[str, Any]) -> str:
 
 
 # -- Label Studio ---------------------------------------------------------------------------
-def label_studio_config(labels: Sequence[str]) -> str:
-    """The labeling config the exported tasks match: the text, both models' probabilities,
-    a ``label`` choice (pre-annotated by the models), a review ``tag`` and a ``note``."""
+#: The data keys of a Label Studio task. Not ``source``: Label Studio reads ``$source`` as its
+#: own (the whole task JSON) and shows the raw task above every sentence.
+LS_TEXT, LS_ID, LS_SCORES, LS_FOUND = "text", "sid", "scores", "found_in"
+
+
+def label_studio_config(labels: Sequence[str], *, audit: bool = False) -> str:
+    """The labeling config the exported tasks match: the text, both models' probabilities
+    and where the sentence was found (as headers), a ``label`` choice, a review ``tag`` and a
+    ``note``. Nothing is pre-filled: a reviewer who submits without choosing records no
+    decision. ``audit``: the text and a required ``label`` choice only (the task's labels and
+    "no label applies"), no scores."""
     label_choices = "\n".join(f"    <Choice value={quoteattr(lab)}/>" for lab in labels)
+    if audit:
+        from discovery import NO_LABEL
+
+        return ("<View>\n"
+                f'  <Text name="text" value="${LS_TEXT}"/>\n'
+                '  <Choices name="label" toName="text" choice="single" showInline="true" '
+                'required="true">\n'
+                f"{label_choices}\n    <Choice value={quoteattr(NO_LABEL)}/>\n"
+                "  </Choices>\n"
+                "</View>\n")
     tag_choices = "\n".join(f"    <Choice value={quoteattr(t)}/>" for t in TAGS)
     return (
         "<View>\n"
-        '  <Text name="text" value="$text"/>\n'
-        '  <Header value="$models" size="6"/>\n'
-        '  <Header value="$source" size="6"/>\n'
+        f'  <Text name="text" value="${LS_TEXT}"/>\n'
+        f'  <Header value="${LS_SCORES}" size="6"/>\n'
+        f'  <Header value="${LS_FOUND}" size="6"/>\n'
         '  <Choices name="label" toName="text" choice="single" showInline="true">\n'
         f"{label_choices}\n"
         "  </Choices>\n"
@@ -146,62 +194,114 @@ def label_studio_config(labels: Sequence[str]) -> str:
         "</View>\n")
 
 
-def to_label_studio(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Label Studio tasks: ``data`` (``text``, ``sid``, ``source``, ``models``) and one
-    prediction per model, its top label as a ``choices`` result scored by its probability."""
+def to_label_studio(items: Iterable[Mapping[str, Any]], *, audit: bool = False
+                    ) -> list[dict[str, Any]]:
+    """Label Studio tasks: ``data`` with the text, the sentence id (``sid``), both models'
+    probabilities (``scores``) and where it was found (``found_in``). No predictions: a
+    pre-annotated choice would be submitted as the reviewer's verdict by a plain Submit.
+    ``audit``: the text and id only."""
     tasks = []
     for it in items:
-        preds = []
-        for name, probs in ((f"task model {it['task_model']}", it["task_probs"]),
-                            ("reference", it["reference_probs"])):
-            top = _top(probs)
-            preds.append({"model_version": name, "score": round(float(probs[top]), 6),
-                          "result": [{"from_name": "label", "to_name": "text",
-                                      "type": "choices", "value": {"choices": [top]}}]})
-        tasks.append({"data": {"text": it["text"], "sid": it["id"], "source": it["source"],
-                               "models": _models_line(it)},
-                      "predictions": preds})
+        data = {LS_TEXT: it["text"], LS_ID: it["id"]}
+        if not audit:
+            data.update({LS_SCORES: _models_line(it), LS_FOUND: it["source"]})
+        tasks.append({"data": data})
     return tasks
 
 
 # -- Argilla ------------------------------------------------------------------------------
-def argilla_settings(labels: Sequence[str]) -> dict[str, Any]:
-    """The dataset settings, as ``rg.Settings`` takes them: a ``text`` and a ``models``
-    text field; label questions ``label`` (the task's labels) and ``tag`` (the review
-    tags), an optional text question ``note``; float metadata per model and label."""
+def argilla_settings(labels: Sequence[str], *, audit: bool = False) -> dict[str, Any]:
+    """The dataset settings in the Argilla SDK's own shape (what ``rg.Settings.to_json``
+    writes and ``rg.Settings.from_json`` reads): a ``text`` field and a ``models`` field
+    with both models' probabilities; questions ``label`` (the task's labels), ``tag`` (the
+    review tags) and ``note``; float metadata per model and label. ``audit``: the text and
+    a required ``label`` question (the task's labels and "no label applies") only."""
+    def field(name: str, title: str) -> dict[str, Any]:
+        return {"name": name, "title": title, "required": True, "description": None,
+                "type": "text", "settings": {"type": "text", "use_markdown": False}}
+
+    def label_q(name: str, title: str, values: Sequence[str], required: bool
+                ) -> dict[str, Any]:
+        return {"name": name, "title": title, "description": None, "required": required,
+                "type": "label_selection",
+                "settings": {"type": "label_selection",
+                             "options": [{"value": v, "text": v} for v in values],
+                             "visible_options": None}}
+
+    if audit:
+        from discovery import NO_LABEL
+
+        return {"fields": [field("text", "Sentence")],
+                "questions": [label_q("label", "The sentence's label", [*labels, NO_LABEL],
+                                      True)],
+                "metadata": [], "vectors": [], "guidelines": AUDIT_GUIDELINES,
+                "allow_extra_metadata": False, "distribution": {"strategy": "overlap",
+                                                                 "min_submitted": 1},
+                "mapping": None}
     return {
-        "fields": [{"name": "text", "type": "text", "title": "Sentence"},
-                   {"name": "models", "type": "text", "title": "Both models' probabilities"}],
+        "fields": [field("text", "Sentence"), field("models", "Both models' probabilities")],
         "questions": [
-            {"name": "label", "type": "label_selection", "labels": list(labels),
-             "title": "The sentence's label", "required": False},
-            {"name": "tag", "type": "label_selection", "labels": list(TAGS),
-             "title": "Review decision", "required": True},
-            {"name": "note", "type": "text", "title": "Note", "required": False}],
-        "metadata": [{"name": f"{who}_p_{lab}", "type": "float"}
+            label_q("label", "The sentence's label", labels, False),
+            label_q("tag", "Review decision", TAGS, True),
+            {"name": "note", "title": "Note", "description": None, "required": False,
+             "type": "text", "settings": {"type": "text", "use_markdown": False}}],
+        "metadata": [{"name": f"{who}_p_{lab}", "title": f"{who} p({lab})",
+                      "visible_for_annotators": True,
+                      "settings": {"type": "float", "min": 0.0, "max": 1.0,
+                                   "visible_for_annotators": True}}
                      for who in ("task", "reference") for lab in labels]
-                    + [{"name": "source", "type": "terms"}],
-    }
+                    + [{"name": "source", "title": "found in", "visible_for_annotators": True,
+                        "settings": {"type": "terms", "values": None,
+                                     "visible_for_annotators": True}}],
+        "vectors": [], "guidelines": None, "allow_extra_metadata": False,
+        "distribution": {"strategy": "overlap", "min_submitted": 1}, "mapping": None}
 
 
-def to_argilla(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Argilla records (``rg.Record.from_dict``'s shape): the reference's label as the
-    ``label`` question's suggestion (with its probability as score), both models'
-    probabilities as metadata and in the ``models`` field."""
+#: What an audit's annotator reads (Argilla's guidelines; the notebook and docs say the same).
+AUDIT_GUIDELINES = ("Give each sentence the label it carries for this task, judging the "
+                    "text alone. Choose 'no label applies' when it carries none (off-topic, "
+                    "neutral or garbled). There are no scores and no model labels to see on "
+                    "purpose: decide before looking at any.")
+
+
+def to_argilla(items: Iterable[Mapping[str, Any]], *, audit: bool = False
+               ) -> list[dict[str, Any]]:
+    """Argilla records (``rg.Record.from_dict``'s shape): both models' probabilities as
+    metadata and in the ``models`` field, and no suggestion (a suggested label would be
+    taken as the reviewer's by a plain Submit). ``audit``: the text alone."""
     out = []
     for it in items:
+        if audit:
+            out.append({"id": it["id"], "fields": {"text": it["text"]}, "metadata": {},
+                        "suggestions": {}, "responses": {}, "vectors": {}})
+            continue
         ref = it["reference_probs"]
-        top = _top(ref)
         meta: dict[str, Any] = {f"task_p_{k}": round(float(v), 6)
                                 for k, v in it["task_probs"].items()}
         meta.update({f"reference_p_{k}": round(float(v), 6) for k, v in ref.items()})
         meta["source"] = it["source"]
         out.append({"id": it["id"], "fields": {"text": it["text"], "models": _models_line(it)},
-                    "metadata": meta,
-                    "suggestions": {"label": {"value": top, "score": round(float(ref[top]), 6),
-                                              "agent": "reference"}},
-                    "responses": {}, "vectors": {}})
+                    "metadata": meta, "suggestions": {}, "responses": {}, "vectors": {}})
     return out
+
+
+def check_export_paths(fmt: str, out: str | Path) -> list[Path]:
+    """The files an export to ``out`` writes (Label Studio: the tasks JSON and its labeling
+    config beside it, ``<stem>.xml``), checked to be distinct.
+
+    Raises:
+        DataError: ``out`` ends in ``.xml`` for Label Studio (its config would overwrite it).
+    """
+    out = Path(out)
+    if fmt != "label-studio":
+        return [out]
+    xml = out.with_suffix(".xml")
+    if xml == out:
+        raise DataError("the tasks file and its labeling config would be the same file",
+                        where=f"--out {out}",
+                        fix=f"name the tasks file .json (e.g. --out {out.with_suffix('.json')}); "
+                            f"the config is written beside it as {out.name}")
+    return [out, xml]
 
 
 def export_annotations(run_dir: str | Path, fmt: str, out: str | Path,
@@ -214,148 +314,37 @@ def export_annotations(run_dir: str | Path, fmt: str, out: str | Path,
         DataError: an unknown format or source, or nothing to export.
     """
     from formalize._run_outputs import RunOutputs
-    from synth.core import write_text_atomic
 
-    if fmt not in FORMATS:
-        from synth.core import did_you_mean
-
-        raise DataError(f"unknown annotation format {fmt!r}", where="--format",
-                        fix=did_you_mean(fmt, list(FORMATS)))
+    _check_format(fmt)
+    paths = check_export_paths(fmt, out)
     items = annotation_items(run_dir, include)
     labels = (list(items[0]["task_probs"]) if items
               else RunOutputs(Path(run_dir), require_manifest=False).labels)
-    out = Path(out)
-    if fmt == "label-studio":
-        xml = out.with_suffix(".xml")
-        write_text_atomic(out, json.dumps(to_label_studio(items), indent=1,
-                                          ensure_ascii=False) + "\n")
-        write_text_atomic(xml, label_studio_config(labels))
-        return [out, xml]
-    write_text_atomic(out, json.dumps({"settings": argilla_settings(labels),
-                                       "records": to_argilla(items)}, indent=1,
-                                      ensure_ascii=False) + "\n")
-    return [out]
+    return write_tool_files(fmt, paths, items, labels)
 
 
-# -- import ---------------------------------------------------------------------------------
-def _decision(choices: Mapping[str, Any], item: Mapping[str, Any] | None
-              ) -> tuple[str, str | None] | None:
-    """(tag, note) from one reviewer's answers: the ``tag`` answer, else derived from the
-    ``label`` answer against both models' top labels (the task model's wrong:
-    task-model error; else the reference's: reference error); None if neither says."""
-    note = choices.get("note") or None
-    if choices.get("tag"):
-        return _normalise_tag(choices["tag"]), note
-    label = choices.get("label")
-    if label and item is not None and label not in item["task_probs"]:
-        raise DataError(f"label {label!r} is not one of the task's labels "
-                        f"({', '.join(item['task_probs'])})",
-                        fix="correct the label in the tool, or its labeling config's choices")
-    if label and item is not None:
-        if label != _top(item["task_probs"]):
-            return "task-model error", note
-        if label != _top(item["reference_probs"]):
-            return "reference error", note
-    return None
-
-
-def _label_studio_answers(task: Mapping[str, Any], where: str) -> list[tuple[dict, str]]:
-    out = []
-    for ann in task.get("annotations") or []:
-        if ann.get("was_cancelled"):
-            continue
-        choices: dict[str, Any] = {}
-        for res in ann.get("result") or []:
-            value = res.get("value") or {}
-            if res.get("type") == "choices" and value.get("choices"):
-                choices[res.get("from_name")] = value["choices"][0]
-            elif res.get("type") == "textarea" and value.get("text"):
-                choices[res.get("from_name")] = " ".join(value["text"])
-        who = ann.get("completed_by")
-        if isinstance(who, Mapping):
-            who = who.get("email") or who.get("id")
-        out.append((choices, f"label-studio:{who}" if who is not None else "label-studio"))
-    return out
-
-
-def _argilla_answers(rec: Mapping[str, Any]) -> list[tuple[dict, str]]:
-    by_user: dict[str, dict[str, Any]] = {}
-    for question, answers in (rec.get("responses") or {}).items():
-        for ans in answers or []:
-            if ans.get("status", "submitted") != "submitted":
-                continue  # drafts and discarded answers are not decisions
-            by_user.setdefault(str(ans.get("user_id")), {})[question] = ans.get("value")
-    return [(c, f"argilla:{u}") for u, c in by_user.items()]
-
-
-def import_annotations(run_dir: str | Path, fmt: str, path: str | Path, *,
-                       annotator: str | None = None) -> list[dict[str, Any]]:
-    """Append the reviewers' decisions in ``path`` (Label Studio's JSON export of tasks with
-    ``annotations``, or Argilla's exported records with ``responses``) to the run's review
-    log; return the decisions appended. Every record is checked before the first is
-    appended, so a bad file leaves the log as it was.
-
-    Raises:
-        DataError: unreadable file, wrong shape, an unknown sentence id or review tag.
-    """
-    path = Path(path)
+def _check_format(fmt: str) -> None:
     if fmt not in FORMATS:
         from synth.core import did_you_mean
 
         raise DataError(f"unknown annotation format {fmt!r}", where="--format",
                         fix=did_you_mean(fmt, list(FORMATS)))
-    from synth.core import read_text
 
-    fix = "export the project/dataset as JSON and pass that file"
-    if path.is_dir():
-        raise DataError(f"the {fmt} export is a directory, not a file", where=str(path), fix=fix)
-    if not path.is_file():
-        raise DataError(f"the {fmt} export file does not exist", where=str(path), fix=fix)
-    # read_text: a non-UTF-8 byte is named with its offset; a UTF-8 BOM is dropped.
-    text = read_text(path, kind=f"the {fmt} export")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"the {fmt} export is not valid JSON ({exc.msg} at line {exc.lineno}, "
-                        f"column {exc.colno})", where=str(path), fix=fix) from None
-    if fmt == "argilla" and isinstance(data, Mapping):
-        data = data.get("records")
-    shape = ("a list of tasks with 'data' and 'annotations'" if fmt == "label-studio"
-             else "a list of records with 'id' and 'responses'")
-    if not isinstance(data, list) or not all(isinstance(r, Mapping) for r in data):
-        raise DataError(f"the {fmt} export is not {shape}", where=str(path),
-                        fix=f"pass the JSON file {fmt} exported")
-    items = {it["id"]: it for it in annotation_items(run_dir)}
-    pending = []
-    answered: list[str] = []
-    for i, rec in enumerate(data):
-        if fmt == "label-studio":
-            sid = (rec.get("data") or {}).get("sid")
-            answers = _label_studio_answers(rec, str(path))
-        else:
-            sid = rec.get("id")
-            answers = _argilla_answers(rec)
-        if sid is None:
-            raise DataError(f"record {i} has no synthcheck sentence id", where=str(path),
-                            fix="import the file exported from a synthcheck annotate export")
-        if answers:
-            answered.append(str(sid))
-        for choices, who in answers:
-            try:
-                decision = _decision(choices, items.get(str(sid)))
-            except DataError as exc:
-                raise DataError(exc.what, where=f"{path}, record {i}", fix=exc.fix) from None
-            if decision is not None:
-                pending.append((str(sid), *decision, annotator or who))
-    log = ReviewLog(run_dir, known_ids=_known_ids(Path(run_dir), items))
-    for sid in answered:  # every id checked before anything is appended
-        if sid not in log._known_ids():
-            from formalize.review._log import closest_ids
 
-            raise DataError(f"unknown sentence id {sid!r}", where=str(path),
-                            fix="import decisions into the run they were exported from; "
-                                + closest_ids(sid, log._known_ids()))
-    return [log.tag(sid, tag, note=note, annotator=who) for sid, tag, note, who in pending]
+def write_tool_files(fmt: str, paths: Sequence[Path], items: Sequence[Mapping[str, Any]],
+                     labels: Sequence[str], *, audit: bool = False) -> list[Path]:
+    """Write ``items`` for the tool (see :func:`export_annotations`); returns ``paths``."""
+    from synth.core import write_text_atomic
+
+    if fmt == "label-studio":
+        write_text_atomic(paths[0], json.dumps(to_label_studio(items, audit=audit), indent=1,
+                                               ensure_ascii=False) + "\n")
+        write_text_atomic(paths[1], label_studio_config(labels, audit=audit))
+    else:
+        write_text_atomic(paths[0], json.dumps(
+            {"settings": argilla_settings(labels, audit=audit),
+             "records": to_argilla(items, audit=audit)}, indent=1, ensure_ascii=False) + "\n")
+    return list(paths)
 
 
 def _known_ids(run: Path, items: Mapping[str, Any]) -> set[str]:

@@ -57,8 +57,17 @@ class ReviewLog:
 
     # -- writing -----------------------------------------------------------------------
     def tag(self, id: str, tag: str, note: str | None = None, hypothesis: str | None = None,
-            annotator: str | None = None) -> dict[str, Any]:
+            annotator: str | None = None, *, label: str | None = None, key: str | None = None,
+            time: str | None = None) -> dict[str, Any]:
         """Record one decision at once (appended and fsynced); return the record.
+
+        Args:
+            label: the annotator's own label for the sentence (its gold label), when given;
+                ``propose`` uses it before the reference's.
+            key: the decision's id in the tool it came from (e.g. a Label Studio
+                annotation id and its update time); an import skips a key already logged.
+            time: when the decision was made (ISO 8601; default now). An imported decision
+                keeps the tool's own time, so an old export never overrides a later one.
 
         Raises:
             DataError: the tag is not one of :data:`TAGS`, or the id is not in the run.
@@ -70,14 +79,29 @@ class ReviewLog:
             raise DataError(f"unknown sentence id {sid!r}", where=str(self.run_dir),
                             fix="tag an id from hard.jsonl or the corpus; "
                                 + closest_ids(sid, known))
+        self.check_writable()
         record = {"id": sid, "tag": tag,
                   "note": note or None, "hypothesis": (hypothesis or "").strip() or None,
                   "annotator": annotator or self.annotator,
-                  "time": datetime.now(UTC).isoformat(timespec="seconds"),
+                  "time": time or datetime.now(UTC).isoformat(timespec="seconds"),
+                  "label": label or None, "key": key,
                   **provenance(self._config_hash())}
         self._repair_tail()
         append_jsonl(self.path, record)
         return record
+
+    def check_writable(self) -> None:
+        """Refuse a log path that is not a file (e.g. a directory) before anything is written.
+
+        Raises:
+            DataError: the log path exists and is not a regular file.
+        """
+        if self.path.exists() and not self.path.is_file():
+            raise DataError("the review log is a directory, not a file"
+                            if self.path.is_dir() else "the review log is not a regular file",
+                            where=str(self.path),
+                            fix="move it aside; the log is one JSON Lines file that the "
+                                "review notebook and annotate import append to")
 
     def _known_ids(self) -> set[str]:
         if self._known is None:
@@ -134,6 +158,7 @@ class ReviewLog:
             DataError: a line other than the last is not a decision record (names the line).
         """
         self.warnings = []
+        self.check_writable()
         if not self.path.is_file():
             return []
         lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -156,11 +181,21 @@ class ReviewLog:
         return out
 
     def load(self) -> dict[str, dict[str, Any]]:
-        """The current decision per sentence id (the latest one wins), in first-tag order."""
+        """The current decision per sentence id (the latest by its ``time`` wins; equal
+        times, the later line), in first-tag order."""
+        from discovery import decision_time
+
         latest: dict[str, dict[str, Any]] = {}
         for rec in self.records():
-            latest[str(rec["id"])] = rec
+            sid = str(rec["id"])
+            if sid not in latest or (decision_time(rec.get("time"))
+                                     >= decision_time(latest[sid].get("time"))):
+                latest[sid] = rec
         return latest
+
+    def keys(self) -> set[str]:
+        """The tool keys of the logged decisions (what an import has already brought)."""
+        return {str(r["key"]) for r in self.records() if r.get("key")}
 
     def hypotheses(self) -> dict[str, list[str]]:
         """Hypothesis text -> ids whose current decision carries it (first-seen order)."""

@@ -43,8 +43,9 @@ def _resolve_run_dir(run_dir: str | Path | None) -> tuple[Path, str]:
 def tagged_sentences(run_dir: str | Path, *, tag: str | None = "task-model error",
                      hypothesis: str | None = None) -> list[dict[str, Any]]:
     """The sentences whose current decision has ``tag`` (and ``hypothesis``, if given), as
-    ``{"id", "text", "label", "tag", "hypothesis"}``; ``label`` is the reference's label
-    from the hard subset (the likely gold label of a task-model error), else None."""
+    ``{"id", "text", "label", "tag", "hypothesis"}``; ``label`` is the annotator's own label
+    when the decision has one (Label Studio, Argilla), else the reference's label from the
+    hard subset (the likely gold label of a task-model error), else None."""
     run = RunOutputs(Path(run_dir))
     wanted = _normalise_tag(tag) if tag else None
     hard = {str(r["id"]): r for r in run.hard() or []}
@@ -68,7 +69,8 @@ def tagged_sentences(run_dir: str | Path, *, tag: str | None = "task-model error
                                 where=str(run.path / DECISIONS),
                                 fix="review decisions belong to the run they were made on")
             text, label = corpus[sid], None
-        out.append({"id": sid, "text": text, "label": label, "tag": rec["tag"],
+        out.append({"id": sid, "text": text, "label": rec.get("label") or label,
+                    "tag": rec["tag"],
                     "hypothesis": rec.get("hypothesis")})
     return out
 

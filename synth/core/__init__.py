@@ -46,10 +46,12 @@ from synth.core._io import (
     write_text_atomic,
 )
 from synth.core._labels import LabelSpace, check_unique_labels
+from synth.core._outputs import check_outputs, run_dir_of
 from synth.core._progress import format_duration, progress_bar, progress_enabled
 from synth.core._registry import Registry, did_you_mean, import_object
 from synth.core._rundir import RunDir, git_commit, package_version, provenance
 from synth.core._seeds import derive_rng, derive_seed, seed_key
+from synth.core._text import VisibleStream, markdown_text, visible
 
 __all__ = [
     "format_duration",
@@ -74,6 +76,7 @@ __all__ = [
     "cache_dir",
     "check_encoding",
     "check_output_file",
+    "check_outputs",
     "check_unique_labels",
     "config_hash",
     "derive_rng",
@@ -100,8 +103,12 @@ __all__ = [
     "seed_key",
     "read_jsonl",
     "read_text",
+    "run_dir_of",
     "runtime_field",
     "validation_to_config_error",
+    "visible",
+    "VisibleStream",
+    "markdown_text",
     "write_json_atomic",
     "write_jsonl",
     "write_text_atomic",

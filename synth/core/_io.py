@@ -12,6 +12,7 @@ import errno
 import io
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -160,6 +161,37 @@ def _check_file_path(path: Path, where: str) -> Path | None:
     return None
 
 
+def _special_file(path: Path) -> str | None:
+    """What ``path`` is when it is not a regular file to write (a symlink, a device...)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if stat.S_ISLNK(mode):
+        return f"a symbolic link (to {os.readlink(path)})"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return None
+
+
+def check_regular_target(path: str | os.PathLike[str], where: str) -> None:
+    """Refuse writing ``path`` when it is a symlink, a device, a FIFO or a socket: an atomic
+    write renames a new file onto it and would replace the link or the device node.
+
+    Raises:
+        DataError: ``cannot write: the path is a symbolic link (to X), not a regular file``.
+    """
+    what = _special_file(Path(path))
+    if what is not None:
+        raise DataError(f"cannot write: the path is {what}, not a regular file", where=where,
+                        fix="give the path of a regular file (synthcheck replaces the file "
+                            "it writes, so it never writes through a link or to a device)")
+
+
 def check_output_file(path: str | os.PathLike[str], *, flag: str) -> Path:
     """Check, before any work, that an output file named on the command line (``flag``,
     e.g. ``--junit``) can be written: not a directory, not under a file, in a writable
@@ -198,6 +230,7 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
     ``path`` (see :func:`write_error`).
     """
     path = Path(path)
+    check_regular_target(path, str(path))
     _check_file_path(path, str(path))
     with user_writes(path):
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,7 @@ import os
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from importlib import metadata
@@ -124,6 +124,9 @@ class RunDir:
         """
         from filelock import FileLock, Timeout
 
+        from synth.core._locks import check_lock_path
+
+        check_lock_path(self.path / LOCK)
         key = str(self.path.resolve())
         lock = _LOCKS.get(key)
         if lock is None:
@@ -142,31 +145,41 @@ class RunDir:
         finally:
             lock.release()
 
+    def check_locks(self, stages: Sequence[str]) -> None:
+        """Before any work: refuse lock paths that cannot be locks (``RUN/.lock`` or a
+        stage's ``RUN/.locks/<stage>.lock`` a directory or a symlink, ``RUN/.locks`` a file).
+
+        Raises:
+            RunDirError: names the path and says to remove it.
+        """
+        from synth.core._locks import check_lock_path
+
+        check_lock_path(self.path / LOCK)
+        for stage in stages:
+            check_lock_path(self.path / ".locks" / f"{stage}.lock")
+
     @contextlib.contextmanager
-    def stage_lock(self, stage: str, on_wait: Callable[[str], None] | None = None
-                   ) -> Iterator[None]:
+    def stage_lock(self, stage: str, on_wait: Callable[[str], None] | None = None,
+                   timeout: float | None = None) -> Iterator[None]:
         """Hold ``stage``'s lock (``RUN/.locks/<stage>.lock``) for the block, so that two
         processes running one stage on one run directory take turns: the second waits for
-        the first to finish, then finds the stage current instead of redoing it. Waits as
-        long as the other process works on the stage (an OS lock: a killed holder releases
-        it); ``on_wait`` is told once when it has to wait."""
-        from filelock import FileLock, Timeout
+        the first to finish, then finds the stage current instead of redoing it. An OS lock
+        (a killed holder releases it) whose file records its holder (pid, host, start
+        time); ``on_wait`` is told who holds it at once and then every heartbeat interval
+        (``$SYNTHCHECK_HEARTBEAT``), so a holder stopped with Ctrl-Z never makes a silent
+        wait (see :func:`synth.core._locks.hold_lock`).
 
-        folder = self.path / ".locks"
-        with user_writes(folder):
-            folder.mkdir(parents=True, exist_ok=True)
-        lock = FileLock(str(folder / f"{stage}.lock"))
-        try:
-            lock.acquire(timeout=0)
-        except Timeout:
-            if on_wait is not None:
-                on_wait(f"waiting for another process's {stage} stage on this run directory "
-                        f"({folder / f'{stage}.lock'})")
-            lock.acquire()
-        try:
+        Raises:
+            RunDirError: ``RUN/.locks`` is a file, the lock is a directory or a symlink, or
+                the wait passed ``timeout`` seconds (``--lock-timeout``).
+        """
+        from synth.core._locks import hold_lock
+        from synth.core._progress import heartbeat_interval
+
+        with hold_lock(self.path / ".locks" / f"{stage}.lock",
+                       what=f"another process's {stage} stage on this run directory",
+                       on_wait=on_wait, timeout=timeout, interval=heartbeat_interval()):
             yield
-        finally:
-            lock.release()
 
     def read_manifest(self) -> dict[str, Any]:
         """Return the manifest, or raise RunDirError if it is missing or unreadable."""

@@ -118,6 +118,41 @@ def looks_like_path(rest: str) -> bool:
             or rest.endswith("/"))
 
 
+def hub_host() -> str:
+    """The host hub ids are downloaded from (``$HF_ENDPOINT``'s, else huggingface.co)."""
+    from urllib.parse import urlparse
+
+    return urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co").hostname or ""
+
+
+_REACHABLE: dict[str, bool] = {}
+
+
+def hub_reachable(host: str, timeout: float = 3.0) -> bool:
+    """Whether a TCP connection to ``host``:443 opens within ``timeout`` seconds (name
+    lookup included: it runs in a thread that is not waited for longer). Asked once per
+    host and process."""
+    if host in _REACHABLE:
+        return _REACHABLE[host]
+    import socket
+    import threading
+
+    ok: list[bool] = []
+
+    def probe() -> None:
+        try:
+            socket.create_connection((host, 443), timeout=timeout).close()
+            ok.append(True)
+        except OSError:
+            ok.append(False)
+
+    thread = threading.Thread(target=probe, daemon=True, name="hub probe")
+    thread.start()
+    thread.join(timeout)
+    _REACHABLE[host] = bool(ok and ok[0])
+    return _REACHABLE[host]
+
+
 def resolve_model_path(spec: str) -> Path | str:
     """Return what ``from_pretrained`` should load for a generator spec.
 
@@ -137,6 +172,17 @@ def resolve_model_path(spec: str) -> Path | str:
         if os.environ.get("HF_HUB_OFFLINE") == "1":
             raise ModelNotAvailable(f"model folder not found: {rest}", where=spec,
                                     fix="give a local folder (hub downloads are off)")
+        first = Path(rest).parts[0]
+        if Path(first).is_dir():  # models/my-model with models/ here: a local path
+            raise ModelNotAvailable(f"model folder not found: {rest}", where=spec,
+                                    fix=f"check the path (the folder {first}/ is here, but "
+                                        f"holds no {Path(rest).name})")
+        host = hub_host()
+        if not hub_reachable(host):  # never a minute of retries before the same answer
+            raise ModelNotAvailable(f"model folder not found: {rest}", where=spec,
+                                    fix=f"give a local model folder ({rest} is not one here, "
+                                        f"and the hub {host} cannot be reached to download "
+                                        "it as a hub id)")
         return rest
     raise ModelNotAvailable(f"unknown model scheme {scheme!r} in {spec!r}",
                             fix=did_you_mean(scheme, ["packaged", "hf"]))

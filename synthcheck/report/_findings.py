@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from synth.core import iter_jsonl
+from synth.core import RunDir, iter_jsonl
+from synthcheck._summary import labelled_line
 from synthcheck.report._blocks import Heading, Para, ReportSection, Table, WarningBox
 from synthcheck.report._data import RunData
 
@@ -43,17 +44,27 @@ def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
         f"bound minus the base rate. A corpus sentence fails when the "
         f"{entry.get('rule', 'rule')} (base rate {float(entry.get('base_rate', 0.0)):.2f}); "
         f"focus rows count new sentences under the focus rule."))
+    lab = labelled_line(RunDir(run.path)) if run.has_manifest else ""
+    if lab:
+        sec.blocks.append(Para(lab[0].upper() + lab[1:] + ". A labelled row fails when the "
+                               "task model's top label is not its gold label."))
     sec.blocks.append(Table.of(
-        ["id", "kind", "name", "failures", "n", "rate [95% CI]", "base rate", "score",
-         "confirmed", "reason"],
-        [[r["id"], KIND_WORDS.get(r["kind"], r["kind"]), r["name"], r["failures"], r["n"],
-          f"{r['rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]", r["base_rate"], r["score"],
-          "yes" if r["confirmed"] else "no", r["reason"]] for r in rows[:top]]))
+        ["id", "data", "kind", "name", "failures", "n", "rate [95% CI]", "base rate",
+         "score", "confirmed", "reason"],
+        [[r["id"], r.get("data", "corpus"), KIND_WORDS.get(r["kind"], r["kind"]), r["name"],
+          r["failures"], r["n"], f"{r['rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]",
+          r["base_rate"], r["score"], "yes" if r["confirmed"] else "no", r["reason"]]
+         for r in rows[:top]]))
     texts = run.corpus_texts()
     for r in rows[:min(5, top)]:
-        shown = [texts[i] for i in r.get("example_ids") or [] if i in texts][:examples]
+        if r.get("data") == "labelled":
+            shown = [str(t) for t in r.get("examples") or []][:examples]
+            what = "labelled rows the task model gets wrong"
+        else:
+            shown = [texts[i] for i in r.get("example_ids") or [] if i in texts][:examples]
+            what = "failing corpus sentences"
         if shown:
-            sec.blocks.append(Heading(f"{r['id']} {r['name']}: failing corpus sentences"))
+            sec.blocks.append(Heading(f"{r['id']} {r['name']}: {what}"))
             sec.blocks.append(Table.of(["sentence"], [[t] for t in shown]))
     return sec
 
@@ -85,11 +96,12 @@ def _rate(r: dict[str, Any]) -> str:
 
 
 def distrust(run: RunData) -> list[str]:
-    """Why the run's reference cannot confirm findings (``eval.json``; see
-    :func:`discovery.reference_distrust`)."""
+    """Why the run's findings cannot be confirmed (``eval.json`` and the run's blind audit,
+    if any; see :func:`discovery.reference_distrust`)."""
     from discovery import reference_distrust
+    from synthcheck._summary import run_audit
 
-    return reference_distrust(run.eval_json())
+    return reference_distrust(run.eval_json(), run_audit(run.path))
 
 
 def warnings(run: RunData) -> ReportSection:

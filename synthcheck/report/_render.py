@@ -14,7 +14,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from synth.core import DataError, package_version, write_text_atomic
+from synth.core import (
+    DataError,
+    check_outputs,
+    markdown_text,
+    package_version,
+    visible,
+    write_text_atomic,
+)
 from synthcheck.report import _sections
 from synthcheck.report._blocks import ReportSection
 from synthcheck.report._data import RunData
@@ -27,16 +34,39 @@ REPORT_FORMAT = 5
 
 
 def md_text(value: Any) -> str:
-    """Text for summary.md: no raw HTML and safe in a table cell, yet readable as plain text.
+    """Text for summary.md and the PR comment: :func:`synth.core.markdown_text` (visible
+    control characters, no raw HTML, links, images or mentions; safe in a table cell)."""
+    return markdown_text(value)
 
-    Only a ``<`` that could open a tag (before a letter, ``/``, ``!`` or ``?``) and an
-    ``&`` that could start an entity (before a letter or ``#``) become entities: Markdown
-    renders a lone ``q < 0.05`` or ``A & B`` as written, so they stay as written."""
-    import re
 
-    text = re.sub(r"&(?=[A-Za-z#])", "&amp;", str(value))
-    text = re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
-    return text.replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+def _visible_html(value: Any) -> Any:
+    """Jinja's ``finalize`` for every ``{{ }}`` value: control characters and bidi
+    overrides shown as escapes (a Markup value, an already rendered block, keeps its line
+    breaks and stays Markup: the escapes hold no ``<`` or ``&``)."""
+    from markupsafe import Markup
+
+    if isinstance(value, Markup):
+        return Markup(visible(value, keep="\n\t\r"))
+    return visible(value, keep="\n\t\r") if isinstance(value, str) else value
+
+
+def is_report_summary(path: Path) -> bool:
+    """Whether ``path`` is a ``summary.md`` that ``synthcheck report`` wrote (its third line
+    names the run directory and report.html), so a later report may replace it."""
+    try:
+        head = path.read_bytes()[:4096].decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return False
+    return len(head) >= 3 and head[0].startswith("# ") and head[2].startswith("Run directory `")
+
+
+def check_report_outputs(run_dir: Path, html: Path) -> None:
+    """Refuse, before anything is written, an HTML path that is one of the run's own files
+    (other than its report), the HTML and summary.md being one file, or a summary.md beside
+    it that ``report`` did not write (see :func:`synth.core.check_outputs`)."""
+    check_outputs([("--out", html), ("--out (summary.md beside it)", html.with_name("summary.md"))],
+                  own=[run_dir / "report.html", run_dir / "summary.md"],
+                  replaceable=is_report_summary)
 
 
 @cache
@@ -48,7 +78,7 @@ def _environment() -> Any:
         autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",),
                                             default_for_string=True),
         undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-        trim_blocks=True, lstrip_blocks=True)
+        trim_blocks=True, lstrip_blocks=True, finalize=_visible_html)
     env.filters["md"] = md_text
     return env
 
@@ -80,6 +110,7 @@ class Report:
         it, atomically; return the HTML's path."""
         html, md = self.to_html(), self.to_markdown()  # both built before either is written
         path = Path(out) if out is not None else self.run.path / "report.html"
+        check_report_outputs(self.run.path, path)
         write_text_atomic(path, html)
         write_text_atomic(path.with_name("summary.md"), md)
         return path

@@ -103,6 +103,17 @@ def trust(run: RunData) -> ReportSection:
                        "evaluated (evaluation.include_reference) or the run predates it; "
                        "rerun `discover`")
         return sec
+    from discovery import trust_decision
+    from synthcheck._summary import run_audit
+
+    decision = trust_decision(data, run_audit(run.path))
+    verdict = {"trusted": "Findings are trusted", "untrusted": "Findings are NOT trusted",
+               "unmeasured": "Findings are unmeasured"}[decision["decision"]]
+    sec.blocks.append(Para(f"{verdict}: the decision rests on the hard subset's precision "
+                           f"against the task model's own error rate, not on accuracy "
+                           f"alone. " + " ".join(f"{r[:1].upper()}{r[1:]}."
+                                                 for r in decision["reasons"])
+                           + f" Next: {decision['next']}."))
     ranked = data.get("ranked_task_model", "the task model")
     rule = data.get("hard_subset_rule") or {"metric": p.get("metric", "?")}
     if data.get("warnings"):
@@ -125,6 +136,7 @@ def trust(run: RunData) -> ReportSection:
         text = (f"The hard-subset rule ({describe_rule(rule)}) selects no held-out example: "
                 f"its precision is unknown.")
     sec.blocks.append(Para(text))
+    sec.blocks.append(Para(_audit_text(run)))
     by = data.get("hard_subset_precision_by_metric") or {}
     rows = [[m + (" (configured)" if m == p.get("metric") else ""), q.get("estimate"),
              q.get("low"), q.get("high"), q.get("n")]
@@ -140,6 +152,27 @@ def trust(run: RunData) -> ReportSection:
     sec.blocks += [Heading("Held-out accuracy"),
                    Table.of(["model", "accuracy"], acc, shade=(1,))]
     return sec
+
+
+def _audit_text(run: RunData) -> str:
+    """The blind audit's figure beside the held-out one, each saying what it was measured
+    on; without an audit, what the held-out figure cannot see."""
+    from discovery import NO_AUDIT_NOTE, audited_precision
+
+    info = audited_precision(run.path)
+    if info is None:
+        return "Not measured on this corpus: " + NO_AUDIT_NOTE + "."
+    h, c = info["hard"], info["control"]
+    if not h["n"]:
+        return "The blind audit has no labelled hard-subset sentence yet."
+    text = (f"Hard-subset precision on this corpus (blind audit): {h['estimate']:.2f}, 95% "
+            f"Wilson interval [{h['low']:.2f}, {h['high']:.2f}], on {h['n']} of the hard "
+            f"subset's sentences, measured on {info['measured_on']}: {h['count']} are a real "
+            f"task-model error, {h['no_label']} carry no label that applies.")
+    if c["n"]:
+        text += (f" Of {c['n']} random other corpus sentences, {c['estimate']:.2f} "
+                 f"[{c['low']:.2f}, {c['high']:.2f}] carry the task's signal.")
+    return text
 
 
 def _metric(run: RunData) -> str:

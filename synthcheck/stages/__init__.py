@@ -1,6 +1,6 @@
 """The pipeline's stages, one declaration each (see :class:`Stage`), in the order they run:
-generate -> score -> rank -> mine -> semantic -> metadata -> occlusion -> focus -> findings ->
-evaluate -> verify -> report.
+generate -> score -> rank -> mine -> semantic -> metadata -> occlusion -> labelled -> focus ->
+findings -> evaluate -> verify -> report.
 
 To add a stage: write its module here (its sections, hash, outputs and run function, the
 algorithm itself living in ``synth``/``discovery``/``formalize``), append its ``STAGE`` to
@@ -18,6 +18,7 @@ from synthcheck.stages import (
     findings,
     focus,
     generate,
+    labelled,
     metadata,
     mine,
     occlusion,
@@ -35,8 +36,8 @@ if TYPE_CHECKING:
 
 STAGES: tuple[Stage[Any], ...] = (generate.STAGE, score.STAGE, rank.STAGE, mine.STAGE,
                                   semantic.STAGE, metadata.STAGE, occlusion.STAGE,
-                                  focus.STAGE, findings.STAGE, evaluate.STAGE, verify.STAGE,
-                                  report.STAGE)
+                                  labelled.STAGE, focus.STAGE, findings.STAGE,
+                                  evaluate.STAGE, verify.STAGE, report.STAGE)
 """Every stage, in the order `discover` runs them (each after its upstream stages)."""
 
 STAGE_NAMES: tuple[str, ...] = tuple(s.name for s in STAGES)

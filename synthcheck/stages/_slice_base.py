@@ -36,10 +36,12 @@ class SliceSections:
 
 def sections(cfg: RunConfig) -> SliceSections:
     """The slices section, the ranking rule and the task models (and, for findings, the
-    focus failure rule in words)."""
+    run's one failure rule in words when focus rounds run)."""
     from discovery import focus_rule_text
 
-    rule = focus_rule_text(cfg.focus) if cfg.focus.enabled else ""
+    abstain = cfg.reference.abstain
+    rule = focus_rule_text(cfg.ranking, abstain.threshold if abstain is not None else None) \
+        if cfg.focus.enabled else ""
     return SliceSections(cfg.slices, cfg.ranking, scorer_sections(cfg), rule)
 
 
@@ -61,7 +63,8 @@ def corpus_slice_stage(name: str, output: str, *, progress: bool = False) -> Sta
         from discovery import slice_stage_hash
 
         score = upstream.get("score")
-        return slice_stage_hash(name, s.slices, score, s.ranked) if score else None
+        return slice_stage_hash(name, s.slices, score, s.ranked, ranking=s.ranking) \
+            if score else None
 
     def outputs(s: SliceSections, run_dir: Path) -> list[Path]:
         return [run_dir / output]

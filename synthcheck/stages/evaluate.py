@@ -61,9 +61,15 @@ def evaluate_sections(s: EvaluateSections, data: str | None = None, *,
 
     Returns:
         ``(reports, reliability)``: the per-model reports and the ``eval.json`` fields of
-        :func:`discovery.held_out_reliability` (empty without the reference).
+        :func:`discovery.held_out_reliability` (empty without the reference), with
+        ``trust``: :func:`discovery.trust_decision` on them.
     """
-    from discovery import evaluate_held_out, held_out_reliability, ranked_task_name
+    from discovery import (
+        evaluate_held_out,
+        held_out_reliability,
+        ranked_task_name,
+        trust_decision,
+    )
 
     m = s.models
     reports, held = evaluate_held_out(m.labels, m.evaluation, data,
@@ -71,8 +77,13 @@ def evaluate_sections(s: EvaluateSections, data: str | None = None, *,
                                       scorers=scorers, progress=progress,
                                       raw_dir=raw_dir, corpus=s.corpus)
     ranked = ranked_task_name(s.ranking, m.task_models)
-    return reports, held_out_reliability(held, s.ranking, ranked=ranked,
-                                         corpus_size=corpus_size)
+    abstain = m.reference.abstain
+    reliability = held_out_reliability(
+        held, s.ranking, ranked=ranked, corpus_size=corpus_size,
+        abstain_threshold=abstain.threshold if abstain is not None else None)
+    if reliability:  # the held-out side of the trust decision (the summary adds an audit)
+        reliability["trust"] = trust_decision(reliability)
+    return reports, reliability
 
 
 def run_corpus_size(run_dir: str | Path) -> int | None:

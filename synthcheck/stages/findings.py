@@ -1,5 +1,5 @@
 """Stage 2, findings: every discovery stage's rows (n-grams, semantic and metadata slices,
-occlusion words, focus rounds) in one ranked ``findings.jsonl``
+occlusion words, focus rounds, and the labelled data's findings) in one ranked ``findings.jsonl``
 (``discovery.findings_run``)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
 from synthcheck.stages._slice_base import SliceSections, sections
 from synthcheck.stages.generate import check_corpus
 
-UNIFIED = ("mine", "semantic", "metadata", "occlusion", "focus")
+UNIFIED = ("mine", "semantic", "metadata", "occlusion", "labelled", "focus")
 
 
 def stage_hash(s: SliceSections, upstream: Hashes, run_dir: Path | None) -> str | None:
@@ -23,7 +23,8 @@ def stage_hash(s: SliceSections, upstream: Hashes, run_dir: Path | None) -> str 
         return None
     return findings_stage_hash(s.slices, {"score": score, "task_model": s.ranked,
                                           "focus_rule": s.focus_rule,
-                                          **{u: upstream.get(u) for u in UNIFIED}})
+                                          **{u: upstream.get(u) for u in UNIFIED}},
+                               ranking=s.ranking)
 
 
 def outputs(s: SliceSections, run_dir: Path) -> list[Path]:

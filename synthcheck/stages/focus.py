@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from synth.engines import Backend, Generation, PrefixAlignment, SamplingConfig
 
 OFF = "off (focus.enabled: false)"
-POOL_STAGES = ("semantic", "occlusion")
+POOL_STAGES = ("semantic", "occlusion", "labelled")
 """The stages whose rows join the candidate pool unless ``focus.select: mined``."""
 
 
@@ -88,9 +88,7 @@ def stage_hash(s: FocusSections, upstream: Hashes, run_dir: Path | None) -> str 
     pool = {u: upstream.get(u) for u in POOL_STAGES}
     return focus_hash(s.focus, s.models.labels, s.generator, seed_texts(s),
                       upstream=focus_upstream(s.focus, mine, pool),
-                      models_key=models_key(s), metric=s.ranking.metric,
-                      require_disagreement=s.ranking.require_disagreement,
-                      min_margin=s.ranking.min_reference_margin)
+                      models_key=models_key(s), min_margin=s.ranking.min_reference_margin)
 
 
 def outputs(s: FocusSections, run_dir: Path) -> list[Path]:
@@ -127,7 +125,14 @@ def focus_models(s: FocusSections, run_dir: str | Path,
             passes the ones it shares with evaluate and verify); default: build the ranked
             one alone.
     """
-    from discovery import FewShotReference, FocusModels, is_few_shot, reference_calibrator
+    from discovery import (
+        FewShotReference,
+        FocusModels,
+        abstain_calibrator,
+        abstain_probability,
+        is_few_shot,
+        reference_calibrator,
+    )
     from synth import generator_backend
 
     labels = s.models.labels
@@ -154,9 +159,17 @@ def focus_models(s: FocusSections, run_dir: str | Path,
         return np.array([[row[lab] for lab in labels] for row in rows], dtype=np.float64)
 
     def ref(texts: list[str]) -> np.ndarray:
+        # Calibrated as the score stage did; with an abstain answer, its probability is
+        # a last column (read with the score stage's abstain calibrator).
+        k = len(labels)
         cal = reference_calibrator(run_dir, labels)
         raw = np.asarray(reference().raw_logprobs(texts))
-        return np.asarray(cal.predict_proba(raw)) if cal is not None else np.exp(raw)
+        probs = np.asarray(cal.predict_proba(raw[:, :k])) if cal is not None \
+            else np.exp(raw[:, :k])
+        abstain_cal = abstain_calibrator(run_dir, labels)
+        if abstain_cal is None:
+            return probs
+        return np.column_stack([probs, abstain_probability(abstain_cal, raw)])
 
     return FocusModels(backend=_LazyBackend(lambda: generator_backend(s.generator),
                                                   s.generator.model), task=task,
@@ -183,15 +196,18 @@ def candidate_pool(s: FocusSections, ctx: StageContext) -> dict[str, str]:
     """Focus candidates from the slice stages that are current (candidate -> kind): the
     significant occlusion words, phrases and groups (each kind the highest lower bound on
     its effect, ``excess_low``, first) and the significant semantic slices' term groups,
-    ``2 * focus.candidates`` of each kind at most."""
-    from discovery import group_name
+    ``2 * focus.candidates`` of each kind at most; and the significant findings on labelled
+    data that have terms (kind ``labelled``, smallest q-value first), so new sentences are
+    generated around what the labelled data shows (where it has few rows)."""
+    from discovery import group_name, labelled_candidate
     from synth.core import iter_jsonl
 
     pool: dict[str, str] = {}
     if s.focus.select == "mined":
         return pool
     for stage, file, kind in [("occlusion", "words.jsonl", "word"),
-                              ("semantic", "slices.jsonl", "semantic")]:
+                              ("semantic", "slices.jsonl", "semantic"),
+                              ("labelled", "labelled.jsonl", "labelled")]:
         expected = ctx.hash_of(stage)
         path = ctx.run.path / file
         if expected is None or not ctx.run.is_current(stage, expected) or not path.is_file():
@@ -201,6 +217,9 @@ def candidate_pool(s: FocusSections, ctx: StageContext) -> dict[str, str]:
             # large effect first (a focus test's power is in the effect, not the corpus n)
             rows.sort(key=lambda r: -float(r.get("excess_low", r["z"])))
             found = [(r["word"], r.get("kind", "word")) for r in rows]
+        elif kind == "labelled":
+            rows.sort(key=lambda r: float(r["q_value"]))
+            found = [(labelled_candidate(r), kind) for r in rows if labelled_candidate(r)]
         else:
             found = [(group_name(r["terms"]), kind) for r in rows if r.get("terms")]
         for k in dict.fromkeys(x[1] for x in found):

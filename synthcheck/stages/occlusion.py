@@ -24,13 +24,13 @@ def sections(cfg: RunConfig) -> tuple[SliceSections, focus.FocusSections]:
 
 def stage_hash(s: tuple[SliceSections, focus.FocusSections], upstream: Hashes,
                run_dir: Path | None) -> str | None:
-    """``slices.occlusion``, the failure rule, the ranked task model, the two models' key
+    """``slices.occlusion``, the judging rule, the ranked task model, the two models' key
     and the score stage's hash (None without one)."""
     from discovery import slice_stage_hash
 
     score = upstream.get("score")
     return slice_stage_hash("occlusion", s[0].slices, score, s[0].ranked,
-                            focus.models_key(s[1])) if score else None
+                            focus.models_key(s[1]), ranking=s[0].ranking) if score else None
 
 
 def outputs(s: tuple[SliceSections, focus.FocusSections], run_dir: Path) -> list[Path]:

@@ -49,7 +49,7 @@ def write_cfg(path: Path, ref_dir: Path, **sections: object) -> Path:
         "name": "cli",
         "task_models": [{"name": "toy", "spec": "python:discovery_fixtures:keyword_model"}],
         "reference": {"model": f"hf:{ref_dir}", "device": "cpu", "calibration": "contextual"},
-        "ranking": {"top_k": 8},
+        "ranking": {"top_k": 8, "min_reference_margin": 0.0},
         "mining": {"min_support": 2, "ngram_max": 2},
         "evaluation": {"size": 40, "include_reference": False},
     }
@@ -165,9 +165,12 @@ def test_rank_keeps_the_most_divergent_sentences(full_run, capsys) -> None:
                     for r in read_jsonl(run / "scores" / "reference.jsonl")])
     top = task.argmax(axis=1)
     div = np.abs(task[np.arange(40), top] - ref[np.arange(40), top])  # abs_top, the default
+    fails = top != ref.argmax(axis=1)  # only failures (top labels differ) are hard
+    assert fails.sum() >= 5
     hard = read_jsonl(run / "hard.jsonl")
     assert [r["rank"] for r in hard] == [1, 2, 3, 4, 5]
-    assert [r["divergence"] for r in hard] == pytest.approx(sorted(div, reverse=True)[:5])
+    assert [r["divergence"] for r in hard] == pytest.approx(sorted(div[fails], reverse=True)[:5])
+    assert all(r["task_label"] != r["reference_label"] for r in hard)
     for rec in hard:
         i = IDS.index(rec["id"])
         assert rec["text"] == TEXTS[i] and rec["divergence"] == pytest.approx(div[i])
@@ -318,11 +321,11 @@ def test_top_k_larger_than_the_corpus(full_run, capsys) -> None:
 
 def test_mining_an_empty_hard_subset(tiny_ref, tmp_path, capsys) -> None:
     # The task model is the reference itself (same prompt, same LLM): the top labels always
-    # agree, so keeping only disagreements leaves nothing.
+    # agree, so no sentence fails and the hard subset (failures only) is empty.
     run = make_run(tmp_path / "run")
     cfg = write_cfg(tmp_path / "c.yaml", tiny_ref,
                     task_models=[{"name": "twin", "spec": f"fewshot:hf:{tiny_ref}"}],
-                    ranking={"require_disagreement": True})
+                    ranking={"min_reference_margin": 0.0})
     assert cli(["score", "-c", cfg, "--run", run, "-q"], capsys)[0] == 0
     code, out, _ = cli(["rank", "-c", cfg, "--run", run], capsys)
     assert code == 0
@@ -333,9 +336,11 @@ def test_mining_an_empty_hard_subset(tiny_ref, tmp_path, capsys) -> None:
     code, _, err = cli(["mine", "-c", cfg, "--run", run], capsys)
     hard = re.escape(str(run / "hard.jsonl"))
     assert_user_error(code, err, rf"^error: cannot mine an empty hard subset \({hard}\): no "
-                                 r"sentence was kept by `synthcheck rank`; rank again with a "
-                                 r"larger ranking\.top_k / top_fraction, or without "
-                                 r"ranking\.require_disagreement")
+                                 r"sentence fails by the run's rule \(the task model and the "
+                                 r"reference agree on every judged sentence, or most abstain: "
+                                 r"see abstained in hard\.jsonl\.meta\.json\); rank again "
+                                 r"with a lower ranking\.min_reference_margin or "
+                                 r"reference\.abstain\.threshold, or generate a larger corpus")
     assert snapshot(run) == before
 
 
@@ -351,7 +356,9 @@ def test_skops_file_with_untrusted_types_is_refused_not_loaded(full_run, tiny_re
                     task_models=[{"name": "toy", "spec": f"sklearn:{evil}"}])
     before = snapshot(run)
     code, _, err = cli(["score", "-c", cfg, "--run", run, "-q"], capsys)
-    assert_user_error(code, err, r"^error: refusing to load untrusted types \[.*_identity.*\] "
+    assert_user_error(code, err, r"^error: refusing to load untrusted types \[.*_identity.*\]: "
+                                 r".*_identity is _identity from .*, third-party code synthcheck "
+                                 r"cannot check: trust it only if you know what it does "
                                  rf"\(sklearn:{re.escape(str(evil))}\): if you trust this "
                                  r"file, list these types under the task model's trusted_types")
     assert not loaded

@@ -332,10 +332,10 @@ def test_long_stages_print_an_estimate_from_a_measured_rate(
                  "-q"]) == 0
     lines = [x for x in capsys.readouterr().out.splitlines() if "] estimate: " in x]
     rate = REFERENCE_RATES["generate"][0]
-    assert lines[0] == (
-        f"[generate] estimate: 24 prompts / {rate:.1f} prompt/s (the default run's rate on a "
-        "2-core reference machine; this machine's own is recorded after this run) = about "
-        "1 s; a machine shared with other jobs is slower")
+    assert lines[0].startswith("[generate] estimate: 24 prompts at ")
+    assert (f"; rate {rate:.1f} prompt/s (the default run's rate on a 2-core reference "
+            "machine; this machine's own is recorded after this run), scaled by the load now, "
+            ) in lines[0], lines[0]
     assert [x.split("]")[0] for x in lines] == ["[generate", "[score", "[focus"]
     rates = json.loads((tmp_path / "cache" / "rates.json").read_text())
     measured = {k: v for k, v in rates.items() if v["seconds"] > 0}
@@ -347,8 +347,8 @@ def test_long_stages_print_an_estimate_from_a_measured_rate(
     for key, rec in measured.items():
         stage = key.split("|")[0]
         line = next(x for x in again if x.startswith(f"[{stage}]"))
-        assert f"/ {rec['rate']:.1f} {rec['unit']}/s (measured on this machine " \
-               f"{rec['measured'][:10]})" in line, line
+        assert f"rate {rec['rate']:.1f} {rec['unit']}/s (measured on this machine " \
+               f"{rec['measured'][:10]} at a load of {rec['load']:.1f})" in line, line
     # A rerun in the same run directory has nothing left to do: no estimate.
     assert main(["discover", "--config", str(cfg_path), "--run", str(tmp_path / "b"),
                  "-q"]) == 0
@@ -522,3 +522,23 @@ def test_two_discovers_on_one_directory_do_each_stage_once(cfg_path: Path,
     for name in ("score", "rank", "mine", "focus", "evaluate", "verify"):
         assert sorted(s[name] for s in stages) == ["ran", "skipped (current)"], (name, stages)
     assert any("waiting for another process's" in err for _, err in results)
+
+
+def test_a_locks_path_that_is_a_file_is_refused_before_any_work(
+        cfg_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "r"
+    run.mkdir()
+    (run / ".locks").write_text("not a folder")
+    before = snapshot(run)
+    assert main(["discover", "-c", str(cfg_path), "--run", str(run), "-q",
+                 "--lock-timeout", "5"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"error: cannot lock: .locks is a file, not a folder ({run / '.locks'}): "
+                   "remove it (synthcheck keeps its stage locks in .locks/; it is made "
+                   "again)\n")
+    assert snapshot(run) == before  # not even a corpus shard
+    with pytest.raises(SystemExit) as exit_info:
+        main(["discover", "-c", str(cfg_path), "--run", str(run), "--lock-timeout", "abc"])
+    assert exit_info.value.code == 2
+    assert "argument --lock-timeout: must be a number of seconds, got 'abc'" in \
+        capsys.readouterr().err

@@ -58,7 +58,7 @@ def cfg_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
                         {"name": "llm", "spec": f"fewshot:hf:{tiny}"}],
         "reference": {"model": f"hf:{tiny}", "calibration": "contextual", "device": "cpu",
                       "batch_size": 4},
-        "ranking": {"top_fraction": 0.5, "require_disagreement": False},
+        "ranking": {"top_fraction": 0.5},
         "mining": {"min_support": 2},
         "focus": {"candidates": 3, "budget": 4},
         "evaluation": {"size": 8},

@@ -91,7 +91,10 @@ def test_untrusted_types_are_listed_with_the_flag_that_trusts_them(files, capsys
     types = "sklearn.calibration._CalibratedClassifier,sklearn.calibration._SigmoidCalibration"
     assert capsys.readouterr().err == (
         "error: refusing to load untrusted types ['sklearn.calibration._CalibratedClassifier', "
-        f"'sklearn.calibration._SigmoidCalibration'] ({spec}): if you trust this file, list "
+        "'sklearn.calibration._SigmoidCalibration']: sklearn.calibration._CalibratedClassifier "
+        "is _CalibratedClassifier from sklearn (installed here), a data or estimator type; "
+        "sklearn.calibration._SigmoidCalibration is _SigmoidCalibration from sklearn "
+        f"(installed here), a data or estimator type ({spec}): if you trust this file, list "
         "these types under the task model's trusted_types (on the command line: verify "
         f"--trusted-types {types})\n")
     assert not (files / "run").exists()

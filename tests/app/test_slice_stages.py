@@ -51,10 +51,10 @@ def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
                       "segment": {"min_words": 3, "max_words": 40}},
         "task_models": [{"name": "toy", "spec": "python:toy_models:keyword_sentiment"}],
         "reference": {"model": f"hf:{tiny_dir}", "calibration": "contextual", "device": "cpu"},
-        "ranking": {"top_fraction": 0.5},
+        "ranking": {"top_fraction": 0.5, "min_reference_margin": 0.0},
         "mining": {"min_support": 2},
         "focus": {"candidates": 2, "budget": 3},
-        "slices": {"failure": "disagreement", "semantic": {"size": 4},
+        "slices": {"semantic": {"size": 4},
                    "metadata": {"min_size": 2}, "occlusion": {"reference_words": 3,
                                                                "reference_sentences": 2}},
         "evaluation": {"size": 8, "include_reference": False},
@@ -101,7 +101,9 @@ def test_slice_stages_run_skip_and_rerun_in_discover(cfg_path: Path, tmp_path: P
         meta = json.loads((run / f"{file}.meta.json").read_text())
         assert meta["config_hash"] == manifest["stage_hashes"][stage]
     again = quiet(cfg, run)
-    assert all(again.stages[s] == "skipped (current)" for s in STAGES if s != "verify")
+    assert all(again.stages[s] == "skipped (current)" for s in STAGES
+               if s not in ("verify", "labelled"))
+    assert again.stages["labelled"] == "off (no labelled.data)"
 
     changed = quiet(load_run_config(cfg_path, ["slices.semantic.size=5"]), run)
     assert {"semantic", "findings", "report"} <= {k for k, v in changed.stages.items()
@@ -124,7 +126,7 @@ def test_summary_and_report_show_the_findings(cfg_path: Path, tmp_path: Path, ca
     out = capsys.readouterr().out
     first = json.loads((run / "findings.jsonl").read_text().splitlines()[0])
     assert "findings: " in out and "corpus failure: top labels differ" in out
-    assert f"  f0001 {first['kind']:<8} {first['name'][:34]:<35} " in out
+    assert f"  f0001 corpus   {first['kind']:<8} {first['name'][:34]:<35} " in out
     summary = (run / "summary.md").read_text()
     assert "## Findings: every kind, ranked" in summary
     assert "### Focus rounds: confirmed failure patterns" in summary
@@ -138,8 +140,9 @@ def test_slices_command_and_its_errors(cfg_path: Path, tmp_path: Path, capsys) -
     capsys.readouterr()
     assert main(["slices", "--config", str(cfg_path), "--run", str(run), "-q"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[:3] == ["semantic: up to date", "metadata: up to date", "occlusion: up to date"]
-    assert out[3] == f"findings: up to date: {run / 'findings.jsonl'}"
+    assert out[:4] == ["semantic: up to date", "metadata: up to date", "occlusion: up to date",
+                       "labelled: off"]
+    assert out[4] == f"findings: up to date: {run / 'findings.jsonl'}"
 
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -1,6 +1,8 @@
 """How far to trust the hard subset, wired in: `synthcheck evaluate` measures the hard-subset
-rule's precision on the held-out scores it computes and records it in eval.json; `discover`'s
-summary and the report show it, with a warning when the reference is the weaker model."""
+rule's precision on the held-out scores it computes, beside the task model's own error rate,
+and records both and the trust decision in eval.json; `discover`'s summary and the report
+show the decision, its reasons and what to do next: trust rests on the precision, not on
+the reference's accuracy alone."""
 
 from __future__ import annotations
 
@@ -21,20 +23,21 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from test_report import Page  # noqa: E402
 
-# 20 held-out examples; each model's p(positive) per text. Rows 0-4 are where the models
-# disagree most (task 0.9 vs reference 0.1: every metric ranks them first); rows 5-19 agree
-# (p 0.8 vs 0.75 on the models' shared top label). The top 25% of 20 is rows 0-4.
-P_TASK = [0.9] * 5 + [0.8] * 11 + [0.2] * 4
-P_REF = [0.1] * 5 + [0.75] * 11 + [0.25] * 4
-# Rows 5-19: both models right on 12 and wrong on 3 (rows 13, 14, 15: positive said, gold
-# negative).
-TAIL = ["positive"] * 8 + ["negative"] * 3 + ["negative"] * 4
-# A stronger reference: the task model is wrong on rows 0-2 of the hard five (3/5 = 0.6
-# precision), task accuracy 14/20, reference 15/20, majority baseline 10/20. A weaker one:
-# wrong on rows 0-1 only (task 15/20, reference 14/20, majority 11/20).
-STRONG = ["negative"] * 3 + ["positive"] * 2 + TAIL
-WEAK = ["negative"] * 2 + ["positive"] * 3 + TAIL
-TEXTS = [f"held out sentence number {i}" for i in range(20)]
+# 40 held-out examples; each model's p(positive) per text. Rows 0-9 are where the models
+# disagree most (task 0.9 vs reference 0.1: every metric ranks them first, the top 25% of
+# 40); rows 10-19 disagree mildly (task 0.3 vs reference 0.65); rows 20-39 agree (0.8 vs
+# 0.75, then 0.2 vs 0.25). On a disagreement exactly one model is right.
+P_TASK = [0.9] * 10 + [0.3] * 10 + [0.8] * 10 + [0.2] * 10
+P_REF = [0.1] * 10 + [0.65] * 10 + [0.75] * 10 + [0.25] * 10
+AGREE = ["positive"] * 10 + ["negative"] * 10  # both right
+# PRECISE: the reference is the WEAKER model (accuracy 0.70 against the task model's 0.80)
+# yet the hard subset is the task model's errors: it is wrong on 8 of the hard 10 (0.80)
+# and on 8 of 40 overall (0.20), none outside: trusted.
+PRECISE = ["negative"] * 8 + ["positive"] * 2 + ["negative"] * 10 + AGREE
+# IMPRECISE: the reference is the STRONGER model (0.80 against 0.70) yet the task model is
+# wrong on only 2 of the hard 10 (0.20) against 12 of 40 overall (0.30): not trusted.
+IMPRECISE = ["negative"] * 2 + ["positive"] * 8 + ["positive"] * 10 + AGREE
+TEXTS = [f"held out sentence number {i}" for i in range(40)]
 Z = 1.959963984540054
 
 
@@ -84,7 +87,7 @@ def make_run(tmp_path: Path, golds: list[str], monkeypatch: pytest.MonkeyPatch) 
            "generator": {"model": "hf:unused", "n": 4},
            "task_models": [{"name": "planted", "spec": "python:planted_model:predict"}],
            "reference": {"model": "hf:unused", "calibration": "none"},
-           "ranking": {"top_fraction": 0.25},
+           "ranking": {"top_fraction": 0.25, "min_reference_margin": 0.0},
            "evaluation": {"data": str(held), "size": None}}
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
@@ -108,93 +111,86 @@ def report(run: Path) -> tuple[str, str]:
     return page.sections["trust"], (run / "summary.md").read_text(encoding="utf-8")
 
 
-def test_eval_json_summary_and_report_with_a_stronger_reference(
+def test_a_weaker_but_precise_reference_is_trusted_by_precision_not_accuracy(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    cfg_path, run, out, ev = evaluate(tmp_path, STRONG, monkeypatch, capsys)
-    low, high = wilson(3, 5)
-    assert low == pytest.approx(0.2307, abs=1e-3) and high == pytest.approx(0.8824, abs=1e-3)
+    cfg_path, run, out, ev = evaluate(tmp_path, PRECISE, monkeypatch, capsys)
+    low, high = wilson(8, 10)
     p = ev["hard_subset_precision"]
-    assert p == {"estimate": pytest.approx(0.6), "low": pytest.approx(low),
-                 "high": pytest.approx(high), "n": 5, "metric": "abs_top"}
-    by = ev["hard_subset_precision_by_metric"]
-    assert sorted(by) == sorted(["abs_top", "signed", "kl", "js", "tv", "p_wrong"])
-    assert all(q["n"] == 5 and q["estimate"] == pytest.approx(0.6) for q in by.values())
-    assert ev["majority_baseline_accuracy"] == pytest.approx(0.5)
-    assert ev["reports"]["planted"]["accuracy"] == pytest.approx(0.70)
-    assert ev["reports"]["reference"]["accuracy"] == pytest.approx(0.75)
+    assert p == {"estimate": pytest.approx(0.8), "low": pytest.approx(low),
+                 "high": pytest.approx(high), "n": 10, "count": 8, "abstained": 0,
+                 "metric": "abs_top"}
+    e_low, e_high = wilson(8, 40)
+    assert ev["task_error_rate"] == {"estimate": pytest.approx(0.2), "low": pytest.approx(e_low),
+                                     "high": pytest.approx(e_high), "n": 40, "count": 8}
+    assert ev["reports"]["planted"]["accuracy"] == pytest.approx(0.80)
+    assert ev["reports"]["reference"]["accuracy"] == pytest.approx(0.70)
     assert ev["warnings"] == [] and ev["ranked_task_model"] == "planted"
-    assert ev["reliability"]["planted"]["hard_subset_precision"] == p
-    assert ev["hard_subset_rule"] == {"metric": "abs_top", "top_k": None, "top_fraction": 0.25,
-                                      "require_disagreement": False, "held_out": 20,
-                                      "corpus_size": None, "min_margin": 0.0}
-    line = "hard-subset precision (abs_top, top 25%): 0.60 [0.23, 0.88] on 5 held-out " \
-           "examples (of 20)"
+    assert ev["trust"]["decision"] == "trusted"
+    assert ev["hard_subset_rule"]["min_margin"] == 0.0 and ev["hard_subset_rule"]["judge"] == \
+        "task model's top label differs from the reference's"
+    line = "hard-subset precision (abs_top, top 25%): 0.80 [0.49, 0.94] on 10 held-out " \
+           "examples (of 40)"
     assert line in out.splitlines() and "warning" not in out
-    assert "    p_wrong  0.60 [0.23, 0.88]   n=5" in out.splitlines()
+    assert "task model's own error rate: 0.20 [0.10, 0.35] on 40 held-out examples (what a " \
+           "random sentence would give)" in out.splitlines()
 
     summary = format_summary(load_run_config(cfg_path), run,
                              {"evaluate": ev["reports"], "evaluation": ev}).splitlines()
-    assert summary.index(line) > summary.index("  majority     acc 0.500  (always the most "
-                                               "frequent label)")
     assert not any(s.startswith("warning:") for s in summary)
+    at = summary.index("trust: findings trusted (the hard subset's precision against the "
+                       "task model's own error rate)")
+    assert summary[at + 1].startswith(
+        "  - held-out: hard-subset precision 0.80 [0.49, 0.94], n=10 is significantly above "
+        "the task model's own error rate 0.20 [0.10, 0.35], n=40 (one-sided Fisher p=")
+    assert summary[at + 2].startswith("  - no blind audit of this corpus")
+    assert summary[at + 3].startswith("  next: read the confirmed findings first")
 
     trust, md = report(run)
-    assert "Hard-subset precision (abs_top, top 25%): 0.60, 95% Wilson interval [0.23, 0.88], " \
-           "on 5 held-out examples" in trust
-    assert "For comparison, 'planted' is wrong on 30.0% of all held-out examples." in trust
+    assert trust.startswith("How far to trust the hard subset\nFindings are trusted: the "
+                            "decision rests on the hard subset's "
+                            "precision against the task model's own error rate")
+    assert "Hard-subset precision (abs_top, top 25%): 0.80, 95% Wilson interval [0.49, 0.94], " \
+           "on 10 held-out examples" in trust
     assert "Warning" not in trust and "Warning" not in md
-    for row in ("| abs_top (configured) | 0.600 | 0.231 | 0.882 | 5 |",
-                "| p_wrong | 0.600 | 0.231 | 0.882 | 5 |",
-                "| task model planted | 0.700 |", "| reference | 0.750 |",
-                "| majority-class baseline | 0.500 |"):
-        assert row in md, row
-    assert md.index("## How far to trust the hard subset") < md.index("## Provenance")
 
 
-def test_a_weaker_reference_warns_in_eval_json_summary_and_report(
+def test_an_accurate_but_imprecise_reference_is_not_trusted(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    cfg_path, run, out, ev = evaluate(tmp_path, WEAK, monkeypatch, capsys)
-    low, high = wilson(2, 5)
-    assert ev["hard_subset_precision"]["estimate"] == pytest.approx(0.4)
-    assert ev["hard_subset_precision"]["high"] == pytest.approx(high)
-    assert ev["reports"]["planted"]["accuracy"] == pytest.approx(0.75)
-    assert ev["reports"]["reference"]["accuracy"] == pytest.approx(0.70)
-    assert ev["majority_baseline_accuracy"] == pytest.approx(0.55)
-    (warning,) = ev["warnings"]  # the precision's upper bound (0.77) is above 0.5
-    assert warning.startswith("the reference is less accurate than the task model 'planted' "
-                              "on held-out data (0.700 < 0.750)")
-    assert "stronger reference" in warning
-    assert f"warning: {warning}" in out.splitlines()
+    cfg_path, run, out, ev = evaluate(tmp_path, IMPRECISE, monkeypatch, capsys)
+    assert ev["hard_subset_precision"]["estimate"] == pytest.approx(0.2)
+    assert ev["task_error_rate"]["estimate"] == pytest.approx(0.3)
+    assert ev["reports"]["planted"]["accuracy"] == pytest.approx(0.70)
+    assert ev["reports"]["reference"]["accuracy"] == pytest.approx(0.80)
+    assert ev["trust"]["decision"] == "untrusted"
+    (reason,) = ev["trust"]["measures"]
+    assert not reason["passed"] and reason["p_value"] > 0.5
 
     summary = format_summary(load_run_config(cfg_path), run,
                              {"evaluate": ev["reports"], "evaluation": ev}).splitlines()
-    at = summary.index("hard-subset precision (abs_top, top 25%): 0.40 "
-                       f"[{low:.2f}, {high:.2f}] on 5 held-out examples (of 20)")
-    # Warnings come first (right under the title), each once, then what to do.
-    assert summary[1] == f"warning: {warning}" and summary.count(f"warning: {warning}") == 1
-    assert summary[2] == (
-        "warning: no finding below is confirmed, since the reference is less accurate than "
-        "the task model 'planted' on held-out data (0.700 < 0.750). What to do: make the "
-        "reference stronger before reading the findings (a stronger reference.model, more or "
-        "better reference.shots, another reference.calibration), check it with `synthcheck "
-        "evaluate`, then rerun `discover`")
-    assert at > 2
+    why = ("held-out: hard-subset precision 0.20 [0.06, 0.51], n=10 is not significantly "
+           "above the task model's own error rate 0.30 [0.18, 0.45], n=40 (one-sided Fisher "
+           "p=")
+    # The warning comes first (right under the title), then the decision and what to do.
+    assert summary[1].startswith(f"warning: no finding below is confirmed, since {why}")
+    assert summary[1].endswith("What to do: make the hard subset point at the task model's "
+                               "errors before reading the findings (a stronger "
+                               "reference.model, more or in-domain reference.shots, an "
+                               "abstain answer in reference.abstain, a higher "
+                               "ranking.min_reference_margin), check it with `synthcheck "
+                               "evaluate`, then rerun `discover`")
+    assert summary[2] == ("trust: findings NOT trusted (the hard subset's precision against "
+                          "the task model's own error rate)")
+    assert summary[3].startswith(f"  - {why}")
+    assert summary[5].startswith("  next: do not act on the findings yet")
 
     trust, md = report(run)
-    html = (run / "report.html").read_text(encoding="utf-8")
-    assert "<p class=warn role=alert><strong>Warning:</strong> the reference is less accurate" \
-        in html
-    page = Page(html)
+    page = Page((run / "report.html").read_text(encoding="utf-8"))
     assert list(page.sections)[0] == "warnings"
-    assert "Warning: the reference is less accurate than the task model" in \
-        page.sections["warnings"]
-    assert "Warning" not in trust
-    assert "> **Warning:** the reference is less accurate than the task model 'planted'" in md
-    assert md.index("## Warnings") < md.index("## How far to trust the hard subset")
-    assert "> **Warning:** no finding in this report is confirmed, since the reference is " \
-           "less accurate than the task model 'planted' on held-out data" in md
+    assert "no finding in this report is confirmed, since held-out: hard-subset precision " \
+           "0.20" in page.sections["warnings"]
+    assert trust.startswith("How far to trust the hard subset\nFindings are NOT trusted")
 
 
 FOCUS_ROW = {"rank": 1, "ngram": "thank you for", "failures": 29, "n": 32, "rate": 0.906,
@@ -213,8 +209,8 @@ def plant_focus(run: Path) -> None:
     rd.complete("focus", "planted", prompts=48, seconds=1.0)
 
 
-@pytest.mark.parametrize("golds, trusted", [(STRONG, True), (WEAK, False)])
-def test_focus_findings_are_unconfirmed_when_the_reference_is_weaker(
+@pytest.mark.parametrize("golds, trusted", [(PRECISE, True), (IMPRECISE, False)])
+def test_focus_findings_are_unconfirmed_when_the_hard_subset_is_imprecise(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
         golds: list[str], trusted: bool) -> None:
     cfg_path, run, _, ev = evaluate(tmp_path, golds, monkeypatch, capsys)
@@ -228,11 +224,11 @@ def test_focus_findings_are_unconfirmed_when_the_reference_is_weaker(
                                "differ; base rate 0.39):")
         assert summary[at + 1].endswith("q=0.00017")
     else:
-        assert summary[at] == (
+        assert summary[at].startswith(
             "focus rounds: 1 candidates, 32 new sentences from 48 prompts in 1.0s; 0 "
-            "confirmed: 1 pattern(s) pass the test but stay unconfirmed because the "
-            "reference is less accurate than the task model 'planted' on held-out data "
-            "(0.700 < 0.750) (failure: top labels differ; base rate 0.39):")
+            "confirmed: 1 pattern(s) pass the test but stay unconfirmed because held-out: "
+            "hard-subset precision 0.20")
+        assert summary[at].endswith("(failure: top labels differ; base rate 0.39):")
         assert summary[at + 1].endswith("q=0.00017  (unconfirmed)")
     assert main(["report", "--run", str(run)]) == 0
     page = Page((run / "report.html").read_text(encoding="utf-8"))
@@ -245,29 +241,28 @@ def test_focus_findings_are_unconfirmed_when_the_reference_is_weaker(
         assert "## Findings: unconfirmed failure patterns (the reference cannot be trusted)" \
             in md
         assert "| 1 | thank you for | unconfirmed |" in md
-        assert "Unconfirmed: the reference is less accurate than the task model 'planted'" \
-            in page.sections["findings"]
+        assert "Unconfirmed: held-out: hard-subset precision 0.20" in page.sections["findings"]
         assert list(page.sections)[0] == "warnings"
     # `synthcheck focus` reads the same verdict from the run's eval.json.
     from synthcheck._cmd_stage2 import _stored_distrust
 
-    assert _stored_distrust(run) == ([] if trusted else [
-        "the reference is less accurate than the task model 'planted' on held-out data "
-        "(0.700 < 0.750)"])
+    stored = _stored_distrust(run)
+    assert stored == [] if trusted else (len(stored) == 1 and stored[0].startswith(
+        "held-out: hard-subset precision 0.20"))
 
 
 def test_top_k_is_scaled_by_the_run_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str]) -> None:
-    # ranking.top_k=10 on a 40-sentence corpus keeps a quarter: 5 of the 20 held-out examples.
-    cfg_path = make_run(tmp_path, STRONG, monkeypatch)
+    # ranking.top_k=20 on an 80-sentence corpus keeps a quarter: 10 of the 40 held-out examples.
+    cfg_path = make_run(tmp_path, PRECISE, monkeypatch)
     run = tmp_path / "run"
     (run / "corpus").mkdir(parents=True)
-    (run / "corpus" / "stats.json").write_text(json.dumps({"kept": 40}))
+    (run / "corpus" / "stats.json").write_text(json.dumps({"kept": 80}))
     assert main(["evaluate", "-c", str(cfg_path), "--run", str(run), "-q",
-                 "-P", "ranking.top_k=10"]) == 0
+                 "-P", "ranking.top_k=20"]) == 0
     ev = json.loads((run / "eval.json").read_text())
-    assert ev["hard_subset_rule"]["corpus_size"] == 40 and ev["hard_subset_rule"]["top_k"] == 10
-    assert ev["hard_subset_precision"]["n"] == 5
-    assert ev["hard_subset_precision"]["estimate"] == pytest.approx(0.6)
-    assert "hard-subset precision (abs_top, top 10): 0.60 [0.23, 0.88] on 5 held-out " \
-           "examples (of 20)" in capsys.readouterr().out
+    assert ev["hard_subset_rule"]["corpus_size"] == 80 and ev["hard_subset_rule"]["top_k"] == 20
+    assert ev["hard_subset_precision"]["n"] == 10
+    assert ev["hard_subset_precision"]["estimate"] == pytest.approx(0.8)
+    assert "hard-subset precision (abs_top, top 20): 0.80 [0.49, 0.94] on 10 held-out " \
+           "examples (of 40)" in capsys.readouterr().out

@@ -31,9 +31,10 @@ def test_undecodable_csv_names_the_file_and_byte_offset(tmp_path: Path) -> None:
 
 
 def test_unknown_format_and_missing_field_name_what_exists(tmp_path: Path) -> None:
-    (tmp_path / "d.tsv").write_text("text\tlabel\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"unknown labeled data format '.tsv'.*use .jsonl or .csv"):
-        read_labeled_file(tmp_path / "d.tsv", LABELS)
+    (tmp_path / "d.xlsx").write_text("text\tlabel\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"unknown labeled data format '.xlsx'.*use .jsonl, "
+                                        r".csv or .tsv"):
+        read_labeled_file(tmp_path / "d.xlsx", LABELS)
     (tmp_path / "d.csv").write_text("text\nbad\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"CSV has no column 'label' \(its columns: text\) "
                                         r"\(.*d.csv\): set evaluation.label_field"):

@@ -202,11 +202,13 @@ def test_confirm_candidates_bh_and_zero_counts():
     assert rows[1]["q_value"] >= rows[1]["p_value"]
 
 
-def test_paired_test_confirms_what_the_rate_cannot():
+def test_paired_test_is_evidence_never_a_confirmation_alone():
     from discovery._focus_rounds import paired_test
 
     # 8 of 40 new sentences fail, the corpus's rate (200 of 1000): the rate test sees
-    # nothing; deleting the word moves the task model by 0.4 and the reference by 0.
+    # nothing; deleting the word moves the task model by 0.4 and the reference by 0 (the
+    # paired test is strong), yet the word is not confirmed: its new sentences fail no
+    # more often than any others.
     task, ref = [0.4] * 40, [0.0] * 40
     p = paired_test(task, ref, 0.05)
     assert p is not None and p < 1e-6
@@ -216,8 +218,12 @@ def test_paired_test_confirms_what_the_rate_cannot():
     plain, paired = confirm_candidates([dict(row)], 200, 1000, 0.05)[0], \
         confirm_candidates([{**row, "p_paired": p}], 200, 1000, 0.05)[0]
     assert not plain["confirmed"] and plain["p_paired"] is None
-    assert paired["confirmed"] and paired["p_value"] == pytest.approx(2 * p)
-    assert paired["p_rate"] == plain["p_value"]
+    assert not paired["confirmed"] and paired["p_paired"] == pytest.approx(p)
+    assert paired["p_value"] == paired["p_rate"] == plain["p_value"]
+    # a rate significantly above the base rate confirms, with or without the paired test
+    strong = confirm_candidates([{"ngram": "y", "n": 40, "failures": 20, "p_paired": 0.9}],
+                                200, 1000, 0.05)[0]
+    assert strong["confirmed"] and strong["p_value"] < 1e-4
 
 
 def test_delete_candidate_removes_every_term():

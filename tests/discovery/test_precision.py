@@ -14,6 +14,7 @@ from discovery._precision import (
     precision_by_metric,
     reliability_warnings,
 )
+from discovery._judge import JudgeRule
 from discovery._ranking import METRICS, divergence
 from synth.core import DataError
 
@@ -48,17 +49,21 @@ def test_planted_precision_estimate_and_wilson_interval():
     assert out["high"] == pytest.approx(0.8824, abs=1e-3)
 
 
-def test_require_disagreement_and_top_k_scaled_to_held_out():
+def test_only_disagreements_and_top_k_scaled_to_held_out():
     task, ref, golds = _planted()
     # Disagreeing rows: 0-4 and 6 (a 0.5/0.5 task row reads negative, the reference
-    # positive); the task model is right on row 6.
-    out = hard_subset_precision(task, ref, golds, LABELS, top_fraction=1.0,
-                                require_disagreement=True)
+    # positive); the task model is right on row 6. The agreeing rows never enter.
+    out = hard_subset_precision(task, ref, golds, LABELS, top_fraction=1.0)
     assert out["n"] == 6 and out["estimate"] == pytest.approx(3 / 6)
+    # with a margin of 0.2 row 6 (margin 0.04) abstains: 3 of 5
+    out = hard_subset_precision(task, ref, golds, LABELS, top_fraction=1.0,
+                                rule=JudgeRule(min_margin=0.2))
+    assert (out["n"], out["count"]) == (5, 3) and out["abstained"] == 4  # rows 5, 6, 7, 9
     # top_k=100 on a 1000-sentence corpus keeps 10% of the held-out set: 1 of 10 (row 0).
     assert held_out_size(10, top_k=100, top_fraction=None, corpus_size=1000) == 1
     out = hard_subset_precision(task, ref, golds, LABELS, top_k=100, corpus_size=1000)
-    assert out == {"estimate": 1.0, "low": pytest.approx(0.2065, abs=1e-3), "high": 1.0, "n": 1}
+    assert out == {"estimate": 1.0, "low": pytest.approx(0.2065, abs=1e-3), "high": 1.0, "n": 1,
+                   "count": 1, "abstained": 0}
     assert held_out_size(10, top_k=50, top_fraction=None, corpus_size=None) == 10
 
 
@@ -149,18 +154,21 @@ def test_held_out_reliability_fields_per_task_model_and_formatted():
     assert info["hard_subset_precision"] == {"estimate": pytest.approx(0.6),
                                              "low": pytest.approx(0.2307, abs=1e-3),
                                              "high": pytest.approx(0.8824, abs=1e-3), "n": 5,
-                                             "metric": "abs_top"}
+                                             "count": 3, "abstained": 4, "metric": "abs_top"}
+    # the task model's own error rate on all 10: rows 0, 2, 4 and 7
+    assert info["task_error_rate"]["count"] == 4 and info["task_error_rate"]["n"] == 10
     assert info["majority_baseline_accuracy"] == 0.7  # 7 negative golds of 10
     assert info["hard_subset_rule"]["held_out"] == 10
-    # Task model b is the reference itself: no divergence, the rule keeps rows 0-4 (ties in
-    # input order), of which b gets rows 1 and 3 wrong.
-    assert info["reliability"]["b"]["hard_subset_precision"]["estimate"] == pytest.approx(0.4)
-    assert format_reliability(info)[:3] == [
+    # Task model b is the reference itself: it agrees everywhere, so nothing is hard.
+    assert info["reliability"]["b"]["hard_subset_precision"]["n"] == 0
+    assert format_reliability(info)[:5] == [
         "hard-subset precision (abs_top, top 50%): 0.60 [0.23, 0.88] on 5 held-out examples "
         "(of 10)",
-        "  (the share of them the task model gets wrong, 95% Wilson interval); by ranking "
-        "metric:",
-        "    abs_top  0.60 [0.23, 0.88]   n=5  <- ranking.metric"]
+        "  (the share of them the task model gets wrong, 95% Wilson interval)",
+        "task model's own error rate: 0.40 [0.17, 0.69] on 10 held-out examples (what a "
+        "random sentence would give)",
+        "  4 held-out examples abstained (the run's rule)",
+        "  precision by ranking metric:"]
     # Without the reference there is nothing to measure, and nothing to print.
     assert held_out_reliability(HeldOutScores(LABELS, golds, {"a": task}),
                                 RankingConfig(), ranked="a") == {}

@@ -198,14 +198,20 @@ def test_occlusion_surfaces_a_trigger_seen_twice_and_not_a_sentiment_word() -> N
     assert "good" not in words[:1]
 
 
-def test_confident_failure_rule_is_stricter_than_disagreement() -> None:
-    from discovery._focus_rounds import failures
+@pytest.mark.parametrize("section,field,value", [
+    ("slices", "failure", "confident"), ("slices", "confidence", 0.6),
+    ("focus", "failure", "hard_rule"), ("focus", "confidence", 0.7),
+    ("ranking", "require_disagreement", False)])
+def test_removed_failure_fields_are_refused_with_the_fix(section: str, field: str,
+                                                         value: object) -> None:
+    from pydantic import ValidationError
 
-    task = np.array([[0.9, 0.1], [0.9, 0.1], [0.2, 0.8]])
-    ref = np.array([[0.45, 0.55], [0.3, 0.7], [0.9, 0.1]])
-    assert failures(task, ref, "disagreement").tolist() == [True, True, True]
-    assert failures(task, ref, "confident", confidence=0.6).tolist() == [False, True, True]
-    assert failures(task, ref, "confident", confidence=0.8).tolist() == [False, False, True]
+    from discovery import FocusConfig, RankingConfig, SlicesConfig
+
+    model = {"slices": SlicesConfig, "focus": FocusConfig, "ranking": RankingConfig}[section]
+    with pytest.raises(ValidationError, match=rf"{section}\.{field} was removed: .*remove "
+                                              r"the field"):
+        model.model_validate({field: value})
 
 
 def test_ucb_tests_a_rare_candidate_with_strong_evidence_first() -> None:
@@ -220,8 +226,7 @@ def test_ucb_tests_a_rare_candidate_with_strong_evidence_first() -> None:
     ref = np.array([[0.1, 0.9] if f else [0.9, 0.1] for f in fail])
     base = FocusBase(texts=texts, task=task, reference=ref,
                      hard_indices=[i for i, f in enumerate(fail) if f])
-    cfg = FocusConfig(candidates=1, failure="disagreement", min_support=3,  # "zorb" unmined
-                      select="ucb")
+    cfg = FocusConfig(candidates=1, min_support=3, select="ucb")  # "zorb" unmined
     chosen, sources = pool_candidates(base, cfg, MiningConfig(), {"zorb": "word"})
     assert (chosen, sources) == (["zorb"], {"zorb": "word"})
     chosen, _ = pool_candidates(base, cfg, MiningConfig(), {})
@@ -361,7 +366,7 @@ def test_balanced_selection_lets_sources_take_turns_and_skips_covered_rare_ones(
                      hard_indices=[i for i, f in enumerate(fail) if f])
     pool = {"uncle": "word", "aunt": "word", "zorb": "word",
             "uncle | aunt | niece": "group"}
-    cfg = FocusConfig(candidates=4, failure="disagreement", min_support=3)
+    cfg = FocusConfig(candidates=4, min_support=3)
     chosen, sources = pool_candidates(base, cfg, MiningConfig(), pool)
     # word, group, n-gram, then the word turn again: "aunt" is in the group's sentences
     # (rare and covered), so "zorb" is next.
@@ -372,7 +377,7 @@ def test_balanced_selection_lets_sources_take_turns_and_skips_covered_rare_ones(
     assert "aunt" in ucb  # the upper bound alone does not see that it adds nothing
 
 
-def test_findings_keep_the_evidence_an_inconclusive_test_did_not_refute() -> None:
+def test_a_focus_test_that_does_not_replicate_drops_its_finding() -> None:
     from discovery import build_findings
 
     texts = ["my uncle.", "an aunt.", "the film.", "plain.", "plain again.", "more plain."]
@@ -395,9 +400,25 @@ def test_findings_keep_the_evidence_an_inconclusive_test_did_not_refute() -> Non
     rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r", words=words,
                           focus=focus)
     by = {r["name"]: r for r in rows}
-    # 12/40 > 0.2: not refuted, ranked by the group's own evidence; 4/40 < 0.2: refuted.
-    assert by["uncle | aunt"]["evidence_q"] == pytest.approx(1e-6)
-    assert by["film"]["evidence_q"] == pytest.approx(0.9)
-    # "uncle" (one sentence, inside the group's) comes after every finding it adds nothing to.
-    assert [r["name"] for r in rows] == ["uncle | aunt", "film", "uncle"]
-    assert by["uncle"]["covered_by"] == "uncle | aunt"
+    # Both focus tests ran on new sentences and did not confirm: neither is ranked on the
+    # evidence that proposed it (the group's q of 1e-6); both go after every other row.
+    assert by["uncle | aunt"]["evidence_q"] == pytest.approx(0.3)
+    assert by["uncle | aunt"]["status"] == by["film"]["status"] == "not replicated"
+    assert [r["name"] for r in rows] == ["uncle", "uncle | aunt", "film"]
+
+
+def test_a_finding_not_above_its_base_rate_never_ranks_above_one_that_is() -> None:
+    from discovery import build_findings
+
+    # "odd" fails 0.45 of its sentences against a base rate of 0.79 in the rest, with a tiny
+    # q-value; "zorb" fails 0.9 against 0.5, with a weaker q. "zorb" ranks first.
+    texts = [f"line {i}." for i in range(10)]
+    ids = [f"c{i}" for i in range(10)]
+    fail = np.array([True] * 6 + [False] * 4)
+    metadata = [{"slice": "odd", "terms": [], "example_ids": [], "n": 200, "failures": 90,
+                 "base_rate": 0.79, "q_value": 1e-9},
+                {"slice": "zorb", "terms": [], "example_ids": [], "n": 20, "failures": 18,
+                 "base_rate": 0.5, "q_value": 0.01}]
+    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=np.full(10, 0.5),
+                          rule="r", metadata=metadata)
+    assert [(r["name"], r["above_base"]) for r in rows] == [("zorb", True), ("odd", False)]

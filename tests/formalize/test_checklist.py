@@ -76,6 +76,23 @@ def test_adatest_round_trip_and_fail_rows(tmp_path):
     assert ("Not bad at all.", "positive") in {(c.text, c.label) for c in hand.cases()}
 
 
+def test_adatest_row_with_an_empty_output_is_named(tmp_path, capsys):
+    """Issue 28: the error named the output suite, not the CSV row."""
+    from synthcheck.cli import main
+
+    path = tmp_path / "tree.csv"
+    path.write_text(",topic,input,output,label,labeler,description\n"
+                    "a,/Misc/hand,Fine.,positive,pass,me,\n"
+                    "b,/Misc/hand,Awful.,,fail,me,\n")
+    out = tmp_path / "suite.yaml"
+    assert main(["import", "--format", "adatest", "--in", str(path), "--out", str(out),
+                 "--labels", "negative,positive"]) == 2
+    assert capsys.readouterr().err == (
+        f"error: row 2 (fail, input 'Awful.') has an empty output ({path}, row 2): give the "
+        f"row the model output it judges (a label), or delete it\n")
+    assert not out.exists()
+
+
 class MultiLabel:
     """Independent per-label probabilities (they do not sum to 1), fixed per group word."""
 

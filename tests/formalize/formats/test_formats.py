@@ -134,3 +134,7 @@ def test_adatest_export(tmp_path):
     tests = df[df.label == "pass"]
     assert len(tests) == len(case_set(native_suite())) and df.index.is_unique
     assert tests.set_index("input").loc["This movie is not good.", "output"] == "negative"
+    # One fail row per case and wrong label: AdaTest's labeling model needs both kinds.
+    fails = df[df.label == "fail"]
+    assert len(fails) == len(tests)  # two labels: one wrong output each
+    assert fails.set_index("input").loc["This movie is not good.", "output"] == "positive"

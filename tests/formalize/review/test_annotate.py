@@ -37,33 +37,29 @@ def test_label_studio_tasks_carry_both_models_as_choices_predictions(run: Path,
     assert export_annotations(run, "label-studio", out) == [out, tmp_path / "ls.xml"]
     tasks = json.loads(out.read_text())
     assert len(tasks) == 5  # 4 hard sentences, 1 focus example
+    # No predictions: a pre-filled choice would be the reviewer's verdict on a plain Submit.
     assert tasks[0] == {
         "data": {"text": "I was blown away by this movie.", "sid": "h1",
-                 "source": "hard subset, rank 1",
-                 "models": "task model task: negative 0.90, positive 0.10 | reference: "
-                           "negative 0.10, positive 0.90"},
-        "predictions": [
-            {"model_version": "task model task", "score": 0.9,
-             "result": [{"from_name": "label", "to_name": "text", "type": "choices",
-                         "value": {"choices": ["negative"]}}]},
-            {"model_version": "reference", "score": 0.9,
-             "result": [{"from_name": "label", "to_name": "text", "type": "choices",
-                         "value": {"choices": ["positive"]}}]}]}
+                 "found_in": "hard subset, rank 1",
+                 "scores": "task model task: negative 0.90, positive 0.10 | reference: "
+                           "negative 0.10, positive 0.90"}}
     fid = focus_example_id("We were blown away by the band.")
-    assert tasks[4]["data"]["sid"] == fid and tasks[4]["data"]["source"] == \
+    assert tasks[4]["data"]["sid"] == fid and tasks[4]["data"]["found_in"] == \
         "focus: 'blown away' (confirmed)"
     xml = (tmp_path / "ls.xml").read_text()
     import xml.etree.ElementTree as ET
 
     root = ET.fromstring(xml)
-    # Every name a prediction uses exists in the config: from_name a Choices, to_name a Text.
+    # Every name an answer uses exists in the config: from_name a Choices, to_name a Text.
     choices = {c.get("name"): [x.get("value") for x in c] for c in root.iter("Choices")}
     assert choices == {"label": ["negative", "positive"],
                        "tag": ["task-model error", "reference error", "ambiguous",
                                "not a pattern"]}
     assert [t.get("name") for t in root.iter("Text")] == ["text"]
     assert all(c.get("toName") == "text" for c in root.iter("Choices"))
-    assert {h.get("value") for h in root.iter("Header")} == {"$models", "$source"}
+    # Not $source: Label Studio reads it as its own key and shows the raw task JSON.
+    assert {h.get("value") for h in root.iter("Header")} == {"$scores", "$found_in"}
+    assert "predictions" not in tasks[0] and "required" not in xml
 
 
 def test_argilla_records_and_settings(run: Path, tmp_path: Path) -> None:
@@ -71,7 +67,8 @@ def test_argilla_records_and_settings(run: Path, tmp_path: Path) -> None:
     export_annotations(run, "argilla", out, include=["hard"])
     data = json.loads(out.read_text())
     assert [q["name"] for q in data["settings"]["questions"]] == ["label", "tag", "note"]
-    assert data["settings"]["questions"][0]["labels"] == ["negative", "positive"]
+    assert [o["value"] for o in data["settings"]["questions"][0]["settings"]["options"]] == \
+        ["negative", "positive"]
     assert [f["name"] for f in data["settings"]["fields"]] == ["text", "models"]
     assert len(data["records"]) == 4
     assert data["records"][3] == {
@@ -81,8 +78,7 @@ def test_argilla_records_and_settings(run: Path, tmp_path: Path) -> None:
         "metadata": {"task_p_negative": 0.4, "task_p_positive": 0.6,
                      "reference_p_negative": 0.7, "reference_p_positive": 0.3,
                      "source": "hard subset, rank 4"},
-        "suggestions": {"label": {"value": "negative", "score": 0.7, "agent": "reference"}},
-        "responses": {}, "vectors": {}}
+        "suggestions": {}, "responses": {}, "vectors": {}}
     names = {m["name"] for m in data["settings"]["metadata"]}
     assert set(data["records"][0]["metadata"]) == names
 
@@ -120,14 +116,19 @@ def label_studio_export(tmp_path: Path) -> Path:
 
 
 def test_label_studio_export_imports_into_the_review_log(run: Path, tmp_path: Path) -> None:
-    added = import_annotations(run, "label-studio", label_studio_export(tmp_path))
+    added = import_annotations(run, "label-studio", label_studio_export(tmp_path)).added
     fid = focus_example_id("We were blown away by the band.")
-    assert [(r["id"], r["tag"], r["note"], r["annotator"]) for r in added] == [
-        ("h1", "task-model error", "praise", "label-studio:1"),
+    assert [(r["id"], r["tag"], r["note"], r["annotator"], r["label"]) for r in added] == [
+        ("h1", "task-model error", "praise", "label-studio:1", None),
         # a label answer: the task model said negative (p=0.3), so its error
-        ("h2", "task-model error", None, "label-studio:2"),
+        ("h2", "task-model error", None, "label-studio:2", "positive"),
         # the focus sentence labelled negative: the task model was right, the reference not
-        (fid, "reference error", None, "label-studio:1")]
+        (fid, "reference error", None, "label-studio:1", "negative")]
+    # Label Studio's own time and annotation id are kept; a second import adds nothing.
+    assert (added[0]["time"], added[0]["key"]) == ("2026-11-24T10:00:00Z",
+                                                   "label-studio:11@2026-11-24T10:00:00Z")
+    again = import_annotations(run, "label-studio", label_studio_export(tmp_path))
+    assert (again.added, again.duplicates) == ([], 3)
     assert list(ReviewLog(run).load()) == ["h1", "h2", fid]
     # The decisions are the notebook's: propose reads them, the focus sentence included.
     assert [(s["id"], s["text"]) for s in tagged_sentences(run, tag="reference error")] == \
@@ -175,7 +176,7 @@ def test_a_bad_import_leaves_the_log_as_it_was(run: Path, tmp_path: Path,
     assert main(["annotate", "import", "--run", str(run), "--format", "label-studio",
                  "--in", str(bad)]) == 2
     assert capsys.readouterr().err == (
-        f"error: unknown sentence id 'h11' ({bad}): import decisions into the run they were "
+        f"error: unknown sentence id 'h11' ({bad}, record 3): import decisions into the run they were "
         "exported from; did you mean 'h1', 'h2' or 'h3'? (of 6 ids in the run)\n")
     tasks[3]["data"]["sid"] = "h4"
     tasks[3]["annotations"][0]["result"][0]["value"]["choices"] = ["postive"]
@@ -184,7 +185,8 @@ def test_a_bad_import_leaves_the_log_as_it_was(run: Path, tmp_path: Path,
                  "--in", str(bad)]) == 2
     assert capsys.readouterr().err == (
         f"error: label 'postive' is not one of the task's labels (negative, positive) ({bad}, "
-        "record 3): correct the label in the tool, or its labeling config's choices\n")
+        "record 3): correct the label in the tool, or its labeling config's choices (they must "
+        "be the run's task.labels)\n")
     tasks[3]["annotations"][0]["result"][0]["value"]["choices"] = ["negative"]
     tasks[0]["annotations"][0]["result"][0]["value"]["choices"] = ["typo tag"]
     bad.write_text(json.dumps(tasks))
@@ -197,7 +199,8 @@ def test_a_bad_import_leaves_the_log_as_it_was(run: Path, tmp_path: Path,
     assert main(["annotate", "import", "--run", str(run), "--format", "label-studio",
                  "--in", str(bad)]) == 2
     assert capsys.readouterr().err == (
-        f"error: the label-studio export is not a list of tasks with 'data' and 'annotations' "
+        f"error: the label-studio export is not a JSON list of tasks with 'data' and "
+        f"'annotations' (JSON export) or of flat annotations with 'sid' (JSON-MIN export) "
         f"({bad}): pass the JSON file label-studio exported\n")
     assert (run / "review" / "decisions.jsonl").read_bytes() == before
 
@@ -227,7 +230,7 @@ def test_unreadable_annotation_exports(run: Path, tmp_path: Path,
     latin.write_bytes(b'[{"data": "caf\xe9"}]')
     empty = tmp_path / "empty.json"
     empty.write_text("")
-    fix = "export the project/dataset as JSON and pass that file"
+    fix = "export the project from Label Studio as JSON or JSON-MIN and pass that file"
     for path, what in [
         (latin, "the label-studio export is not valid utf-8 text (byte 0xe9 at byte offset "
                 "14)"),
@@ -272,4 +275,5 @@ def test_an_empty_selection_still_names_the_labels(run: Path, tmp_path: Path) ->
     export_annotations(run, "argilla", out, include=["focus"])
     data = json.loads(out.read_text())
     assert data["records"] == []
-    assert data["settings"]["questions"][0]["labels"] == ["negative", "positive"]
+    assert [o["value"] for o in data["settings"]["questions"][0]["settings"]["options"]] == \
+        ["negative", "positive"]
