@@ -33,6 +33,7 @@ import argparse
 import datetime
 import hashlib
 import json
+import os
 import shutil
 import sys
 import time
@@ -215,7 +216,9 @@ def cached_embedder(folder: Path) -> Callable[[list[str]], Any]:
 
         vectors = SentenceEmbedder().embed(words)
         folder.mkdir(parents=True, exist_ok=True)
-        np.save(path, vectors)
+        tmp = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npy")
+        np.save(tmp, vectors)
+        tmp.replace(path)  # atomic: processes sharing the cache never read half a file
         return vectors
     return embed
 
@@ -287,10 +290,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="CI's small mode: a 32-prompt corpus, a frequent word and long "
                          "sentences, a tiny focus budget, 300 labelled rows")
     ap.add_argument("--fresh", action="store_true", help="delete the seeds' run directories")
+    ap.add_argument("--merge", nargs="+", default=None, metavar="JSON",
+                    help="combine the seeds of these result files (runs of the same config, "
+                         "e.g. seeds split over processes) into --out, and stop")
     ap.add_argument("--out", default=None,
                     help=f"write the results as JSON here (default: {RESULT.relative_to(ROOT)}; "
                          f"--small: nowhere)")
     args = ap.parse_args(argv)
+    if args.merge:
+        return merge([Path(p) for p in args.merge], Path(args.out or RESULT))
 
     from discovery import load_task_scorer, read_corpus
     from synth.core import git_commit
@@ -370,6 +378,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print()
     if out_path:
         _write(out_path, results)
+    return results
+
+
+def merge(paths: Sequence[Path], out: Path) -> dict[str, Any]:
+    """One result from several runs of the same config and corpus: every seed (in seed
+    order), the peers of the run that has them, each run's command."""
+    parts = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    same = ("config", "overrides", "corpus", "focus_budget", "labelled", "arms")
+    for p, r in zip(paths[1:], parts[1:], strict=True):
+        differ = [k for k in same if r.get(k) != parts[0].get(k)]
+        if differ:
+            raise SystemExit(f"error: {p} differs from {paths[0]} in {differ}: merge only "
+                             f"runs of the same config and corpus")
+    results = {**parts[0], "command": " && ".join(r["command"] for r in parts),
+               "seeds": sorted((e for r in parts for e in r["seeds"]), key=lambda e: e["seed"]),
+               "peers": next((r["peers"] for r in parts if r.get("peers")), None)}
+    _write(out, results)
+    print(f"merged {len(results['seeds'])} seeds into {out}")
     return results
 
 
