@@ -138,12 +138,14 @@ def sentence_counts(texts: Sequence[str]) -> tuple[Counter[str], Counter[str]]:
     return words, pairs
 
 
-def band_counts(band: str, n: int) -> tuple[int, int]:
+def band_counts(band: str, n: int, bands: dict[str, tuple[tuple[float, float], tuple[int, int]]]
+                | None = None) -> tuple[int, int]:
     """The sentence counts (lowest, highest) of a word in frequency ``band`` over ``n``
-    sentences: its shares of ``WORD_BANDS``, at least ``BAND_FLOORS``."""
+    sentences: its shares of ``WORD_BANDS``, at least ``BAND_FLOORS`` (or ``bands[band]``:
+    (shares, floors))."""
     import math
 
-    (lo, hi), (flo, fhi) = WORD_BANDS[band], BAND_FLOORS[band]
+    (lo, hi), (flo, fhi) = (bands or {}).get(band, (WORD_BANDS[band], BAND_FLOORS[band]))
     return max(flo, math.ceil(lo * n)), max(fhi, math.floor(hi * n))
 
 
@@ -164,10 +166,13 @@ def draw_plan(seed: int, labels: Sequence[str]) -> list[tuple[str, str]]:
 def choose_slices(texts: Sequence[str], *, seed: int = 0, labels: Sequence[str],
                   base_top: Sequence[str] | None = None,
                   plan: Sequence[tuple[str, str]] | None = None,
-                  embed: Callable[[list[str]], Any] | None = None) -> list[Slice]:
+                  embed: Callable[[list[str]], Any] | None = None,
+                  bands: dict[str, tuple[tuple[float, float], tuple[int, int]]] | None = None
+                  ) -> list[Slice]:
     """Draw the slices of ``plan`` (default :func:`draw_plan`) by counting ``texts``, seeded;
     a kind with no candidate in this corpus is left out (a category also without ``embed``,
-    the encoder that groups words into categories).
+    the encoder that groups words into categories). ``bands`` replaces a word band's shares
+    and floors (:func:`band_counts`).
 
     Words are content words (no stopword, letters only, longer than 3), distinct across
     slices, and the slices are disjoint: no sentence is in two of them, except that a word of
@@ -249,7 +254,7 @@ def choose_slices(texts: Sequence[str], *, seed: int = 0, labels: Sequence[str],
                           if PHRASE_COUNTS[0] <= c <= PHRASE_COUNTS[1]
                           and all(content(w) for w in p.split()) and usable(p, effect, OWN))
         else:
-            lo, hi = band_counts(kind, n)
+            lo, hi = band_counts(kind, n, bands)
             pool = sorted(w for w, c in words.items()
                           if lo <= c <= hi and content(w) and usable(w, effect, OWN))
         if pool:

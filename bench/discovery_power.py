@@ -57,6 +57,8 @@ RESULT = ROOT / "bench" / "results" / "discovery_power.json"
 SMALL_BASE = ["generator.n=32", "generator.shard_size=16", "evaluation.size=40"]
 SMALL_ROW = ["focus.budget=2", "focus.candidates=2"]
 SMALL_PLAN = [("frequent", "flip"), ("structure: long", "flip")]
+# The small corpus's frequent band: a word in 5-30% of its ~30 sentences, at least 3.
+SMALL_BANDS = {"frequent": ((0.05, 0.30), (3, 3))}
 SMALL_LABELLED = 300  # labelled rows the peers read in the small mode
 STAGES_OFF = ("slices.semantic.enabled=false", "slices.metadata.enabled=false",
               "slices.occlusion.enabled=false", "focus.enabled=false", "labelled.data=null")
@@ -235,7 +237,8 @@ def plant(seed: int, texts: list[str], labels: list[str], base_top: list[str], *
     from _planted import PlantedModel
 
     slices = choose_slices(texts, seed=seed, labels=labels, base_top=base_top,
-                           plan=SMALL_PLAN if small else None, embed=embed)
+                           plan=SMALL_PLAN if small else None, embed=embed,
+                           bands=SMALL_BANDS if small else None)
     digest = hashlib.sha256(json.dumps([s.label() for s in slices]).encode()).hexdigest()
     module = f"planted_{digest[:12]}"  # one module per planted set
     spec = write_model_module(work / "models", module, slices, labels, base=base_spec)
