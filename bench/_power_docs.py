@@ -159,8 +159,10 @@ def readme_block(results: dict[str, Any]) -> str:
                 f"(the peers on the {results['labelled']['rows']} labelled rows): "
                 + "; ".join(parts) + ".")
     return (f"Measured {results['date']} over {len(results['seeds'])} seeds "
-            f"(`{results['command']}`; corpus of {results['corpus']} sentences, default "
-            f"focus budget {results['focus_budget']}); found in the top 10 findings:\n\n"
+            f"(`{results['command']}`; corpus of {results['corpus']} sentences, "
+            + ("focus rounds off" if "focus.enabled=false" in results.get("overrides", [])
+               else f"default focus budget {results['focus_budget']}")
+            + "); found in the top 10 findings:\n\n"
             + kinds_table(results) + line)
 
 
