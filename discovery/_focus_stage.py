@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from discovery._artifacts import FOCUS, FOCUS_PARTS, HARD, REFERENCE_SCORES, TASK_SCORES
 from discovery._config import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig
+from discovery._finding_sources import balanced_turns, finding_sources
 from discovery._focus_rounds import (
     FOCUS_SEED_SCHEME,
     confirm_candidates,
@@ -132,7 +134,14 @@ def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorConfig,
 
 def _part_path(run: RunDir, shash: str, round_: int, candidate: str) -> Path:
     tag = hashlib.sha256(candidate.encode("utf-8")).hexdigest()[:12]
-    return run.path / "focus" / ".parts" / f"round{round_}-{tag}-{shash}.jsonl"
+    return FOCUS_PARTS.path(run.path) / f"round{round_}-{tag}-{shash}.jsonl"
+
+
+def _generated_path(run: RunDir, shash: str, round_: int, candidate: str) -> Path:
+    """Where a candidate's kept sentences wait, unscored, between generation and scoring:
+    a kill during the (paired) rescoring of its group keeps what was generated."""
+    part = _part_path(run, shash, round_, candidate)
+    return part.with_name(part.stem + ".generated.jsonl")
 
 
 def _groups(names: Sequence[str], budget: int, target: int) -> list[list[str]]:
@@ -186,7 +195,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                         where=str(run_dir), fix="run `synthcheck score` first")
     run = RunDir(run_dir)
     shash = focus_stage_hash(cfg, labels, generator, seed_docs, base, models)
-    out = run.path / "focus.jsonl"
+    out = FOCUS.path(run.path)
     if run.is_current(STAGE, shash) and outputs_problem(run, STAGE, [out]) is None:
         return {"skipped": True, "stage_hash": shash}
     started = time.perf_counter()
@@ -226,7 +235,14 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                 sentences[c].extend(recs)
                 continue
             g = group_of[c]
-            if c not in raw:  # the first candidate of its group: generate the whole group
+            generated = _generated_path(run, shash, r, c)
+            if c not in raw and c not in kept and all(
+                    _generated_path(run, shash, r, x).is_file()
+                    for x in pending if group_of[x] == g):
+                # resumed after a kill while the group was scored: its sentences are kept
+                kept[c] = list(iter_jsonl(generated))
+                seen.update(x["text"] for x in kept[c])
+            elif c not in raw:  # the first candidate of its group: generate the whole group
                 group = [x for x in pending if group_of[x] == g]
                 queries = {x: focus_queries(x, seed_docs, cfg, seed=generator.sampling.seed,
                                             round_=r, start=(r - 1) * cfg.budget)
@@ -238,12 +254,15 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                     raw[x] = (queries[x], texts[at:at + len(queries[x])])
                     at += len(queries[x])
                 bar.update(len(group) * cfg.budget)
-            kept[c] = keep_sentences(c, *raw[c], generator, seen)
+            if c not in kept:
+                kept[c] = keep_sentences(c, *raw[c], generator, seen)
+                write_jsonl(generated, kept[c])
             if all(x in kept for x in pending if group_of[x] == g):  # the group's last one
                 group = [x for x in pending if group_of[x] == g]
                 _score_group(group, kept, models, labels, cfg, base.rule)
                 for x in group:
                     write_jsonl(_part_path(run, shash, r, x), kept[x])
+                    _generated_path(run, shash, r, x).unlink(missing_ok=True)
             sentences[c].extend(kept[c])
         bar.close()
         rows = confirm_candidates([_row(c, sentences[c], base.texts, base_fail, cfg.max_examples,
@@ -256,7 +275,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
     seconds = time.perf_counter() - started
     total = sum(len(v) for v in sentences.values())
     abstained = sum(1 for v in sentences.values() for x in v if x.get("abstained"))
-    write_json_atomic(out.with_name(out.name + ".meta.json"), {
+    write_json_atomic(FOCUS.meta(run.path), {
         **provenance(shash), "focus": cfg.model_dump(mode="json"), "candidates": len(rows),
         "sentences": total, "abstained": abstained, "base_sentences": n_base,
         "base_judged": int(base_judged.sum()), "base_rate": base_judgement.base_rate,
@@ -347,9 +366,10 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
 
 
 def reference_calibrator(run_dir: str | Path, labels: LabelSpace, *,
-                         file: str = "reference.jsonl") -> Calibrator | None:
-    """The calibrator the score stage fitted for ``scores/<file>`` (from its meta sidecar),
-    so new sentences are calibrated exactly like the corpus; None when it recorded none.
+                         task: str | None = None) -> Calibrator | None:
+    """The calibrator the score stage fitted for the reference's scores (``task``: a
+    ``fewshot:`` task model's), from its meta sidecar, so new sentences are calibrated
+    exactly like the corpus; None when it recorded none.
 
     Raises:
         DataError: the sidecar is missing or names other labels.
@@ -358,7 +378,8 @@ def reference_calibrator(run_dir: str | Path, labels: LabelSpace, *,
 
     from discovery._calibration import Calibrator
 
-    path = Path(run_dir) / "scores" / f"{file}.meta.json"
+    path = TASK_SCORES.meta(run_dir, name=task) if task is not None \
+        else REFERENCE_SCORES.meta(run_dir)
     if not path.is_file():
         raise DataError(f"{path.name} is missing", where=str(path),
                         fix="run `synthcheck score` first")
@@ -386,7 +407,7 @@ def abstain_calibrator(run_dir: str | Path, labels: LabelSpace) -> Calibrator | 
 
     from discovery._calibration import Calibrator
 
-    path = Path(run_dir) / "scores" / "reference.jsonl.meta.json"
+    path = REFERENCE_SCORES.meta(run_dir)
     if not path.is_file():
         raise DataError(f"{path.name} is missing", where=str(path),
                         fix="run `synthcheck score` first")
@@ -439,7 +460,7 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
     c = load_judged(run.path, labels=labels, task_name=ranked_task_name(ranking, task_models),
                     ranking=ranking).judged()
     index = {cid: i for i, cid in enumerate(c.ids)}
-    hard = [index[str(r["id"])] for r in iter_jsonl(run.path / "hard.jsonl")
+    hard = [index[str(r["id"])] for r in iter_jsonl(HARD.path(run.path))
             if str(r["id"]) in index]
     extra = dict(pool or {})
     upstream = focus_upstream(focus, upstream, slices_upstream or {})
@@ -466,8 +487,29 @@ def focus_upstream(focus: FocusConfig, mine_hash: str,
                                               if v is not None or k != "labelled"}})
 
 
-BALANCED_TURNS = ("word", "labelled", "group", "phrase", "ngram", "semantic")
-"""The order in which the sources take turns with ``focus.select: balanced``."""
+def candidate_pool(run_dir: str | Path, focus: FocusConfig,
+                   upstream: Mapping[str, str | None]) -> dict[str, str]:
+    """Focus candidates from the finding sources with a pool adapter whose stages are current
+    under ``upstream`` (stage -> the hash the caller's config gives it): candidate -> kind,
+    each source's significant rows in its evidence order, ``2 * focus.candidates`` of each
+    kind at most, the sources in their ``pool_order`` (a name two sources propose keeps the
+    first one's kind; none with ``select: mined``)."""
+    pool: dict[str, str] = {}
+    if focus.select == "mined":
+        return pool
+    run = RunDir(run_dir)
+    for stage, source in sorted(finding_sources().items(), key=lambda kv: kv[1].pool_order):
+        expected = upstream.get(stage)
+        path = source.artifact.path(run.path)
+        if source.pool is None or expected is None or not run.is_current(stage, expected) \
+                or not path.is_file():
+            continue
+        found = source.pool(source.entered(list(iter_jsonl(path))))
+        for k in dict.fromkeys(x[1] for x in found):
+            for name in [n for n, kk in found if kk == k][:2 * focus.candidates]:
+                pool.setdefault(name, k)
+    return pool
+
 RARE = 3
 """A candidate in at most this many corpus sentences is skipped by ``balanced`` when earlier
 picks cover all of them."""
@@ -512,12 +554,15 @@ def pool_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
 
 def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[np.ndarray],
               limit: int) -> list[int]:
-    """Indices of ``names`` picked by the sources in turn (:data:`BALANCED_TURNS`, then any
-    other kind), each source's candidates in their order; a candidate in no sentence, or a
-    rare one (at most :data:`RARE` sentences) whose sentences are already covered, or one
-    whose sentences are exactly an earlier pick's, is skipped."""
-    kinds = [*BALANCED_TURNS, *dict.fromkeys(k for k in sources.values()
-                                             if k not in BALANCED_TURNS)]
+    """Indices of ``names`` picked by the sources in turn (each finding kind's ``turn``,
+    :func:`discovery.balanced_turns`, then any other kind), each source's candidates in
+    their order; a candidate in no sentence, or a rare one (at most :data:`RARE`
+    sentences) whose sentences are already covered, or one whose sentences are exactly an
+    earlier pick's, is skipped, except that a ``labelled`` candidate in no corpus sentence
+    is kept: the labelled data showed it, and generating around it is how the corpus gets
+    its sentences."""
+    turns = balanced_turns()
+    kinds = [*turns, *dict.fromkeys(k for k in sources.values() if k not in turns)]
     queues = {k: [i for i, c in enumerate(names) if sources[c] == k] for k in kinds}
     covered = np.zeros(len(hits[0]) if hits else 0, dtype=bool)
     picked: list[int] = []
@@ -529,7 +574,10 @@ def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[n
                 h = hits[i]
                 size = int(h.sum())
                 key = np.packbits(h).tobytes()
-                if not size or key in seen or (size <= RARE and not (h & ~covered).any()):
+                if not size:
+                    if sources[names[i]] != "labelled":
+                        continue
+                elif key in seen or (size <= RARE and not (h & ~covered).any()):
                     continue
                 picked.append(i)
                 seen.add(key)

@@ -153,7 +153,6 @@ def judge(task: np.ndarray, reference: np.ndarray | None = None, *,
     rule = rule or JudgeRule()
     ref_top = reference.argmax(axis=1) if n else np.zeros(0, dtype=np.int64)
     if rule.min_margin > 0 and n:
-        from discovery._ranking import reference_margin
 
         reason[reference_margin(reference) < rule.min_margin] = LOW_MARGIN
     if abstain is not None and rule.abstain_threshold is not None:
@@ -185,3 +184,13 @@ def format_abstained(info: dict[str, Any] | None) -> str:
         return ""
     reasons = ", ".join(f"{k} {v}" for k, v in (info.get("by_reason") or {}).items())
     return f"{info.get('count', 0)} of {info.get('of', 0)} abstained ({reasons})"
+
+
+def reference_margin(reference: np.ndarray) -> np.ndarray:
+    """Per row, the reference's top-label probability minus its second's (1 for one label):
+    how clearly the reference reads any label at all."""
+    reference = np.asarray(reference, dtype=np.float64)
+    if reference.shape[1] < 2:
+        return np.ones(len(reference))
+    top2 = np.sort(reference, axis=1)[:, -2:]
+    return np.asarray(top2[:, 1] - top2[:, 0])

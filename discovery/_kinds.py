@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import discovery._model_files as files
 from synth.core import ConfigError, ModelNotAvailable, Registry, did_you_mean
 
 if TYPE_CHECKING:
@@ -44,13 +45,9 @@ def _no_files(target: str) -> str | None:
 
 
 def _digest(name: str) -> Callable[[str], str | None]:
-    """A ``discovery._model_files`` digest function, imported on first use."""
-    def digest(target: str) -> str | None:
-        import discovery._model_files as files
-
-        fn: Callable[[str], str | None] = getattr(files, name)
-        return fn(target)
-    return digest
+    """A ``discovery._model_files`` digest function."""
+    fn: Callable[[str], str | None] = getattr(files, name)
+    return fn
 
 
 @dataclass(frozen=True)
@@ -274,7 +271,7 @@ def _check_fewshot(rest: str, labels: Sequence[str], *, where: str,
     from discovery._model_checks import check_llm_spec
     from discovery._reference import FewShotReference
 
-    FewShotReference(None, reference or ReferenceConfig(), labels, name=where)
+    FewShotReference.check(reference or ReferenceConfig(), labels)
     check_llm_spec(rest, where)
 
 
@@ -321,3 +318,14 @@ DEMO = TaskModelKind("demo", _load("discovery._scorers:_load_demo"), _check_demo
                      availability=_demo_rows, hash_extra=_demo_extra)
 HATESONAR = TaskModelKind("hatesonar", _load("discovery._hatesonar:_load_hatesonar"),
                           _check_hatesonar)
+
+
+def model_files_digest(spec: str) -> str | None:
+    """sha256 (hex, 16 characters) of the files the task model ``spec`` reads, or None for
+    a spec that reads no local file (see the module docstring). A file that does not exist
+    gives None too: loading the model reports it. Each kind says which files it reads
+    (``TaskModelKind.files_digest``); an unknown scheme reads none."""
+    scheme, _, rest = spec.partition(":")
+    if scheme not in TASK_MODEL_KINDS:
+        return None
+    return TASK_MODEL_KINDS.get(scheme).files_digest(rest)

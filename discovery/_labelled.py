@@ -46,11 +46,15 @@ n-grams made only of stopwords and other punctuation are dropped."""
 
 
 def gold_failures(task: np.ndarray, golds: Sequence[str], labels: Sequence[str]) -> np.ndarray:
-    """Per row: the task model's top label is not the gold label (the failure rule on
-    labelled data; ties go to the first label, as ``argmax``)."""
+    """Per row: the task model's top label is not the gold label (the run's one failure rule,
+    :func:`discovery.judge`, with gold labels: nothing abstains; ties go to the first label,
+    as ``argmax``)."""
+    from discovery._judge import judge
+
     index = {lab: i for i, lab in enumerate(labels)}
     gold = np.array([index[g] for g in golds], dtype=np.int64)
-    return np.asarray(task).argmax(axis=1) != gold
+    return judge(np.asarray(task, dtype=np.float64).reshape(len(gold), len(labels)),
+                 gold=gold).fails
 
 
 def _check(n: int, fail: np.ndarray) -> None:
@@ -310,16 +314,20 @@ class GoldOcclusion:
         alpha: significance level of the q-value (words and groups together).
         group_similarity, group_min_words: as :class:`discovery.OcclusionScorer`'s.
         max_examples: example ids kept per row (failing rows first, largest shift first).
+        min_fixed: a significant row's deletions make at least this many failing rows right
+            (and its rows fail more often than the rest), so a word the model merely leans on
+            where it is right anyway is no failure.
     """
 
     def __init__(self, *, max_words: int = 40, alpha: float = 0.05,
                  group_similarity: float = 0.45, group_min_words: int = 2,
-                 max_examples: int = 20) -> None:
+                 max_examples: int = 20, min_fixed: int = 2) -> None:
         self.max_words = max_words
         self.alpha = alpha
         self.group_similarity = group_similarity
         self.group_min_words = group_min_words
         self.max_examples = max_examples
+        self.min_fixed = min_fixed
 
     def fit(self, texts: Sequence[str], golds: Sequence[str], labels: Sequence[str],
             task: np.ndarray, *, task_fn: Callable[[list[str]], np.ndarray],
@@ -396,7 +404,10 @@ class GoldOcclusion:
         q = benjamini_hochberg(p)[:len(rows)]
         for r, qv in zip(rows, q, strict=True):
             r["q_value"] = float(qv)
-            r["significant"] = bool(qv < self.alpha and r["failures"] > 0)
+            # evidence of a failure, not only of leaning: its rows fail more often than the
+            # rest, and deleting it makes at least min_fixed of them right
+            r["significant"] = bool(qv < self.alpha and r["rate"] > r["base_rate"]
+                                    and r["fixed"] >= self.min_fixed)
         rows.sort(key=lambda r: (not r["significant"], -r["z"], r["name"]))
         self.rows_ = rows
         return self

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from discovery._artifacts import LABELLED
 from discovery._config import EvaluationConfig, LabelledConfig
 from discovery._data import PACKAGED_SPLITS, LabeledSet, packaged_split, read_labeled_file
 from synth.core import (
@@ -42,7 +43,7 @@ from synth.core import (
 if TYPE_CHECKING:
     from synth import SeedCorpusConfig
 
-OUTPUT = "labelled.jsonl"
+OUTPUT = LABELLED.file
 SAMPLE_KEY = "labelled-sample"
 EXAMPLE_CHARS = 400
 """Example texts in ``labelled.jsonl`` are cut to this many characters (reviews are long)."""
@@ -209,8 +210,10 @@ def find_on_labelled(rows: LabelledRows, labels: LabelSpace, task: np.ndarray,
         out += occ.rows_
     index = {rid: i for i, rid in enumerate(ids)}
     top = np.asarray(task).argmax(axis=1)
+    base = float(fail.mean()) if len(fail) else 0.0
     for r in out:
         r["data"] = "labelled"
+        r["data_base_rate"] = base  # the labelled rows' one base rate (base_rate: the rest's)
         r["examples"] = [{"id": e, "text": data.texts[index[e]][:EXAMPLE_CHARS],
                           "gold": data.labels[index[e]],
                           "predicted": labels.list[int(top[index[e]])]}

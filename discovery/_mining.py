@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from discovery._artifacts import HARD
 from discovery._stats import (
     benjamini_hochberg,
     fisher_enrichment,
@@ -129,7 +130,7 @@ class NgramMiner:
         hard = np.asarray(hard_indices, dtype=np.int64)
         n_all = len(texts)
         if len(hard) == 0:
-            raise DataError("cannot mine an empty hard subset", where="hard.jsonl",
+            raise DataError("cannot mine an empty hard subset", where=HARD.file,
                             fix="rank with a larger ranking.top_k / top_fraction, or a "
                                 "lower ranking.min_reference_margin")
         if len(hard) >= n_all:

@@ -2,10 +2,11 @@
 
 A task model is named by a spec (``sklearn:mine/model.skops``), and the spec does not change
 when the file behind it is retrained in place. The score, focus, evaluate and verify hashes
-therefore cover :func:`model_files_digest`: a sha256 over the bytes of every file the spec
-reads (a ``.skops`` file, every file of a local ``hf:`` folder, the module file of a
-``python:`` model). Digests are cached by (path, size, mtime), in the process and in the
-user cache folder, so an unchanged multi-GB folder is not read again by every command.
+therefore cover :func:`discovery._kinds.model_files_digest`: a sha256 over the bytes of
+every file the spec reads (a ``.skops`` file, every file of a local ``hf:`` folder, the
+module file of a ``python:`` model). Digests are cached by (path, size, mtime), in the
+process and in the user cache folder, so an unchanged multi-GB folder is not read again by
+every command.
 
 Specs that read no user file return None and leave their hashes as they were: ``demo:``
 (its model is trained from the config's split, which the hash covers), ``fewshot:`` (a
@@ -99,19 +100,6 @@ def _python_module_file(module: str) -> Path | None:
     if origin and os.path.isfile(origin):
         return Path(origin)
     return None
-
-
-def model_files_digest(spec: str) -> str | None:
-    """sha256 (hex, 16 characters) of the files the task model ``spec`` reads, or None for
-    a spec that reads no local file (see the module docstring). A file that does not exist
-    gives None too: loading the model reports it. Each kind says which files it reads
-    (``TaskModelKind.files_digest``); an unknown scheme reads none."""
-    from discovery._kinds import TASK_MODEL_KINDS
-
-    scheme, _, rest = spec.partition(":")
-    if scheme not in TASK_MODEL_KINDS:
-        return None
-    return TASK_MODEL_KINDS.get(scheme).files_digest(rest)
 
 
 def file_target_digest(target: str) -> str | None:

@@ -292,8 +292,9 @@ def format_reliability(info: dict[str, Any]) -> list[str]:
                      f"examples (what a random sentence would give)")
     if p.get("abstained"):
         lines.append(f"  {p['abstained']} held-out examples abstained (the run's rule)")
-    lines.append("  precision by ranking metric:")
     by = info.get("hard_subset_precision_by_metric") or {}
+    if by:
+        lines.append("  precision by ranking metric:")
     for metric, q in sorted(by.items(), key=lambda kv: _metric_order(kv[0])):
         mark = "  <- ranking.metric" if metric == p.get("metric") else ""
         lines.append(f"    {metric:<8} {_interval(q):<19} n={q['n']}{mark}")

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from discovery._artifacts import HARD, NGRAMS, NGRAMS_CSV, REFERENCE_SCORES, TASK_SCORES
 from discovery._config import (
     MiningConfig,
     RankingConfig,
@@ -26,12 +27,10 @@ from discovery._data import read_abstain, read_corpus, read_score_file
 from discovery._judge import Judgement, JudgeRule, abstain_warning, judge
 from discovery._mining import NgramMiner
 from discovery._ranking import DivergenceRanker, HardSubset, divergence
+from discovery._runner import JobRows, run_job
 from discovery._stage_hashes import mine_stage_hash, rank_stage_hash, stage_record
 from discovery._stage_state import (
     check_upstream,
-    output_digests,
-    outputs_problem,
-    write_meta,
 )
 from discovery._task_models import ranked_task_name
 from synth.core import (
@@ -40,7 +39,6 @@ from synth.core import (
     RunDir,
     atomic_open,
     iter_jsonl,
-    write_jsonl,
 )
 
 
@@ -54,8 +52,8 @@ def load_scores(run_dir: str | Path, *, labels: LabelSpace, task_name: str
     """
     run = RunDir(run_dir)
     ids, texts = read_corpus(run.path)
-    task = read_score_file(run.path / "scores" / f"task-{task_name}.jsonl", ids, labels)
-    ref = read_score_file(run.path / "scores" / "reference.jsonl", ids, labels)
+    task = read_score_file(TASK_SCORES.path(run.path, name=task_name), ids, labels)
+    ref = read_score_file(REFERENCE_SCORES.path(run.path), ids, labels)
     return ids, texts, task, ref
 
 
@@ -97,7 +95,7 @@ def judge_rule(run_dir: str | Path, ranking: RankingConfig) -> JudgeRule:
     it, so every stage downstream of the scores is redone when it changes)."""
     import json
 
-    meta = Path(run_dir) / "scores" / "reference.jsonl.meta.json"
+    meta = REFERENCE_SCORES.meta(run_dir)
     threshold = None
     if meta.is_file():
         abstain = json.loads(meta.read_text(encoding="utf-8")).get("abstain")
@@ -112,7 +110,7 @@ def load_judged(run_dir: str | Path, *, labels: LabelSpace, task_name: str,
     every sentence (:func:`discovery.judge` under :func:`judge_rule`)."""
     run = RunDir(run_dir)
     ids, texts, task, ref = load_scores(run.path, labels=labels, task_name=task_name)
-    abstain = read_abstain(run.path / "scores" / "reference.jsonl", ids)
+    abstain = read_abstain(REFERENCE_SCORES.path(run.path), ids)
     rule = judge_rule(run.path, ranking)
     return JudgedCorpus(ids, texts, task, ref, abstain, rule,
                         judge(task, ref, abstain=abstain, rule=rule))
@@ -147,34 +145,32 @@ def rank_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
     """
     run = RunDir(run_dir)
     upstream = check_upstream(run, "score", score_hash, what="scores", command="score")
-    rhash = rank_stage_hash(ranking, upstream)
-    out = run.path / "hard.jsonl"
-    if run.is_current("rank", rhash) and outputs_problem(run, "rank", [out]) is None:
-        return {"skipped": True, "stage_hash": rhash}
-    name = ranked_task_name(ranking, task_models)
-    c = load_judged(run.path, labels=labels, task_name=name, ranking=ranking)
-    ranker = _ranker(ranking).fit(c.task, c.reference, abstain=c.abstain, rule=c.rule)
-    hard = HardSubset.from_ranker(ranker, c.ids, c.texts, labels.list, c.task, c.reference)
-    run.open_stage(dict(config_dump) if config_dump is not None else
-                   stage_record(labels, task_models=list(task_models), ranking=ranking),
-                   "rank", rhash)
-    write_jsonl(out, hard.records)
-    j = c.judgement
-    abstained = {**j.abstained_info(), "rule": c.rule.describe()}
-    warning = abstain_warning(abstained)
-    if warning is not None:
-        import sys
 
-        print(f"warning: {warning}", file=sys.stderr)
-    counts = {"corpus": len(c.ids), "judged": int(j.judged.sum()), "failures": j.failures,
-              "base_rate": j.base_rate, "disagreements": int(ranker.disagree_.sum())}
-    write_meta(out, rhash, ranking=ranking.model_dump(mode="json"),
-               task_model=name, hard=len(hard), stage="rank", abstained=abstained,
-               **counts, **({"warning": warning} if warning else {}))
-    run.complete("rank", rhash, stage_hash=rhash, hard=len(hard), abstained=abstained,
-                 **counts, digests=output_digests(run, [out]))
-    return {"skipped": False, "stage_hash": rhash, "hard": len(hard), **counts,
-            "abstained": abstained}
+    def compute() -> JobRows:
+        name = ranked_task_name(ranking, task_models)
+        c = load_judged(run.path, labels=labels, task_name=name, ranking=ranking)
+        ranker = _ranker(ranking).fit(c.task, c.reference, abstain=c.abstain, rule=c.rule)
+        hard = HardSubset.from_ranker(ranker, c.ids, c.texts, labels.list, c.task,
+                                      c.reference)
+        j = c.judgement
+        abstained = {**j.abstained_info(), "rule": c.rule.describe()}
+        warning = abstain_warning(abstained)
+        if warning is not None:
+            import sys
+
+            print(f"warning: {warning}", file=sys.stderr)
+        counts = {"corpus": len(c.ids), "judged": int(j.judged.sum()), "failures": j.failures,
+                  "base_rate": j.base_rate, "disagreements": int(ranker.disagree_.sum())}
+        return JobRows(hard.records,
+                       meta=dict(ranking=ranking.model_dump(mode="json"), task_model=name,
+                                 hard=len(hard), stage="rank", abstained=abstained, **counts,
+                                 **({"warning": warning} if warning else {})),
+                       record=dict(hard=len(hard), abstained=abstained, **counts))
+
+    return run_job(run.path, stage="rank", stage_hash=rank_stage_hash(ranking, upstream),
+                   outputs=[HARD], compute=compute,
+                   record=lambda: dict(config_dump) if config_dump is not None else
+                   stage_record(labels, task_models=list(task_models), ranking=ranking))
 
 
 def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
@@ -204,12 +200,19 @@ def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
     run = RunDir(run_dir)
     upstream = check_upstream(run, "rank", rank_hash, what="hard subset", command="rank")
     check_upstream(run, "score", None, what="scores", command="score")
-    mhash = mine_stage_hash(mining, upstream)
-    out_jsonl, out_csv = run.path / "ngrams.jsonl", run.path / "ngrams.csv"
-    if run.is_current("mine", mhash) and outputs_problem(run, "mine",
-                                                         [out_jsonl, out_csv]) is None:
-        return {"skipped": True, "stage_hash": mhash}
-    hard_path = run.path / "hard.jsonl"
+    return run_job(run.path, stage="mine", stage_hash=mine_stage_hash(mining, upstream),
+                   outputs=[NGRAMS, NGRAMS_CSV],
+                   compute=lambda: _mine(run, labels=labels, ranking=ranking, mining=mining,
+                                         task_models=task_models),
+                   record=lambda: dict(config_dump) if config_dump is not None else
+                   stage_record(labels, task_models=list(task_models), ranking=ranking,
+                                mining=mining))
+
+
+def _mine(run: RunDir, *, labels: LabelSpace, ranking: RankingConfig, mining: MiningConfig,
+          task_models: Sequence[TaskModelConfig]) -> JobRows:
+    """The mine stage's job: the n-grams of the hard subset against the corpus."""
+    hard_path = HARD.path(run.path)
     hard_ids = [str(r["id"]) for r in iter_jsonl(hard_path)]
     if not hard_ids:
         raise DataError("cannot mine an empty hard subset", where=str(hard_path),
@@ -238,17 +241,12 @@ def mine_run(run_dir: str | Path, *, labels: LabelSpace, ranking: RankingConfig,
     miner.fit(texts, [index[h] for h in hard_ids], ids=ids, divergence=div,
               disagree=disagree)
     records = miner.to_records()
-    run.open_stage(dict(config_dump) if config_dump is not None else
-                   stage_record(labels, task_models=list(task_models), ranking=ranking,
-                                mining=mining), "mine", mhash)
-    write_jsonl(out_jsonl, records)
-    _write_csv(out_csv, records)
-    write_meta(out_jsonl, mhash, mining=m.model_dump(mode="json"), hard=len(hard_ids),
-                corpus=len(ids), ngrams=len(records), stage="mine")
-    run.complete("mine", mhash, stage_hash=mhash, ngrams=len(records),
-                 digests=output_digests(run, [out_jsonl, out_csv]))
-    return {"skipped": False, "stage_hash": mhash, "ngrams": len(records),
-            "hard": len(hard_ids), "top": [r["ngram"] for r in records[:10]]}
+    return JobRows(records,
+                   meta=dict(mining=m.model_dump(mode="json"), hard=len(hard_ids),
+                             corpus=len(ids), ngrams=len(records), stage="mine"),
+                   record=dict(ngrams=len(records)),
+                   report=dict(hard=len(hard_ids), top=[r["ngram"] for r in records[:10]]),
+                   also=[lambda run_dir: _write_csv(NGRAMS_CSV.path(run_dir), records)])
 
 
 def _write_csv(path: Path, records: list[dict[str, Any]]) -> None:

@@ -23,16 +23,6 @@ def _kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.asarray(rel_entr(np.clip(p, _EPS, 1.0), np.clip(q, _EPS, 1.0)).sum(axis=1))
 
 
-def reference_margin(reference: np.ndarray) -> np.ndarray:
-    """Per row, the reference's top-label probability minus its second's (1 for one label):
-    how clearly the reference reads any label at all."""
-    reference = np.asarray(reference, dtype=np.float64)
-    if reference.shape[1] < 2:
-        return np.ones(len(reference))
-    top2 = np.sort(reference, axis=1)[:, -2:]
-    return np.asarray(top2[:, 1] - top2[:, 0])
-
-
 def divergence(task: np.ndarray, reference: np.ndarray, metric: str = "abs_top") -> np.ndarray:
     """Per-row divergence between task and reference probabilities (n x labels, same order).
 

@@ -82,35 +82,45 @@ class FewShotReference:
         ``none`` calibrator): what :meth:`abstain_proba` reads."""
         self.pair_fields: tuple[str, ...] = PAIR_FIELDS
         """The names a sentence pair's two fields are shown under in the prompt."""
-        self._check()
+        self.check(config, self.labels)
         self.prefix, self._lead, self.suffix = self._split_prompt()
 
     @classmethod
     def from_config(cls, config: ReferenceConfig, labels: Sequence[str], *,
                     name: str = "reference", model: str | None = None,
                     abstain: bool = True) -> FewShotReference:
-        """Build the backend that ``config`` names (``model`` overrides its spec) and wrap it."""
+        """The one factory of a reference from config: build the backend that ``config`` names
+        (``model`` overrides its spec) and wrap it (the score stage, evaluation, focus rounds,
+        occlusion and a ``fewshot:`` task model all build theirs here)."""
         from synth.engines import make_backend
 
         backend = make_backend(model or config.model, backend=config.backend,
                                device=config.device, batch_size=config.batch_size)
         return cls(backend, config, labels, name=name, abstain=abstain)
 
-    def _check(self) -> None:
-        words = self.config.label_words
-        if not LabelSpace.of(self.labels).same_set(words):
+    @staticmethod
+    def check(config: ReferenceConfig, labels: Sequence[str]) -> None:
+        """Check ``config`` against the task's ``labels`` without building a backend: one
+        label word per label, none empty, every shot's label a task label (what
+        :meth:`from_config` would refuse).
+
+        Raises:
+            ConfigError: the first problem, naming its field.
+        """
+        labels = list(labels)
+        words = config.label_words
+        if not LabelSpace.of(labels).same_set(words):
             raise ConfigError(
                 f"reference label words name {sorted(words)}, but the task's labels are "
-                f"{self.labels}", where="reference.label_words",
+                f"{labels}", where="reference.label_words",
                 fix="give exactly one label word per task label")
         for label, word in words.items():
             if not word:
                 raise ConfigError(f"label word {word!r} of label '{label}' tokenizes to nothing",
                                   where="reference.label_words",
                                   fix="use a non-empty continuation such as ' positive'")
-        allowed = self.labels + ([self.config.abstain_label]
-                                 if self.config.abstain_label else [])
-        for i, shot in enumerate(self.config.shots):
+        allowed = labels + ([config.abstain_label] if config.abstain_label else [])
+        for i, shot in enumerate(config.shots):
             if shot.label not in allowed:
                 raise ConfigError(f"shot label {shot.label!r} is not a task label",
                                   where=f"reference.shots[{i}].label",

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from discovery._artifacts import REFERENCE_PARTS, REFERENCE_SCORES, TASK_PARTS, TASK_SCORES
 from discovery._calibration import Calibrator, abstain_probability
 from discovery._chunks import (
     _ChunkRunner,
@@ -114,9 +115,9 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
     shash = score_stage_hash(labels=labels, task_models=task_models, reference=reference,
                              evaluation=evaluation, corpus_fp=fp,
                              upstream=run.stage_hash("generate"))
-    out_dir = run.path / "scores"
-    outputs = [out_dir / f"task-{t.name}.jsonl" for t in task_models] + [
-        out_dir / "reference.jsonl"]
+    out_dir = REFERENCE_SCORES.path(run.path).parent
+    outputs = [TASK_SCORES.path(run.path, name=t.name) for t in task_models] + [
+        REFERENCE_SCORES.path(run.path)]
     if run.is_current("score", shash) and outputs_problem(run, "score", outputs) is None:
         return {"skipped": True, "stage_hash": shash, "sentences": len(ids)}
     names = labels.list
@@ -132,7 +133,7 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
     started = time.perf_counter()
     try:
         task_probs, raw, calib, task_calib, abstain_calib = _score_all(
-            ids, texts, out_dir, labels=labels, task_models=task_models, reference=reference,
+            ids, texts, run.path, labels=labels, task_models=task_models, reference=reference,
             evaluation=evaluation, task_scorers=task_scorers, reference_scorer=reference_scorer,
             progress=progress, executor=executor)
     except SynthcheckError:
@@ -146,7 +147,7 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
         restore_manifest(run, saved)
         raise
     for tm, probs in zip(task_models, task_probs, strict=True):
-        path = out_dir / f"task-{tm.name}.jsonl"
+        path = TASK_SCORES.path(run.path, name=tm.name)
         write_jsonl(path, ({"id": i, "probs": dict(zip(names, map(float, row), strict=True))}
                            for i, row in zip(ids, probs, strict=True)))
         extra = {"calibration": _calib_info(task_calib[tm.name], names)} \
@@ -157,7 +158,7 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
                     labels=names, sentences=len(ids), stage="score", **extra)
     k = len(names)
     probs = calib.predict_proba(raw[:, :k]) if len(raw) else np.zeros((0, k))
-    path = out_dir / "reference.jsonl"
+    path = REFERENCE_SCORES.path(run.path)
     abstain = abstain_probability(abstain_calib, raw) if abstain_calib is not None else None
     write_jsonl(path, (
         {"id": i, "probs": dict(zip(names, map(float, p), strict=True)),
@@ -186,7 +187,7 @@ def _calib_info(calib: Any, labels: Sequence[str]) -> dict[str, Any]:
             "bias": dict(zip(labels, map(float, calib.bias_), strict=True))}
 
 
-def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: LabelSpace,
+def _score_all(ids: list[str], texts: list[str], run_dir: Path, *, labels: LabelSpace,
                task_models: Sequence[TaskModelConfig], reference: ReferenceConfig,
                evaluation: EvaluationConfig, task_scorers: Mapping[str, TaskScorer] | None,
                reference_scorer: FewShotReference | None, progress: bool,
@@ -222,7 +223,7 @@ def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: Label
     task_calib: dict[str, Calibrator] = {}
     for tm in task_models:
         key = task_model_hash(tm, labels=labels, reference=reference, evaluation=evaluation)
-        parts = out_dir / ".parts" / f"task-{tm.name}"
+        parts = TASK_PARTS.path(run_dir, name=tm.name)
         raw_fn: Callable[[list[str]], np.ndarray] = functools.partial(raw_of, tm.name)
         runner: _ChunkRunner | None = None
         if executor is not None and tm.name not in scorers:  # on the executor's workers
@@ -250,7 +251,7 @@ def _score_all(ids: list[str], texts: list[str], out_dir: Path, *, labels: Label
         return ref
 
     rkey = raw_reference_hash(reference, labels)
-    parts = out_dir / ".parts" / "reference"
+    parts = REFERENCE_PARTS.path(run_dir)
     ref_fn: Callable[[list[str]], np.ndarray] = lambda t: get_reference().raw_logprobs(t)  # noqa: E731
     ref_runner: _ChunkRunner | None = None
     if executor is not None and reference_scorer is None:

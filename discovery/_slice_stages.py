@@ -14,7 +14,7 @@ seconds.
 from __future__ import annotations
 
 import hashlib
-import time
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,23 +22,22 @@ from typing import Any
 
 import numpy as np
 
+from discovery._artifacts import FINDINGS, SLICE_PARTS
 from discovery._config import RankingConfig, SlicesConfig, TaskModelConfig
-from discovery._stage_state import check_upstream, output_digests, outputs_problem
+from discovery._finding_sources import finding_sources
+from discovery._runner import JobRows, run_job
+from discovery._stage_state import check_upstream, outputs_problem
 from synth.core import (
+    Artifact,
     LabelSpace,
     RunDir,
     atomic_open,
     config_hash,
     iter_jsonl,
     output_dump,
-    provenance,
-    write_json_atomic,
-    write_jsonl,
 )
 
 CHUNK = 512
-OUTPUTS = {"semantic": "slices.jsonl", "metadata": "metadata.jsonl",
-           "occlusion": "words.jsonl", "findings": "findings.jsonl"}
 
 
 def failure_rule(ranking: RankingConfig) -> dict[str, Any]:
@@ -78,7 +77,7 @@ class _Scored:
     """A slice stage's scored corpus, once its hash says it must run: the run directory,
     the stage hash, the judged sentences (both models' probabilities, failure flags and the
     reference's probability that the task model is wrong; abstained sentences are in no
-    count, see :func:`discovery.judge`), what abstained, and when the work started."""
+    count, see :func:`discovery.judge`), what abstained and the rule in words."""
 
     run: RunDir
     shash: str
@@ -88,18 +87,20 @@ class _Scored:
     ref: np.ndarray
     fail: np.ndarray
     p_wrong: np.ndarray
-    started: float
     abstained: dict[str, Any]
     rule: str
 
 
-def _begin(run_dir: str | Path, stage: str, stage_hash: Callable[[str, str], str], *,
-           labels: LabelSpace, slices: SlicesConfig, ranking: RankingConfig,
-           task_models: Sequence[TaskModelConfig], score_hash: str | None
-           ) -> _Scored | dict[str, Any]:
-    """Load the scored corpus of ``run_dir`` (checked against ``score_hash``) and hash the
-    stage (``stage_hash(score stage hash, ranked task model)``): the skip result when the
-    stage is current with that hash, else what its work reads: the judged sentences."""
+def _slice_run(run_dir: str | Path, stage: str, stage_hash: Callable[[str, str], str], *,
+               labels: LabelSpace, slices: SlicesConfig, ranking: RankingConfig,
+               task_models: Sequence[TaskModelConfig], score_hash: str | None,
+               work: Callable[[_Scored], tuple[list[dict[str, Any]], dict[str, Any]]],
+               config_dump: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A slice stage through :func:`discovery.run_job`: the scored corpus of ``run_dir``
+    (checked against ``score_hash``) is judged, the stage hashed with ``stage_hash(score
+    stage hash, ranked task model)`` and skipped when current; else ``work`` gets the judged
+    sentences and returns the rows and the fields its meta file and manifest entry record
+    (with the base failure rate over the judged sentences and what abstained)."""
     from discovery._rank_mine import load_judged
     from discovery._task_models import ranked_task_name
 
@@ -108,39 +109,54 @@ def _begin(run_dir: str | Path, stage: str, stage_hash: Callable[[str, str], str
     name = ranked_task_name(ranking, task_models)
     full = load_judged(run.path, labels=labels, task_name=name, ranking=ranking)
     shash = stage_hash(upstream, name)
-    if _current(run, stage, shash):
-        return {"skipped": True, "stage_hash": shash}
-    started = time.perf_counter()
-    c = full.judged()
-    p_wrong = 1.0 - c.reference[np.arange(len(c.task)), c.judgement.task_top] \
-        if len(c.task) else np.zeros(0)
-    return _Scored(run, shash, c.ids, c.texts, c.task, c.reference, c.judgement.fails,
-                   p_wrong, started, full.judgement.abstained_info(), full.rule.describe())
+
+    def compute() -> JobRows:
+        c = full.judged()
+        p_wrong = 1.0 - c.reference[np.arange(len(c.task)), c.judgement.task_top] \
+            if len(c.task) else np.zeros(0)
+        scored = _Scored(run, shash, c.ids, c.texts, c.task, c.reference, c.judgement.fails,
+                         p_wrong, full.judgement.abstained_info(), full.rule.describe())
+        rows, info = work(scored)
+        info = {**info, "base_rate": float(scored.fail.mean()) if len(scored.fail) else 0.0,
+                "judged": len(scored.fail), "abstained": scored.abstained}
+        return JobRows(rows, meta={"stage": stage, "rows": len(rows), **info},
+                       record={"rows": len(rows), **info})
+
+    return run_job(run.path, stage=stage, stage_hash=shash, outputs=[stage_output(stage)],
+                   compute=compute, timed=True,
+                   record=lambda: dict(config_dump) if config_dump is not None
+                   else {"stage": stage})
 
 
-def _finish(c: _Scored, stage: str, rows: list[dict[str, Any]],
-            config_dump: Mapping[str, Any] | None, **info: Any) -> dict[str, Any]:
-    """Write ``rows`` and the stage's meta file, complete the stage in the manifest (with
-    ``info``, the run's base failure rate over the judged sentences and what abstained)."""
-    run, shash = c.run, c.shash
-    info = {**info, "base_rate": float(c.fail.mean()) if len(c.fail) else 0.0,
-            "judged": len(c.fail), "abstained": c.abstained}
-    out = run.path / OUTPUTS[stage]
-    run.open_stage(dict(config_dump) if config_dump is not None else {"stage": stage},
-                   stage, shash)
-    write_jsonl(out, rows)
-    write_json_atomic(out.with_name(out.name + ".meta.json"),
-                      {**provenance(shash), "stage": stage, "rows": len(rows), **info})
-    seconds = round(time.perf_counter() - c.started, 2)
-    run.complete(stage, shash, stage_hash=shash, rows=len(rows), seconds=seconds,
-                 digests=output_digests(run, [out]), **info)
-    return {"skipped": False, "stage_hash": shash, "rows": len(rows), "seconds": seconds,
-            **info}
+def stage_output(stage: str) -> Artifact:
+    """The file a slice stage writes: findings', or its finding source's."""
+    return FINDINGS if stage == "findings" else finding_sources()[stage].artifact
 
 
-def _current(run: RunDir, stage: str, shash: str) -> bool:
-    return run.is_current(stage, shash) and outputs_problem(
-        run, stage, [run.path / OUTPUTS[stage]]) is None
+def _cached_embeddings(path: Path, rows: int, dim: int | None) -> np.ndarray | None:
+    """A chunk's cached embeddings, or None when there are none or the file is damaged
+    (truncated, not an array, the wrong shape or not finite): then a warning names the
+    file, and the chunk is embedded again (and the file rewritten)."""
+    if not path.exists():
+        return None
+    why = None
+    try:
+        emb = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        why = f"it cannot be read ({type(exc).__name__}: {str(exc)[:80]})"
+    else:
+        if not isinstance(emb, np.ndarray) or emb.ndim != 2 or emb.shape[0] != rows or (
+                dim is not None and emb.shape[1] != dim):
+            shape = getattr(emb, "shape", "?")
+            why = f"it holds an array of shape {shape}, not {rows} rows" + (
+                f" of {dim}" if dim is not None else "")
+        elif not np.issubdtype(emb.dtype, np.floating) or not np.isfinite(emb).all():
+            why = "it holds values that are not finite numbers"
+    if why is None:
+        return emb
+    print(f"warning: ignoring a damaged embeddings cache file: {why} ({path}): its "
+          f"{rows} sentences are embedded again", file=sys.stderr, flush=True)
+    return None
 
 
 def _embeddings(run: RunDir, texts: Sequence[str], encoder: str, batch_size: int,
@@ -151,8 +167,8 @@ def _embeddings(run: RunDir, texts: Sequence[str], encoder: str, batch_size: int
     from synth.core import progress_bar
 
     embedder = SentenceEmbedder(encoder, batch_size=batch_size)
-    parts = run.path / "slices" / ".parts"
-    chunks = []
+    parts = SLICE_PARTS.path(run.path)
+    chunks: list[np.ndarray] = []
     bar = progress_bar(len(texts), "semantic: embedding", "sentence", enabled=progress)
     for start in range(0, len(texts), CHUNK):
         chunk = list(texts[start:start + CHUNK])
@@ -160,8 +176,9 @@ def _embeddings(run: RunDir, texts: Sequence[str], encoder: str, batch_size: int
         for t in chunk:
             h.update(t.encode("utf-8") + b"\n")
         path = parts / f"embed-{start // CHUNK:05d}-{h.hexdigest()[:16]}.npy"
-        if path.is_file():
-            chunks.append(np.load(path, allow_pickle=False))
+        cached = _cached_embeddings(path, len(chunk), chunks[0].shape[1] if chunks else None)
+        if cached is not None:
+            chunks.append(cached)
         else:
             emb = embedder.embed(chunk)
             parts.mkdir(parents=True, exist_ok=True)
@@ -188,21 +205,20 @@ def semantic_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
     from discovery._embed import SentenceEmbedder
     from discovery._slices import SemanticSlicer
 
-    c = _begin(run_dir, "semantic",
-               lambda score, name: slice_stage_hash("semantic", slices, score, name,
-                                                    ranking=ranking),
-               labels=labels, slices=slices, ranking=ranking, task_models=task_models,
-               score_hash=score_hash)
-    if isinstance(c, dict):
-        return c
-    s = slices.semantic
-    emb = _embeddings(c.run, c.texts, s.encoder, s.batch_size, progress)
-    words = SentenceEmbedder(s.encoder, batch_size=s.batch_size)
-    slicer = SemanticSlicer(s.size, seed=s.seed, max_terms=s.max_terms,
-                            max_examples=s.max_examples, alpha=s.alpha).fit(
-        c.texts, emb, c.fail, p_wrong=c.p_wrong, ids=c.ids, embed_words=words.embed)
-    return _finish(c, "semantic", slicer.slices_, config_dump,
-                   significant=sum(r["significant"] for r in slicer.slices_))
+    def work(c: _Scored) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        s = slices.semantic
+        emb = _embeddings(c.run, c.texts, s.encoder, s.batch_size, progress)
+        words = SentenceEmbedder(s.encoder, batch_size=s.batch_size)
+        slicer = SemanticSlicer(s.size, seed=s.seed, max_terms=s.max_terms,
+                                max_examples=s.max_examples, alpha=s.alpha).fit(
+            c.texts, emb, c.fail, p_wrong=c.p_wrong, ids=c.ids, embed_words=words.embed)
+        return slicer.slices_, dict(significant=sum(r["significant"] for r in slicer.slices_))
+
+    return _slice_run(run_dir, "semantic",
+                      lambda score, name: slice_stage_hash("semantic", slices, score, name,
+                                                           ranking=ranking),
+                      labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+                      score_hash=score_hash, work=work, config_dump=config_dump)
 
 
 def metadata_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfig,
@@ -213,18 +229,32 @@ def metadata_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
     :class:`discovery.MetadataSlicer`); raises as :func:`semantic_run`."""
     from discovery._slices import MetadataSlicer
 
-    c = _begin(run_dir, "metadata",
-               lambda score, name: slice_stage_hash("metadata", slices, score, name,
-                                                    ranking=ranking),
-               labels=labels, slices=slices, ranking=ranking, task_models=task_models,
-               score_hash=score_hash)
-    if isinstance(c, dict):
-        return c
-    m = slices.metadata
-    slicer = MetadataSlicer(min_size=m.min_size, max_examples=m.max_examples,
-                            alpha=m.alpha).fit(c.texts, c.fail, p_wrong=c.p_wrong, ids=c.ids)
-    return _finish(c, "metadata", slicer.slices_, config_dump,
-                   significant=sum(r["significant"] for r in slicer.slices_))
+    def work(c: _Scored) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        m = slices.metadata
+        slicer = MetadataSlicer(min_size=m.min_size, max_examples=m.max_examples,
+                                alpha=m.alpha).fit(c.texts, c.fail, p_wrong=c.p_wrong, ids=c.ids)
+        return slicer.slices_, dict(significant=sum(r["significant"] for r in slicer.slices_))
+
+    return _slice_run(run_dir, "metadata",
+                      lambda score, name: slice_stage_hash("metadata", slices, score, name,
+                                                           ranking=ranking),
+                      labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+                      score_hash=score_hash, work=work, config_dump=config_dump)
+
+
+def _kept_chunks(fn: Callable[[list[str]], np.ndarray], folder: Path, key: str
+                 ) -> Callable[[list[str]], np.ndarray]:
+    """``fn`` scoring in resumable chunks written under ``folder`` (the score stage's chunk
+    cache, :func:`discovery._chunks._score_chunks`): chunks already written with the same
+    texts and ``key`` are read back (a float written as JSON reads back the same float, so
+    a resumed run's outputs are byte-identical)."""
+    from discovery._chunks import _score_chunks
+
+    def scored(texts: list[str]) -> np.ndarray:
+        ids = [str(i) for i in range(len(texts))]
+        return _score_chunks(folder.name, fn, ids, texts, folder, key, progress=False)
+
+    return scored
 
 
 def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfig,
@@ -240,40 +270,77 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
     from discovery._embed import SentenceEmbedder
     from discovery._occlusion import OcclusionScorer
 
-    c = _begin(run_dir, "occlusion",
-               lambda score, name: slice_stage_hash("occlusion", slices, score, name,
-                                                    models_key, ranking=ranking),
-               labels=labels, slices=slices, ranking=ranking, task_models=task_models,
-               score_hash=score_hash)
-    if isinstance(c, dict):
-        return c
-    o = slices.occlusion
-    k = len(labels)
-    ref_fn = None if reference_fn is None else (  # the abstain column, if any, is not a label
-        lambda texts: np.asarray(reference_fn(texts), dtype=np.float64)[:, :k])
-    scorer = OcclusionScorer(reference_words=o.reference_words,
-                             reference_sentences=o.reference_sentences,
-                             min_count=o.min_count, max_examples=o.max_examples,
-                             alpha=o.alpha, centre=o.centre,
-                             group_similarity=o.group_similarity,
-                             group_min_words=o.group_min_words).fit(
-        c.texts, c.task, c.ref, c.fail, task_fn=task_fn,
-        reference_fn=ref_fn if o.reference_words else None, ids=c.ids,
-        embed_fn=SentenceEmbedder(slices.semantic.encoder,
-                                  batch_size=slices.semantic.batch_size).embed
-        if o.groups else None)
-    return _finish(c, "occlusion", scorer.words_, config_dump,
-                   deletions=scorer.deletions_,
+    def work(c: _Scored) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        o = slices.occlusion
+        # Every deletion is scored in chunks kept under slices/.parts/ (keyed by the stage
+        # hash and each chunk's texts): a killed occlusion redoes only the chunk it was in.
+        parts = SLICE_PARTS.path(c.run.path)
+        chunked_task = _kept_chunks(task_fn, parts / f"occlusion-task-{c.shash[:16]}",
+                                    c.shash)
+        k = len(labels)
+        ref_fn = None if reference_fn is None else _kept_chunks(  # the abstain column, if
+            lambda texts: np.asarray(reference_fn(texts), dtype=np.float64)[:, :k],  # any,
+            parts / f"occlusion-ref-{c.shash[:16]}", c.shash)  # is no label
+        scorer = OcclusionScorer(reference_words=o.reference_words,
+                                 reference_sentences=o.reference_sentences,
+                                 min_count=o.min_count, max_examples=o.max_examples,
+                                 alpha=o.alpha, centre=o.centre,
+                                 group_similarity=o.group_similarity,
+                                 group_min_words=o.group_min_words).fit(
+            c.texts, c.task, c.ref, c.fail, task_fn=chunked_task,
+            reference_fn=ref_fn if o.reference_words else None, ids=c.ids,
+            embed_fn=SentenceEmbedder(slices.semantic.encoder,
+                                      batch_size=slices.semantic.batch_size).embed
+            if o.groups else None)
+        return scorer.words_, dict(deletions=scorer.deletions_,
                    groups=sum(r["kind"] == "group" for r in scorer.words_),
                    reference_sentences=scorer.reference_calls_,
                    significant=sum(r["significant"] for r in scorer.words_))
 
+    return _slice_run(run_dir, "occlusion",
+                      lambda score, name: slice_stage_hash("occlusion", slices, score, name,
+                                                           models_key, ranking=ranking),
+                      labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+                      score_hash=score_hash, work=work, config_dump=config_dump)
 
-def _rows_if_current(run: RunDir, stage: str, file: str, expected: str | None
+
+def source_stage_hash(stage: str, slices: SlicesConfig, score_hash: str, task_name: str, *,
+                      ranking: RankingConfig) -> str:
+    """Hash of a corpus-only finding source's stage (``slices.sources``): its name, the
+    judging rule, the ranked task model and the score stage's hash."""
+    return config_hash({"source": stage, **failure_rule(ranking), "task_model": task_name,
+                        "score": score_hash})
+
+
+def source_run(run_dir: str | Path, stage: str, *, labels: LabelSpace, slices: SlicesConfig,
+               ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
+               score_hash: str | None = None,
+               config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The stage of a corpus-only finding source (one with ``compute``, see
+    :func:`discovery.corpus_sources`): its rows from the judged corpus into its artifact;
+    raises as :func:`semantic_run`."""
+    from discovery._finding_sources import ScoredCorpus, corpus_sources
+
+    compute = corpus_sources()[stage].compute
+    assert compute is not None
+
+    def work(c: _Scored) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        rows = compute(ScoredCorpus(ids=c.ids, texts=c.texts, fail=c.fail,
+                                    p_wrong=c.p_wrong, task=c.task, reference=c.ref), slices)
+        return rows, dict(significant=sum(bool(r.get("significant")) for r in rows))
+
+    return _slice_run(run_dir, stage,
+                      lambda score, name: source_stage_hash(stage, slices, score, name,
+                                                            ranking=ranking),
+                      labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+                      score_hash=score_hash, work=work, config_dump=config_dump)
+
+
+def _rows_if_current(run: RunDir, stage: str, file: Artifact, expected: str | None
                      ) -> list[dict[str, Any]]:
     """``file``'s rows when ``stage`` is complete with hash ``expected`` and its output
     intact; else none (a stage that is off, or not run with this config)."""
-    path = run.path / file
+    path = file.path(run.path)
     if expected is None or not run.is_current(stage, expected) or not path.is_file() \
             or outputs_problem(run, stage, [path]) is not None:
         return []
@@ -285,38 +352,39 @@ def findings_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
                  upstream: Mapping[str, str | None], focus_rule: str = "",
                  score_hash: str | None = None,
                  config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Unify the rows of the discovery stages that are current under ``upstream`` (stage
-    name -> the hash the caller's config gives it, None when off: ``mine``
-    (``ngrams.jsonl``), ``semantic`` (``slices.jsonl``), ``metadata``, ``occlusion``
-    (``words.jsonl``), ``focus``, ``labelled``) into the ranked ``findings.jsonl`` (see
-    :func:`discovery.build_findings`); a stage that is off or not current adds nothing."""
+    """Unify the rows of the finding sources (:data:`discovery.FINDING_SOURCES`: ``mine``,
+    ``semantic``, ``metadata``, ``occlusion``, ``labelled``, ``focus``, ...) that are current
+    under ``upstream`` (stage name -> the hash the caller's config gives it, None when off)
+    into the ranked ``findings.jsonl`` (see :func:`discovery.build_findings`); a stage that
+    is off or not current adds nothing."""
     from discovery._findings import build_findings
 
-    files = {"mine": "ngrams.jsonl", "semantic": "slices.jsonl",
-             "metadata": "metadata.jsonl", "occlusion": "words.jsonl", "focus": "focus.jsonl",
-             "labelled": "labelled.jsonl"}
-    c = _begin(run_dir, "findings",
-               lambda score, name: findings_stage_hash(
-                   slices, {"score": score, "task_model": name, "focus_rule": focus_rule,
-                            **{k: upstream.get(k) for k in files}}, ranking=ranking),
-               labels=labels, slices=slices, ranking=ranking, task_models=task_models,
-               score_hash=score_hash)
-    if isinstance(c, dict):
-        return c
-    got = {stage: _rows_if_current(c.run, stage, file, upstream.get(stage))
-           for stage, file in files.items()}
+    sources = finding_sources()
 
-    def significant(stage: str) -> list[dict[str, Any]]:
-        return [r for r in got[stage] if r.get("significant")]
+    def work(c: _Scored) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        got = {stage: src.entered(_rows_if_current(c.run, stage, src.artifact,
+                                                   upstream.get(stage)))
+               for stage, src in sources.items()}
+        rows = build_findings(texts=c.texts, ids=c.ids, fail=c.fail, p_wrong=c.p_wrong,
+                              rule=c.rule, rows=got, focus_rule=focus_rule,
+                              max_per_kind=slices.max_findings)
+        return rows, dict(confirmed=sum(r["confirmed"] for r in rows), rule=c.rule)
 
-    rows = build_findings(texts=c.texts, ids=c.ids, fail=c.fail, p_wrong=c.p_wrong,
-                          rule=c.rule, ngrams=got["mine"],
-                          semantic=significant("semantic"), metadata=significant("metadata"),
-                          words=significant("occlusion"), focus=got["focus"],
-                          labelled=significant("labelled"),
-                          focus_rule=focus_rule, max_per_kind=slices.max_findings)
-    return _finish(c, "findings", rows, config_dump,
-                   confirmed=sum(r["confirmed"] for r in rows), rule=c.rule)
+    return _slice_run(run_dir, "findings",
+                      lambda score, name: findings_stage_hash(
+                          slices, {"score": score, "task_model": name,
+                                   "focus_rule": focus_rule, **findings_upstream(upstream)},
+                          ranking=ranking),
+                      labels=labels, slices=slices, ranking=ranking, task_models=task_models,
+                      score_hash=score_hash, work=work, config_dump=config_dump)
+
+
+def findings_upstream(upstream: Mapping[str, str | None]) -> dict[str, str | None]:
+    """The finding sources' hashes the findings stage hash covers (see
+    :func:`discovery.source_hashes`)."""
+    from discovery._finding_sources import source_hashes
+
+    return source_hashes(upstream, list(finding_sources()))
 
 
 def focus_rule_text(ranking: RankingConfig, abstain_threshold: float | None = None) -> str:

@@ -46,15 +46,11 @@ def check_stage2(labels: LabelSpace, *, task_models: Sequence[TaskModelConfig],
                           fix="add at least one task model (e.g. spec: demo:sentiment)")
     _check_task_names(task_models)
     names = labels.list
-    FewShotReference(None, reference, names)  # label words and shots
+    FewShotReference.check(reference, names)  # label words and shots
     if not reference_built:
         from synth.engines import ENGINES
 
-        if reference.backend not in ENGINES:
-            from synth.core import did_you_mean
-
-            raise ConfigError(f"unknown engine {reference.backend!r}", where="reference.backend",
-                              fix=did_you_mean(reference.backend, ENGINES.names()))
+        ENGINES.check(reference.backend, where="reference.backend")
         check_llm_spec(reference.model, "reference.model")
     for i, t in enumerate(task_models):
         if t.name in built:

@@ -20,8 +20,7 @@ from discovery._config import (
     reference_payload,
 )
 from discovery._data import read_corpus
-from discovery._kinds import TASK_MODEL_KINDS, is_few_shot
-from discovery._model_files import model_files_digest
+from discovery._kinds import TASK_MODEL_KINDS, is_few_shot, model_files_digest
 from synth.core import (
     LabelSpace,
     RunDir,
@@ -44,7 +43,7 @@ def task_model_hash(tm: TaskModelConfig, *, labels: LabelSpace, reference: Refer
     for ``demo:`` models the evaluation split they are trained on, for ``fewshot:`` models
     the reference prompt config they use; for models read from files (``sklearn:``, local
     ``hf:`` folders, ``python:`` modules) a digest of the files' bytes
-    (:func:`~discovery._model_files.model_files_digest`)."""
+    (:func:`~discovery._kinds.model_files_digest`)."""
     payload: dict[str, Any] = {"labels": labels.list, "task_model": output_dump(tm)}
     scheme = str(tm.spec).partition(":")[0]
     if scheme in TASK_MODEL_KINDS:  # (an unknown scheme is refused before any hash is used)

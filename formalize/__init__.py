@@ -2,6 +2,18 @@
 runner and its verify result, import/export formats, and review/propose."""
 
 from formalize import review
+from formalize._artifacts import (
+    DECISIONS as DECISIONS_FILE,
+)
+from formalize._artifacts import (
+    VERIFY,
+    VERIFY_CASES,
+    VERIFY_EXAMPLES,
+    VERIFY_FILLS,
+    VERIFY_GROUPS,
+    VERIFY_SUMMARY,
+    VERIFY_SUMMARY_CSV,
+)
 from formalize._config import VerifyConfig
 from formalize._expand import Case, CompiledTemplate, TemplateSource
 from formalize._groups import (
@@ -48,6 +60,14 @@ from formalize.review import TAGS as REVIEW_TAGS
 from formalize.types import TEST_TYPES, CompiledTest, TestSpecBase
 
 __all__ = [
+    "DECISIONS_FILE",
+    "VERIFY",
+    "VERIFY_CASES",
+    "VERIFY_EXAMPLES",
+    "VERIFY_FILLS",
+    "VERIFY_GROUPS",
+    "VERIFY_SUMMARY",
+    "VERIFY_SUMMARY_CSV",
     "REVIEW_TAGS",
     "RunOutputs",
     "BUILTIN_LEXICON_DIR",

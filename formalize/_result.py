@@ -8,6 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from formalize._artifacts import (
+    VERIFY_EXAMPLES,
+    VERIFY_FILLS,
+    VERIFY_GROUPS,
+    VERIFY_SUMMARY,
+    VERIFY_SUMMARY_CSV,
+)
 from synth.core import provenance, write_json_atomic, write_text_atomic
 
 if TYPE_CHECKING:
@@ -127,13 +134,13 @@ class VerifyResult:
         from synth.core import write_jsonl
 
         out = Path(out_dir)
-        paths = [out / "summary.csv", out / "fills.csv", out / "groups.csv"]
+        paths = [out / VERIFY_SUMMARY_CSV.name, out / VERIFY_FILLS.name, out / VERIFY_GROUPS.name]
         write_text_atomic(paths[0], self.side_by_side().to_csv(index=False))
         write_text_atomic(paths[1], self.fills.to_csv(index=False))
         write_text_atomic(paths[2], self.groups.to_csv(index=False))
-        ex_path = out / "examples.jsonl"
+        ex_path = out / VERIFY_EXAMPLES.name
         write_jsonl(ex_path, _records(self.examples))
-        js = out / "summary.json"
+        js = out / VERIFY_SUMMARY.name
         write_json_atomic(js, {
             **provenance(config_hash), **self.meta,
             "summary": _records(self.summary), "groups": _records(self.groups),

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from discovery import HARD, NGRAMS
 from synth import iter_corpus
 from synth.core import DataError, RunDir, iter_jsonl
 
@@ -76,12 +77,12 @@ class RunOutputs:
 
     def hard(self) -> list[dict[str, Any]] | None:
         """The hard subset records (rank order), or None without ``hard.jsonl``."""
-        path = self.path / "hard.jsonl"
+        path = HARD.path(self.path)
         return self._cached("hard", lambda: list(iter_jsonl(path)) if path.is_file() else None)
 
     def ngrams(self) -> list[dict[str, Any]] | None:
         """The mined n-grams (sorted by the mining statistic), or None without ``ngrams.jsonl``."""
-        path = self.path / "ngrams.jsonl"
+        path = NGRAMS.path(self.path)
         return self._cached("ngrams",
                             lambda: list(iter_jsonl(path)) if path.is_file() else None)
 
@@ -95,12 +96,19 @@ def read_summary_json(path: Path, *, fix: str = "rerun `synthcheck verify`") -> 
     """Read a JSON object file (a verify ``summary.json``, ``eval.json``).
 
     Raises:
-        DataError: the file is not valid JSON or not an object.
+        DataError: the file is not UTF-8, not valid JSON or not an object.
     """
+    from synth.core import read_text
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, kind=path.name))
+    except DataError as exc:  # not UTF-8: names the byte offset
+        raise DataError(exc.what, where=exc.where, fix=fix) from None
     except json.JSONDecodeError as exc:
         raise DataError(f"{path.name} is not valid JSON: {exc.msg}", where=str(path),
+                        fix=fix) from None
+    except RecursionError:
+        raise DataError(f"{path.name} is nested too deeply to be read", where=str(path),
                         fix=fix) from None
     if not isinstance(data, dict):
         raise DataError(f"{path.name} is not a JSON object", where=str(path), fix=fix)

@@ -5,6 +5,7 @@ config loading, registries, seeds, ``LabelSpace``, ``RunDir``) and the LLM engin
 :mod:`synth.engines` (the ``Backend`` protocol, ``hf``, ``vllm``, model specs).
 """
 
+from synth._artifacts import CORPUS, CORPUS_STATS, SHARD, SHARD_CLAIM, SHARD_DONE, CorpusRow
 from synth._config import (
     GeneratorConfig,
     PromptConfig,
@@ -16,9 +17,11 @@ from synth._config import (
     generation_hash_payload,
 )
 from synth._corpus import (
+    DRUGREVIEW_COLUMNS,
     MOVIE_REVIEW_LABELS,
     Document,
     clean_text,
+    drug_reviews,
     load_movie_reviews,
     load_packaged,
     load_seed_corpus,
@@ -27,8 +30,11 @@ from synth._corpus import (
 from synth._corpus_files import check_corpus_owner, has_corpus, iter_corpus
 from synth._generate import (
     GenerationReport,
+    chat_answer,
+    draw_condition,
     generation_config_hash,
     generator_backend,
+    render_prompt,
     run_generation,
 )
 from synth._merge import merge_runs
@@ -45,9 +51,20 @@ from synth._segment import (
 from synth._shards import parse_shard_arg, shard_ranges
 
 __all__ = [
+    "CORPUS",
+    "CORPUS_STATS",
+    "SHARD",
+    "SHARD_CLAIM",
+    "SHARD_DONE",
+    "CorpusRow",
     "MOVIE_REVIEW_LABELS",
+    "DRUGREVIEW_COLUMNS",
+    "drug_reviews",
     "Document",
     "GenerationReport",
+    "chat_answer",
+    "draw_condition",
+    "render_prompt",
     "GeneratorConfig",
     "PromptConfig",
     "Query",

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from synth.core._config import STRICT as _STRICT
 from synth.core._config import output_dump, runtime_field
 from synth.core._labels import LabelSpace, check_unique_labels
+from synth.engines._registry import check_engine
 from synth.engines._sampling import SamplingConfig
 
 
@@ -86,6 +87,11 @@ class PromptConfig(BaseModel):
     """Prompt text; ``{query}`` is replaced by the query."""
     system: str | None = None
     """System message for ``chat`` style (ignored otherwise)."""
+    labels: list[str] = Field(default_factory=list)
+    """Attribute-conditioned prompts (as in ZeroGen / SuperGen): the words that fill
+    ``{label}`` in the template (e.g. ``[negative, positive]``). Prompt ``i`` takes one by a
+    uniform draw from ``derive_rng(seed, "label", i)`` (balanced in expectation, the same
+    for any sharding), recorded as the corpus row's ``condition``. Empty: no ``{label}``."""
 
     @field_validator("template")
     @classmethod
@@ -93,6 +99,18 @@ class PromptConfig(BaseModel):
         if "{query}" not in template:
             raise ValueError("template must contain '{query}'")
         return template
+
+    @model_validator(mode="after")
+    def _labels_match(self) -> PromptConfig:
+        if self.labels and "{label}" not in self.template:
+            raise ValueError("prompt.labels is set but the template has no '{label}' to fill: "
+                             "add '{label}' to the template, or remove labels")
+        if "{label}" in self.template and not self.labels:
+            raise ValueError("the template has '{label}' but prompt.labels is empty: list the "
+                             "words that fill it, e.g. labels: [negative, positive]")
+        if len(set(self.labels)) != len(self.labels):
+            raise ValueError(f"prompt.labels has duplicates: {self.labels}")
+        return self
 
 
 class SegmentConfig(BaseModel):
@@ -106,6 +124,16 @@ class SegmentConfig(BaseModel):
     """Drop sentences with more words."""
     include_query: bool = True
     """Keep the query as the start of the sentence (the continuation alone is often a fragment)."""
+    drop_garbled: bool = False
+    """Drop sentences that are not prose (:func:`synth._segment.garble_reason`): fewer than
+    80% alphabetic words, markup or code characters (``< > { } = _ | \\``, ``http``), a
+    word repeated three times in a row, or a chat answer's preamble ("Sure, here is...").
+    Counted as ``garbled`` in ``stats.json``."""
+    near_duplicate: float | None = Field(None, gt=0.0, le=1.0)
+    """Drop a sentence whose set of lower-cased words overlaps an already kept sentence of
+    its shard by at least this Jaccard similarity (e.g. 0.7); ``None``: only exact
+    duplicates are dropped. Per shard, so every shard stays independent of the others.
+    Counted as ``near_duplicate``."""
     drop_truncated: bool = True
     """Drop a row cut by ``sampling.max_new_tokens`` in its first sentence (it generated that
     many tokens, and its punkt first sentence is the whole row, with no sentence end): a
@@ -156,10 +184,16 @@ class GeneratorConfig(BaseModel):
 
     model: str = "packaged:smollm2-135m-instruct"
     """Model spec (``packaged:NAME`` or ``hf:ID_OR_PATH``)."""
-    backend: Literal["hf", "vllm"] = "hf"
-    """Engine: ``hf`` (transformers, CPU or GPU) or ``vllm`` (GPU)."""
+    backend: str = "hf"
+    """Engine, a name in ``synth.engines.ENGINES``: ``hf`` (transformers, CPU or GPU) or
+    ``vllm`` (GPU)."""
     prompt: PromptConfig = Field(default_factory=PromptConfig)
     """Prompting."""
+
+    @field_validator("backend")
+    @classmethod
+    def _known_engine(cls, backend: str) -> str:
+        return check_engine(backend)
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
     """Sampling parameters and the run seed."""
     segment: SegmentConfig = Field(default_factory=SegmentConfig)
@@ -208,10 +242,11 @@ def generation_hash_payload(cfg: Stage1Config) -> dict[str, object]:
     """The parts of the stage-1 config that change generated shards (for the config hash):
     the corpus, queries and generator sections without their runtime fields, with
     ``generator.dtype`` resolved on this machine (``auto`` never reaches the hash)."""
-    from synth.engines._models import generation_dtype
+    from synth.engines._models import generation_dtype_for
 
     generator = output_dump(cfg.generator)
-    generator["dtype"] = generation_dtype(cfg.generator.dtype, cfg.generator.device)
+    generator["dtype"] = generation_dtype_for(cfg.generator.model, cfg.generator.dtype,
+                                              cfg.generator.device)
     return {"corpus": output_dump(cfg.corpus), "queries": output_dump(cfg.queries),
             "generator": generator, "seeds": SEED_SCHEME}
 

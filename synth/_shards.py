@@ -14,6 +14,7 @@ import contextlib
 import json
 from pathlib import Path
 
+from synth._artifacts import CORPUS, SHARD, SHARD_CLAIM, SHARD_DONE
 from synth._config import (
     generation_size_problem,
 )
@@ -44,19 +45,19 @@ def shard_ranges(n: int, shard_size: int) -> list[range]:
 
 
 def corpus_dir(run: RunDir) -> Path:
-    return run.path / "corpus"
+    return CORPUS.path(run.path)
 
 
 def shard_path(run: RunDir, shard: int) -> Path:
-    return corpus_dir(run) / f"shard-{shard:05d}.jsonl"
+    return SHARD.path(run.path, shard=shard)
 
 
 def _done_path(run: RunDir, shard: int) -> Path:
-    return corpus_dir(run) / f"shard-{shard:05d}.done.json"
+    return SHARD_DONE.path(run.path, shard=shard)
 
 
 def _claim_path(run: RunDir, shard: int) -> Path:
-    return corpus_dir(run) / ".claims" / f"shard-{shard:05d}.claim"
+    return SHARD_CLAIM.path(run.path, shard=shard)
 
 
 def _claim_owner(run: RunDir, shard: int) -> str | None:
@@ -96,7 +97,7 @@ def recorded_prompts(run: RunDir, chash: str, shard_size: int) -> int:
     end = 0
     if not corpus_dir(run).is_dir():
         return 0
-    for marker in corpus_dir(run).glob("shard-*.done.json"):
+    for marker in SHARD_DONE.glob(run.path):
         try:
             info = json.loads(marker.read_text(encoding="utf-8"))
             if info.get("config_hash") == chash:

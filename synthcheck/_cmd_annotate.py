@@ -6,16 +6,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from formalize import DECISIONS_FILE
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "annotate", help="export the hard subset to Label Studio / Argilla; import decisions",
         description="'annotate export' writes the run's hard subset, focus-round examples and "
-                    "findings' examples, with both models' probabilities as pre-annotations, "
-                    "for Label Studio (tasks JSON + labeling config XML) or Argilla (settings "
-                    "+ records JSON). 'annotate import' reads the tool's JSON export back and "
-                    "appends the reviewers' decisions to RUN/review/decisions.jsonl, the log "
-                    "the review notebook writes.")
+                    "findings' examples, with both models' probabilities shown and nothing "
+                    "pre-filled, for Label Studio (tasks JSON + labeling config XML) or Argilla "
+                    "(settings + records JSON); with --audit, a blind sample (texts only). "
+                    "'annotate import' reads the tool's export back (Label Studio JSON or "
+                    "JSON-MIN, Argilla records) and appends the reviewers' decisions to "
+                    "RUN/review/decisions.jsonl, the log the review notebook writes, once: a "
+                    "second import of the same export adds nothing.")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="{export,import}")
     ex = verbs.add_parser("export", help="write the sentences to annotate",
                           description="Write the run's sentences for an annotation tool.")
@@ -121,7 +125,7 @@ def run_import(args: argparse.Namespace) -> int:
     counts = Counter(r["tag"] for r in result.added)
     shown = ", ".join(f"{tag} {n}" for tag, n in counts.items()) or "none"
     print(f"imported {len(result.added)} decision(s) from {args.path} into "
-          f"{args.run / 'review' / 'decisions.jsonl'} ({shown})")
+          f"{DECISIONS_FILE.path(args.run)} ({shown})")
     if result.duplicates:
         print(f"skipped {result.duplicates} already imported (the same annotation)")
     for reason in result.dropped:

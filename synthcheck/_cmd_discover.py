@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from discovery import HARD, NGRAMS
 from synthcheck._cli_common import (
     add_allow_outside_files,
     add_config_args,
@@ -172,7 +173,7 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
     dropped = ", ".join(f"{k} {v}" for k, v in corpus.get("dropped", {}).items()) or "none"
     lines.append(f"corpus: {corpus.get('kept', 0)} sentences from {corpus.get('prompts', 0)} "
                  f"prompts (dropped: {dropped})")
-    hard_path = run_dir / "hard.jsonl"
+    hard_path = HARD.path(run_dir)
     if hard_path.is_file():
         size = sum(1 for _ in iter_jsonl(hard_path))
         top = head(hard_path, hardest)
@@ -185,7 +186,7 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
             lines.append(f"  {rec['rank']:>3}. div {rec['divergence']:.2f}  task "
                          f"[{_probs(rec['task_probs'])}]  ref [{_probs(rec['reference_probs'])}]")
             lines.append(f"       {text}")
-    ngram_path = run_dir / "ngrams.jsonl"
+    ngram_path = NGRAMS.path(run_dir)
     if ngram_path.is_file():
         rows = head(ngram_path, ngrams)
         lines.append(f"top {len(rows)} n-grams (hard vs corpus, by {cfg.mining.statistic}):")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from discovery import EVAL
 from synthcheck._cli_common import add_config_args, load_args_config, positive_int
 
 
@@ -80,7 +81,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     if args.run is not None:
         # eval.json is what `synthcheck report` reads. Its hash ("evaluate") is never a
         # `discover` stage hash, so a later `discover` redoes its own evaluation.
-        path = write_eval_json(args.run / "eval.json", reports, "evaluate",
+        path = write_eval_json(EVAL.path(args.run), reports, "evaluate",
                                data=args.data or cfg.evaluation.data,
                                evaluation=cfg.evaluation.resolved(cfg.corpus, args.data)
                                .model_dump(mode="json"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from synth import CORPUS
 from synthcheck._cli_common import add_config_args, load_args_config
 from synthcheck._config import RunConfig
 from synthcheck._executors import EXECUTOR_FLAG, add_executor_arg
@@ -56,7 +57,7 @@ def run_generate(args: argparse.Namespace) -> int:
         print(f"{report.kept / report.seconds:.2f} sentences/s, "
               f"{report.tokens / report.seconds:.0f} tokens/s")
     if report.complete:
-        print(f"corpus complete: {args.run / 'corpus'}")
+        print(f"corpus complete: {CORPUS.path(args.run)}")
     elif shard:
         print("other shards are still missing: run the other --shard processes, then "
               "`synthcheck merge`")
@@ -73,5 +74,5 @@ def run_merge(args: argparse.Namespace) -> int:
     cfg = _config(args)
     stats = merge_runs(cfg, args.run, list(args.parts) or [args.run], n=args.n)
     print(f"merged {stats['shards']} shards: {stats['kept']} sentences from {stats['prompts']} "
-          f"prompts into {args.run / 'corpus'}")
+          f"prompts into {CORPUS.path(args.run)}")
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from formalize import DECISIONS_FILE
 from synthcheck._cli_common import positive_int
 
 
@@ -55,18 +56,23 @@ def run(args: argparse.Namespace) -> int:
     if not sentences:
         raise DataError(f"no sentences tagged {args.tag!r}"
                         + (f" with hypothesis {args.hypothesis!r}" if args.hypothesis else ""),
-                        where=str(args.run / "review" / "decisions.jsonl"),
+                        where=str(DECISIONS_FILE.path(args.run)),
                         fix="tag sentences in notebooks/review.ipynb (or ReviewLog.tag) first")
     lexicons = None
-    if args.append_to is not None and args.append_to.is_file():
-        from formalize import load_suite
-        from formalize.review._propose import suite_lexicons
+    from formalize import load_suite
+    from formalize.review._propose import skipped, suite_lexicons
 
-        # Drafts in the domain of the suite they go to: its own lexicons (AIRLINE, THING),
-        # not the built-in movie ones.
-        lexicons = suite_lexicons(load_suite(args.append_to))
-        if lexicons is not None:
-            print(f"lexicons of {args.append_to}: {', '.join(lexicons)}")
+    # Drafts in the domain of the suite they go to (--append-to), else of the run's own
+    # suite (verify.suite): its lexicons (AIRLINE, THING), not the built-in movie ones.
+    run_suite = run_data.section("verify").get("suite")
+    for source in (args.append_to, Path(run_suite) if run_suite else None):
+        if source is not None and source.is_file():
+            lexicons = suite_lexicons(load_suite(source))
+            if lexicons is not None:
+                print(f"lexicons of {source}: {', '.join(lexicons)}")
+                break
+    for sid, why in skipped(sentences):
+        print(f"  skipped {sid}: too garbled to draft from ({why})")
     every = propose_templates(sentences, lexicons, max_drafts=10**6, max_slots=args.max_slots)
     drafts = every[:args.top]
     print(f"{len(sentences)} sentence(s) tagged {args.tag!r}; {len(drafts)} draft(s), "
@@ -85,7 +91,12 @@ def run(args: argparse.Namespace) -> int:
                           where="--accept", fix=f"pick a number from 1 to {len(drafts)}"
                           if drafts else "there are no drafts to accept")
     draft = drafts[args.accept - 1]
-    test = draft.to_test(args.name, label=args.label, capability=args.capability)
+    # The reviewers' hypotheses about the covered sentences become the test's description.
+    hyps = list(dict.fromkeys(s["hypothesis"] for s in sentences
+                              if s["id"] in draft.ids and s.get("hypothesis")))
+    test = draft.to_test(args.name, label=args.label, capability=args.capability,
+                         description="; ".join(hyps) + f" (drafted from {draft.coverage} "
+                         f"reviewed sentence(s))" if hyps else None)
     suite = append_tests(args.append_to, [test], labels=run_data.labels)
     print(f"appended test {test['name']!r} (label {test['label']}) to {args.append_to}; the "
           f"suite now has {len(suite.tests)} test(s)")

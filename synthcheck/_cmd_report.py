@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from synthcheck._artifacts import REPORT_HTML, SUMMARY_MD
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("report", help="write report.html and summary.md for a run",
@@ -29,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     # DIR/summary.md) nor a summary.md that `report` did not write.
     if args.run.is_dir():  # else build_report says what the run path is
         check_report_outputs(args.run,
-                             args.out if args.out is not None else args.run / "report.html")
+                             args.out if args.out is not None else REPORT_HTML.path(args.run))
     report = build_report(args.run)
     path = report.write(args.out)
     for s in report.sections:
@@ -38,5 +40,5 @@ def run(args: argparse.Namespace) -> int:
     shown = sum(1 for s in report.sections if not s.skipped)
     print(f"wrote {path} ({shown} sections, {sum(len(s.figures) for s in report.sections)} "
           f"figures)")
-    print(f"wrote {path.with_name('summary.md')}")
+    print(f"wrote {path.with_name(SUMMARY_MD.name)}")
     return 0

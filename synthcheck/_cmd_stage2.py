@@ -5,9 +5,11 @@ focus rounds that test them, and the slices and findings beyond n-grams."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from discovery import EVAL, FOCUS, HARD, NGRAMS, REFERENCE_SCORES
 from synthcheck._cli_common import add_config_args, load_args_config, warn_if_shots_off_domain
 from synthcheck._executors import EXECUTOR_FLAG, add_executor_arg
 
@@ -96,7 +98,7 @@ def run_score_command(args: argparse.Namespace) -> int:
     if (report := _run(args, cfg, "score")) is not None:
         rate = report["sentences"] / max(report["seconds"], 1e-9)
         print(f"scored {report['sentences']} sentences in {report['seconds']:.1f} s "
-              f"({rate:.1f} sentences/s): {args.run / 'scores'}")
+              f"({rate:.1f} sentences/s): {REFERENCE_SCORES.path(args.run).parent}")
     return 0
 
 
@@ -115,7 +117,7 @@ def run_rank_command(args: argparse.Namespace) -> int:
         if report["hard"] == 0:
             print("note: the hard subset is empty (it keeps only judged sentences whose top "
                   "labels differ); there is nothing to mine")
-    for rec in head(args.run / "hard.jsonl", args.show):
+    for rec in head(HARD.path(args.run), args.show):
         print(f"  {rec['rank']:>4} {rec['divergence']:.3f} task={rec['task_label']} "
               f"ref={rec['reference_label']}  {rec['text']}")
     return 0
@@ -128,15 +130,15 @@ def run_mine_command(args: argparse.Namespace) -> int:
     m = cfg.mining
     if (report := _run(args, cfg, "mine")) is not None:
         print(f"{report['ngrams']} n-grams from {report['hard']} hard sentences: "
-              f"{args.run / 'ngrams.jsonl'} (sorted by {m.statistic})")
-    if not head(args.run / "ngrams.jsonl", 1):
+              f"{NGRAMS.path(args.run)} (sorted by {m.statistic})")
+    if not head(NGRAMS.path(args.run), 1):
         print(f"no n-gram occurs in at least mining.min_support={m.min_support} hard sentences "
               f"(of {(report or {}).get('hard', 'the')} hard sentences); lower it, e.g. "
               f"-P mining.min_support={max(1, m.min_support - 1)}, or grow the hard subset "
               f"(more sentences, or a larger ranking.top_k or ranking.top_fraction)")
         return 0
     print(f"  {'ngram':<28} {'hard':>5} {'corpus':>6} {'z':>6} {'q':>8} {'disagree':>8}")
-    for rec in head(args.run / "ngrams.jsonl", args.show):
+    for rec in head(NGRAMS.path(args.run), args.show):
         print(f"  {rec['ngram']:<28} {rec['hard_count']:>5} {rec['corpus_count']:>6} "
               f"{rec['z']:>6.2f} {rec['q_value']:>8.2g} {rec.get('disagreement_rate', 0):>8.2f}")
     return 0
@@ -149,21 +151,24 @@ def run_focus_command(args: argparse.Namespace) -> int:
     if report is not None:
         print(f"{report['candidates']} candidates, {report['sentences']} new sentences from "
               f"{report['prompts']} prompts in {report['seconds']:.1f} s: "
-              f"{args.run / 'focus.jsonl'}")
+              f"{FOCUS.path(args.run)}")
     print("\n".join(focus_lines(args.run, report or {}, distrust=_stored_distrust(args.run))))
     return 0
 
 
 def run_slices(args: argparse.Namespace) -> int:
+    from discovery import FINDINGS, finding_sources, is_plugin_stage
     from synthcheck._pipeline import run_stage
     from synthcheck._summary import findings_lines
     from synthcheck.stages import stage_named
 
     cfg = load_args_config(args)
-    for name in ("semantic", "metadata", "occlusion", "labelled"):
+    # the finding sources that are slice stages (not mining, not focus rounds)
+    for name in [k for k in finding_sources() if k not in ("mine", "focus")]:
         stage = stage_named(name)
         if stage.off(stage.sections(cfg)) is not None:
-            print(f"{name}: off")
+            if not is_plugin_stage(name):  # a plug-in source is off until a config names it
+                print(f"{name}: off")
             continue
         report = run_stage(cfg, name, args.run, progress=not args.quiet).info[name]
         rows = report.get("rows") if name != "labelled" else report.get("findings")
@@ -171,7 +176,7 @@ def run_slices(args: argparse.Namespace) -> int:
                              else f"{rows} rows in {report['seconds']:.1f} s"))
     report = run_stage(cfg, "findings", args.run).info["findings"]
     state = "up to date" if report["skipped"] else f"{report['rows']} rows"
-    print(f"findings: {state}: {args.run / 'findings.jsonl'}")
+    print(f"findings: {state}: {FINDINGS.path(args.run)}")
     print("\n".join(findings_lines(args.run, top=args.show)))
     return 0
 
@@ -179,11 +184,17 @@ def run_slices(args: argparse.Namespace) -> int:
 def _stored_distrust(run: Path) -> list[str]:
     """Why the run's reference cannot confirm findings, from its ``eval.json`` when
     `discover` or `synthcheck evaluate --run` wrote one (none yet: nothing to say)."""
-    import json
-
     from discovery import reference_distrust
+    from formalize import read_summary_json
+    from synth.core import DataError
 
-    path = Path(run) / "eval.json"
+    path = EVAL.path(run)
     if not path.is_file():
         return []
-    return reference_distrust(json.loads(path.read_text(encoding="utf-8")))
+    try:
+        return reference_distrust(read_summary_json(
+            path, fix="rerun `synthcheck evaluate --run` (or `discover`) to write it again"))
+    except DataError as exc:  # what is printed goes on; the report says the same as an error
+        print(f"warning: {exc.format()}; the findings are printed without the reference's "
+              "held-out check", file=sys.stderr)
+        return []

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from discovery import EVAL
+from formalize import VERIFY, VERIFY_CASES
 from synthcheck._cli_common import add_allow_outside_files, flag_overrides, fraction, positive_int
 from synthcheck._config import RunConfig
 
@@ -132,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     if args.heldout is not None:
         recall = heldout_recall(cfg, scorers, suite.labels, args.heldout or None,
                                 progress=not args.quiet)
-    out = run_dir.path / "verify" / suite.name
+    out = VERIFY.path(run_dir.path, suite=suite.name)
     if run_dir.path.is_dir() and any(out.rglob(".*.tmp")):
         run_dir.clean_stale_temp()  # temp files a killed verify left (of writers now gone)
     print(f"verify: suite {suite.name!r}, up to {total:,} cases, {len(scorers)} model(s)")
@@ -140,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     result, paths = run_verify(suite, scorers, v, out, chash, recall, progress=not args.quiet)
     print(result.format_table())
     print()
-    print(f"wrote {out / 'cases.jsonl'}")
+    print(f"wrote {out / VERIFY_CASES.name}")
     for path in paths:
         print(f"wrote {path}")
     return _gate(args, suite, result)
@@ -326,19 +328,21 @@ def read_recall(path_arg: str, models: Sequence[str], labels: Sequence[str],
     Raises:
         DataError: unreadable file, wrong shape, an unknown label, or no model in common.
     """
-    from synth.core import DataError
+    from synth.core import DataError, read_text
 
     path = Path(path_arg)
     if path.is_dir():
-        if not (path / "eval.json").is_file():
+        if not EVAL.exists(path):
             raise DataError("no eval.json in the run directory",
                             where=str(path), fix="run synthcheck evaluate --run DIR (or "
                                                  "discover), or use --heldout")
-        path = path / "eval.json"
+        path = EVAL.path(path)
     shape = "a JSON file {model: {label: recall}}, or the eval.json a run wrote"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        data = json.loads(read_text(path, kind="the held-out recall file"))
+    except DataError as exc:  # not UTF-8: names the byte offset
+        raise DataError(exc.what, where=exc.where, fix=f"give {shape}") from None
+    except (OSError, ValueError, RecursionError) as exc:
         raise DataError(f"cannot read held-out recall: {exc}", where=str(path),
                         fix=f"give {shape}") from None
     if isinstance(data, dict) and isinstance(data.get("reports"), dict):

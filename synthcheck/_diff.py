@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from formalize import VERIFY_SUMMARY
 from synth.core import ConfigError, DataError
 
 
@@ -74,8 +75,8 @@ def read_verify(path: str | Path, suite: str | None = None) -> tuple[Path, dict[
         raise DataError("no such file or directory", where=str(p),
                         fix="give a verify result: a run directory, its verify/<suite>/ "
                             "folder or summary.json")
-    if p.is_dir() and not (p / "summary.json").is_file():
-        found = sorted(d for d in (p / "verify").glob("*") if (d / "summary.json").is_file())
+    if p.is_dir() and not (p / VERIFY_SUMMARY.name).is_file():
+        found = [d.parent for d in VERIFY_SUMMARY.glob(p)]
         if suite is not None:
             found = [d for d in found if d.name == suite]
         if not found:
@@ -88,7 +89,7 @@ def read_verify(path: str | Path, suite: str | None = None) -> tuple[Path, dict[
                             where=str(p), fix="pick one with --suite NAME")
         p = found[0]
     if p.is_dir():
-        p = p / "summary.json"
+        p = p / VERIFY_SUMMARY.name
     if not p.is_file():
         raise DataError("no summary.json", where=str(p),
                         fix="give a verify result (run directory, verify/<suite>/ or summary.json)")

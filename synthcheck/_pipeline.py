@@ -66,7 +66,8 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
     """Check every part of ``cfg`` that a later stage of `discover` would refuse, before
     anything is generated or written (in seconds: no LLM or transformers model is loaded):
     the stage-2 sections (task models, reference, ranking, evaluation data; see
-    :func:`discovery.check_stage2`), the semantic slices' encoder, and the suite (schema,
+    :func:`discovery.check_stage2`), the semantic slices' encoder, the labelled data (its
+    file, columns and labels; see :func:`discovery.labelled_rows`), and the suite (schema,
     files, labels, case limit; a suite that reads the corpus this run is to generate is
     checked without it).
 
@@ -85,6 +86,10 @@ def check_before_work(cfg: RunConfig, *, allow_outside_files: bool = False) -> N
         from discovery import encoder_folder
 
         encoder_folder(cfg.slices.semantic.encoder)
+    if cfg.labelled.data is not None:  # the labelled rows are read (no model), columns checked
+        from discovery import labelled_rows
+
+        labelled_rows(m.labels, cfg.labelled, m.evaluation, ev.corpus)
     vs = verify.sections(cfg)
     if not vs.suite:
         return

@@ -28,11 +28,12 @@ def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10,
     With ``distrust`` (why the reference cannot be trusted, see
     :func:`discovery.reference_distrust`) nothing is called confirmed: the candidates that
     pass the test are listed as unconfirmed, after the reasons."""
+    from discovery import FOCUS
     from synth.core import iter_jsonl
 
     if info is not None and info.get("disabled"):
         return ["focus rounds: off (focus.enabled: false)"]
-    path = run_dir / "focus.jsonl"
+    path = FOCUS.path(run_dir)
     entry = RunDir(run_dir).stage_status("focus") or {}
     if not path.is_file() or entry.get("status") != "complete":
         return []
@@ -73,27 +74,32 @@ def _focus_rule(run_dir: Path) -> str:
     """The failure rule ``focus.jsonl.meta.json`` records, in words."""
     import json
 
+    from discovery import FOCUS
+
     try:
-        meta = json.loads((run_dir / "focus.jsonl.meta.json").read_text(encoding="utf-8"))
+        meta = json.loads(FOCUS.meta(run_dir).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         meta = {}
     return str(meta.get("rule") or "top labels differ")
 
 
 def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
-    """The summary's findings block: what each slice stage found and took, then the top
-    ``top`` findings of ``findings.jsonl`` (one line each)."""
+    """The summary's findings block: what each finding source with summary words found and
+    took, then the top ``top`` findings of ``findings.jsonl`` (one line each)."""
+    from discovery import FINDINGS, finding_sources
     from synth.core import iter_jsonl
 
     run = RunDir(run_dir)
     parts = []
-    for stage, what in [("semantic", "semantic slices"), ("metadata", "metadata slices"),
-                        ("occlusion", "occlusion words, phrases and groups")]:
+    for stage, source in finding_sources().items():
+        what = source.summary
+        if what is None:
+            continue
         e = run.stage_status(stage) or {}
         if e.get("status") == "complete":
             parts.append(f"{e.get('significant', 0)} significant {what} "
                          f"({float(e.get('seconds', 0.0)):.1f}s)")
-    path = run_dir / "findings.jsonl"
+    path = FINDINGS.path(run_dir)
     entry = run.stage_status("findings") or {}
     if not path.is_file() or entry.get("status") != "complete":
         return []

@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from formalize import VERIFY_CASES
+
 if TYPE_CHECKING:
     from formalize import Suite, TestSample, VerifyConfig, VerifyResult
 
@@ -61,7 +63,7 @@ def run_verify(suite: Suite, scorers: Mapping[str, Any], verify_cfg: VerifyConfi
                             max_examples=v.max_examples, keep_cases=False,
                             heldout_recall=recall, progress=progress)
     out = Path(out_dir)
-    result = runner.run(suite, scorers, cases_path=out / "cases.jsonl")
+    result = runner.run(suite, scorers, cases_path=out / VERIFY_CASES.name)
     # Models whose probabilities are squashed decision scores say so in summary.json.
     uncalibrated = {name: s.probability for name, s in scorers.items()
                     if getattr(s, "uncalibrated", False)}

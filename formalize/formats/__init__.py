@@ -16,6 +16,7 @@ FORMATS: Registry[type[Format]] = Registry("format", {
     "capability-csv": "formalize.formats.capability_csv:CapabilityCsv",
     "adatest": "formalize.formats.adatest:AdaTest",
     "hf": "formalize.formats.hf:HuggingFace",
+    "checklist": "formalize.formats.checklist:CheckList",
 })
 
 

@@ -7,6 +7,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 from formalize._expand import Case
 from formalize._suite import Suite
@@ -26,7 +27,8 @@ ADATEST_COLUMNS = ["topic", "input", "output", "label", "labeler", "description"
 def export_adatest(suite: Suite, path: str | Path, *, sample: int | None = None,
                    seed: int | None = None, max_cases: int | None = None) -> list[str]:
     """Write an AdaTest test tree CSV (id index, topic, input, output, label, labeler,
-    description): a topic per ``/capability/test``, a topic marker row for each, and per case
+    description): a topic per ``/capability/test`` (each part URL-quoted, as AdaTest writes
+    topics), a topic marker row for each, and per case
     one ``pass`` row whose output is its gold label and one ``fail`` row per other label
     (that output would be a failure). With ``pass`` rows alone, AdaTest's per-topic labeling
     model learns that every output passes and flags no failure. Returns the tests left out."""
@@ -35,8 +37,8 @@ def export_adatest(suite: Suite, path: str | Path, *, sample: int | None = None,
     seed = suite.spec.seed if seed is None else seed
     rows = []
 
-    def clean(s: str) -> str:
-        return s.replace("/", " ").strip()
+    def clean(s: str) -> str:  # AdaTest's topic parts are URL-quoted ("double%20negation")
+        return quote(s.replace("/", " ").strip(), safe="")
 
     for test in kept:
         topic = f"/{clean(test.capability)}/{clean(test.name)}"
@@ -92,27 +94,23 @@ def import_adatest(path: str | Path, *, name: str = "adatest",
     all_labels = list(labels) if labels else sorted(outputs)
     out: list[dict[str, Any]] = []
     for topic, topic_rows in tests.items():
-        cases: list[dict[str, str]] = []
-        seen: set[tuple[str, str]] = set()
+        golds: list[tuple[str, str]] = []
         passed = {row["input"] for row in topic_rows if row["label"] == "pass"}
-
-        def case(text: str, label: str) -> None:
-            if (text, label) not in seen:  # a pass row and its fail rows name one case
-                seen.add((text, label))
-                cases.append({"text": text, "label": label})
-
         for row in topic_rows:
             if row["label"] == "pass":
-                case(row["input"], row["output"])
+                golds.append((row["input"], row["output"]))
             elif row["input"] in passed:
                 continue  # the pass row gives this input's gold label
             elif len(all_labels) == 2 and row["output"] in all_labels:
-                case(row["input"], next(lab for lab in all_labels if lab != row["output"]))
+                golds.append((row["input"],
+                              next(lab for lab in all_labels if lab != row["output"])))
             else:
                 left_out += 1
+        # A pass row and its fail rows name one case: each (text, label) once.
+        cases = [{"text": t, "label": lab} for t, lab in dict.fromkeys(golds)]
         if not cases:
             continue
-        parts = [p for p in topic.split("/") if p]
+        parts = [unquote(p) for p in topic.split("/") if p]
         capability = parts[0] if parts else "General"
         test = {"name": "/".join(parts[1:]) or capability, "capability": capability,
                 "type": "mft", "cases": cases}

@@ -1,23 +1,18 @@
 """Hand a run's sentences to the annotation tools reviewers already use, and take their
-decisions back.
+decisions back (the import side is :mod:`formalize.review._annotate_import`; the blind audit's
+sample, :mod:`formalize.review._audit`).
 
 Export: the hard subset, the focus rounds' failing examples and the example sentences of the
-run's findings (``findings.jsonl``, when the run has one), each with both models'
-probabilities as pre-annotations:
+run's findings (``findings.jsonl``, when the run has one), with both models' probabilities
+shown beside each sentence and nothing pre-filled:
 
-- **Label Studio**: a tasks JSON (``[{"data": {...}, "predictions": [...]}]``, one prediction
-  per model whose ``result`` is a ``choices`` item ``{"from_name": "label", "to_name":
-  "text", "type": "choices", "value": {"choices": [label]}}`` with the model's probability as
-  its ``score``) and the matching labeling config XML (``Choices`` ``label`` and ``tag``, a
-  ``TextArea`` ``note``).
-- **Argilla 2.x**: ``{"settings": {...}, "records": [...]}``; each record is what
-  ``rg.Record.from_dict`` reads (``id``, ``fields``, ``metadata``, ``suggestions`` keyed by
-  question name with ``value``/``score``/``agent``, ``responses``), the settings name the
-  fields and questions to create the dataset with.
-
-Import: Label Studio's exported JSON (tasks with ``annotations``) or Argilla's exported records
-(with ``responses``) become decisions in the run's ``review/decisions.jsonl``, through the same
-:class:`ReviewLog` the review notebook writes.
+- **Label Studio**: a tasks JSON (``[{"data": {"text", "sid", "scores", "found_in"}}]``; not
+  ``source``, which Label Studio reads as its own key) and the matching labeling config XML
+  (``Choices`` ``label`` and ``tag``, a ``TextArea`` ``note``). No predictions: a pre-filled
+  choice would be saved as the reviewer's verdict by a plain Submit.
+- **Argilla 2.x**: ``{"settings": {...}, "records": [...]}``; the settings in the SDK's own
+  shape (``rg.Settings.from_json`` reads them), each record what ``rg.Record.from_dict``
+  reads (``id``, ``fields``, ``metadata``, no suggestion).
 """
 
 from __future__ import annotations
@@ -29,7 +24,9 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
+from discovery import FINDINGS, FOCUS, HARD, REFERENCE_SCORES, TASK_SCORES
 from formalize.review._log import TAGS
+from synth import CORPUS
 from synth.core import DataError
 
 #: The export formats (``synthcheck annotate export --format``).
@@ -55,7 +52,7 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def _task_model(run: Path) -> str:
-    meta = run / "hard.jsonl.meta.json"
+    meta = HARD.meta(run)
     if meta.is_file():
         return str(json.loads(meta.read_text(encoding="utf-8")).get("task_model") or "task")
     return "task"
@@ -100,16 +97,16 @@ def annotation_items(run_dir: str | Path, include: Sequence[str] = SOURCES
 
     found = []
     hard_fix = "rerun synthcheck rank on the run (hard.jsonl is its output)"
-    if "hard" in include and (run / "hard.jsonl").is_file():
-        found.append("hard.jsonl")
-        path = run / "hard.jsonl"
+    if "hard" in include and HARD.exists(run):
+        found.append(HARD.name)
+        path = HARD.path(run)
         for line, r in _numbered(path):
             fields = [_field(r, k, path, line, hard_fix)
                       for k in ("id", "text", "rank", "task_probs", "reference_probs")]
             add(str(fields[0]), str(fields[1]), f"hard subset, rank {fields[2]}", *fields[3:])
-    if "focus" in include and (run / "focus.jsonl").is_file():
-        found.append("focus.jsonl")
-        path = run / "focus.jsonl"
+    if "focus" in include and FOCUS.exists(run):
+        found.append(FOCUS.name)
+        path = FOCUS.path(run)
         for line, row in _numbered(path):
             for j, ex in enumerate(row.get("examples") or []):
                 if not isinstance(ex, Mapping) or not isinstance(ex.get("text"), str):
@@ -121,19 +118,19 @@ def annotation_items(run_dir: str | Path, include: Sequence[str] = SOURCES
                     f"focus: {row.get('ngram')!r}" + (" (confirmed)" if row.get("confirmed")
                                                        else ""),
                     ex.get("task_probs"), ex.get("reference_probs"))
-    if "findings" in include and (run / "findings.jsonl").is_file():
-        found.append("findings.jsonl")
+    if "findings" in include and FINDINGS.exists(run):
+        found.append(FINDINGS.name)
         from formalize._run_outputs import RunOutputs
 
-        if not (run / "corpus").is_dir():
+        if not CORPUS.path(run).is_dir():
             raise DataError("the findings' example sentences are in the corpus, and the run "
                             "has no corpus/", where=str(run),
                             fix="restore the run's corpus/ folder, or leave the findings out "
                                 "(--include hard,focus)")
         texts = RunOutputs(run, require_manifest=False).corpus_texts()
-        tprobs = {str(r["id"]): r["probs"] for r in _jsonl(run / "scores" / f"task-{task}.jsonl")}
-        rprobs = {str(r["id"]): r["probs"] for r in _jsonl(run / "scores" / "reference.jsonl")}
-        for f in _jsonl(run / "findings.jsonl"):
+        tprobs = {str(r["id"]): r["probs"] for r in _jsonl(TASK_SCORES.path(run, name=task))}
+        rprobs = {str(r["id"]): r["probs"] for r in _jsonl(REFERENCE_SCORES.path(run))}
+        for f in _jsonl(FINDINGS.path(run)):
             for sid in f.get("example_ids") or []:
                 sid = str(sid)
                 if sid in texts:
@@ -141,7 +138,7 @@ def annotation_items(run_dir: str | Path, include: Sequence[str] = SOURCES
                         f"{f.get('name')}", tprobs.get(sid), rprobs.get(sid))
     if not found:
         raise DataError("the run has nothing to annotate (no " + ", ".join(
-            {"hard": "hard.jsonl", "focus": "focus.jsonl", "findings": "findings.jsonl"}[s]
+            {"hard": HARD, "focus": FOCUS, "findings": FINDINGS}[s].name
             for s in include) + ")", where=str(run),
             fix="run synthcheck rank (and focus) on it first, or pass the run directory "
                 "that holds them")
@@ -349,7 +346,7 @@ def write_tool_files(fmt: str, paths: Sequence[Path], items: Sequence[Mapping[st
 
 def _known_ids(run: Path, items: Mapping[str, Any]) -> set[str]:
     ids = set(items)
-    if (run / "corpus").is_dir():
+    if CORPUS.path(run).is_dir():
         from synth import iter_corpus
 
         ids.update(str(r["id"]) for r in iter_corpus(run))
@@ -359,4 +356,4 @@ def _known_ids(run: Path, items: Mapping[str, Any]) -> set[str]:
 def focus_texts(run_dir: str | Path) -> dict[str, str]:
     """Focus-round example id -> text (what :func:`focus_example_id` named on export)."""
     return {focus_example_id(ex["text"]): ex["text"]
-            for row in _jsonl(Path(run_dir) / "focus.jsonl") for ex in row.get("examples") or []}
+            for row in _jsonl(FOCUS.path(run_dir)) for ex in row.get("examples") or []}

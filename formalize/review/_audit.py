@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from discovery import EVAL, TASK_SCORES
+from synth import CORPUS
 from synth.core import DataError
 
 #: Default sample sizes: the top 60 of the hard subset and 40 random others.
@@ -31,9 +33,9 @@ def _task_labels(run: Path) -> dict[str, str]:
     from formalize.review._annotate import _task_model
     from synth.core import iter_jsonl
 
-    path = run / "scores" / f"task-{_task_model(run)}.jsonl"
+    path = TASK_SCORES.path(run, name=_task_model(run))
     if not path.is_file():  # no hard.jsonl.meta.json naming it: the run's one task model
-        found = sorted((run / "scores").glob("task-*.jsonl"))
+        found = TASK_SCORES.glob(run)
         if len(found) != 1:
             return {}
         path = found[0]
@@ -62,7 +64,7 @@ def draw_sample(run_dir: str | Path, *, n_hard: int = AUDIT_HARD,
     seed = int(outputs.config.get("seed", 0)) if seed is None else seed
     rest: list[dict[str, Any]] = []
     if n_control:
-        if not (run / "corpus").is_dir():
+        if not CORPUS.path(run).is_dir():
             raise DataError("the random control is drawn from the corpus, and the run has no "
                             "corpus/", where=str(run),
                             fix="restore the run's corpus/, or audit the hard subset alone "
@@ -224,7 +226,7 @@ def update_eval_audit(run_dir: str | Path) -> Path | None:
     from discovery import audited_precision
     from synth.core import write_json_atomic
 
-    path = Path(run_dir) / "eval.json"
+    path = EVAL.path(run_dir)
     info = audited_precision(run_dir)
     if info is None or not path.is_file():
         return None

@@ -53,6 +53,29 @@ def draft_text(text: str) -> str:
     return " ".join(out.split())
 
 
+def garbled(text: str) -> str | None:
+    """Why ``text`` is too garbled to draft a template from (None: it is fine): fewer than
+    three words left once the tokens that are not words are dropped, more than a third of
+    its tokens not words, one word three times in a row, or a "word" of over 25 letters.
+    A template copies the sentence's own words, so a garbled sentence makes a garbled test."""
+    from synth import clean_generation
+
+    tokens = clean_generation(text).split()
+    words = [t for t in tokens if _is_word_token(t)]
+    if len(words) < 3:
+        return f"only {len(words)} word(s) once the tokens that are not words are dropped"
+    if len(words) < len(tokens) * 2 / 3:
+        return f"{len(tokens) - len(words)} of its {len(tokens)} tokens are not words"
+    low = [w.lower().strip(".,!?;:\"'") for w in words]
+    for a, b, c in zip(low, low[1:], low[2:], strict=False):
+        if a and a == b == c:
+            return f"{a!r} three times in a row"
+    long = next((w for w in words if sum(ch.isalpha() for ch in w) > 25), None)
+    if long is not None:
+        return f"a run-on token ({long[:30]}...)"
+    return None
+
+
 # -- where a lexicon's values fit ---------------------------------------------------------
 _SUBJECTS = frozenset("i you we they".split())
 _AUXILIARIES = frozenset(

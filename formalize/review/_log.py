@@ -15,12 +15,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from synth.core import DataError, append_jsonl, did_you_mean, iter_jsonl_lines, provenance
+from discovery import HARD
+from formalize._artifacts import DECISIONS as DECISIONS_FILE
+from synth import CORPUS
+from synth.core import MANIFEST, DataError, append_jsonl, did_you_mean, iter_jsonl_lines, provenance
 
 #: The tags an annotator gives a hard sentence.
 TAGS = ("task-model error", "reference error", "ambiguous", "not a pattern")
 #: Where a run directory keeps its decisions.
-DECISIONS = Path("review") / "decisions.jsonl"
+DECISIONS = Path(DECISIONS_FILE.file)
 
 
 class ReviewLogWarning(UserWarning):
@@ -106,12 +109,12 @@ class ReviewLog:
     def _known_ids(self) -> set[str]:
         if self._known is None:
             ids: set[str] = set()
-            hard = self.run_dir / "hard.jsonl"
+            hard = HARD.path(self.run_dir)
             if hard.is_file():
                 from synth.core import iter_jsonl
 
                 ids.update(str(r.get("id")) for r in iter_jsonl(hard))
-            if (self.run_dir / "corpus").is_dir():
+            if CORPUS.path(self.run_dir).is_dir():
                 from synth import iter_corpus
 
                 ids.update(str(r["id"]) for r in iter_corpus(self.run_dir))
@@ -120,7 +123,7 @@ class ReviewLog:
 
     def _config_hash(self) -> str:
         try:
-            manifest = json.loads((self.run_dir / "manifest.json").read_text(encoding="utf-8"))
+            manifest = json.loads(MANIFEST.path(self.run_dir).read_text(encoding="utf-8"))
             return str(manifest.get("config_hash") or "unknown")
         except (OSError, ValueError):
             return "unknown"

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from formalize.review._grammar import draft_text, fits, lexicon_kind
+from formalize.review._grammar import draft_text, fits, garbled, lexicon_kind
 from synth.core import DataError, TemplateError
 
 _MAX_SPANS = 12  # lexicon words considered per sentence
@@ -227,6 +227,8 @@ def propose_templates(sentences: Sequence[str | Mapping[str, Any]], lexicons: Ma
     covered: dict[str, list[int]] = {}
     shown: dict[str, tuple[str, tuple[str, ...]]] = {}
     for n, (_, original, _) in enumerate(items):
+        if garbled(original):  # see skipped(): named with the reason, never drafted from
+            continue
         text = draft_text(original)
         spans = _spans(text, pattern, index, adjectives)
         for key, cand in _candidates(text, spans, max_slots).items():
@@ -288,9 +290,21 @@ def suite_lexicons(suite: Any) -> dict[str, tuple[str, ...]] | None:
     return {n: suite.lexicons.values(n) for n in names} if names else None
 
 
+def skipped(sentences: Sequence[str | Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """``(id, why)`` of the tagged sentences too garbled to draft from (see
+    :func:`~formalize.review._grammar.garbled`); :func:`propose_templates` leaves them out."""
+    out = []
+    for sid, text, _ in _as_items(sentences):
+        why = garbled(text)
+        if why:
+            out.append((sid, why))
+    return out
+
+
 def uncovered(sentences: Sequence[str | Mapping[str, Any]], drafts: Sequence[TemplateDraft]
               ) -> list[str]:
     """The ids (or texts) of tagged sentences no draft covers: none of their words is in a
-    lexicon, or none fits where it stands."""
+    lexicon, or none fits where it stands (garbled ones: see :func:`skipped`)."""
     seen = {i for d in drafts for i in d.ids}
-    return [str(sid) for sid, _, _ in _as_items(sentences) if sid not in seen]
+    bad = {sid for sid, _ in skipped(sentences)}
+    return [str(sid) for sid, _, _ in _as_items(sentences) if sid not in seen | bad]

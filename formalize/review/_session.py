@@ -8,10 +8,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from discovery import TOKEN_PATTERN
+from discovery import HARD, TOKEN_PATTERN
 from formalize._run_outputs import RunOutputs
 from formalize.review._log import DECISIONS, ReviewLog, _normalise_tag
-from synth.core import DataError, RunDirError, did_you_mean
+from synth.core import MANIFEST, DataError, RunDirError, did_you_mean
 
 if TYPE_CHECKING:
     from formalize.review._widget import ReviewWidget
@@ -35,7 +35,7 @@ def _resolve_run_dir(run_dir: str | Path | None) -> tuple[Path, str]:
         return path, str(path)
     cwd = Path.cwd()
     for base in (cwd, cwd.parent):
-        if (base / path / "manifest.json").is_file():
+        if MANIFEST.path(base / path).is_file():
             return base / path, str(base / path)
     return cwd / path, f"{path}, looked up in {cwd} and {cwd.parent}"
 
@@ -139,7 +139,7 @@ class ReviewSession:
         import pandas as pd
 
         if self.run.hard() is None:
-            raise DataError("the run has no hard subset", where=str(self.run.path / "hard.jsonl"),
+            raise DataError("the run has no hard subset", where=str(HARD.path(self.run.path)),
                             fix="run `synthcheck rank` (or `discover`) first")
         decisions = self.log.load()
         df = pd.DataFrame([self._row(r, decisions) for r in self._hard.values()])

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from formalize.review._log import TAGS
-from formalize.review._session import ReviewSession
+
+if TYPE_CHECKING:
+    from formalize.review._session import ReviewSession
 
 
 class ReviewWidget:

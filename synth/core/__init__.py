@@ -1,6 +1,7 @@
 """The ground floor every stage stands on: errors, record I/O, config loading, registries,
 seeds, label spaces and run directories. Nothing here knows about models or stages."""
 
+from synth.core._artifacts import ARTIFACTS, MANIFEST, META_SUFFIX, Artifact, artifact
 from synth.core._batching import length_sorted_batches
 from synth.core._config import (
     STRICT,
@@ -54,6 +55,11 @@ from synth.core._seeds import derive_rng, derive_seed, seed_key
 from synth.core._text import VisibleStream, markdown_text, visible
 
 __all__ = [
+    "ARTIFACTS",
+    "Artifact",
+    "MANIFEST",
+    "META_SUFFIX",
+    "artifact",
     "format_duration",
     "progress_bar",
     "progress_enabled",

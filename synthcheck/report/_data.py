@@ -12,21 +12,34 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from discovery import read_score_file  # the one score reader (stage 2's)
-from formalize import RunOutputs, read_summary_json
-from synth import has_corpus
-from synth.core import DataError, RunDirError, iter_jsonl
+from discovery import (  # read_score_file: the one score reader (stage 2's)
+    EVAL,
+    HARD,
+    NGRAMS,
+    REFERENCE_SCORES,
+    TASK_SCORES,
+    read_score_file,
+)
+from formalize import (
+    DECISIONS_FILE,
+    VERIFY_CASES,
+    VERIFY_EXAMPLES,
+    VERIFY_SUMMARY,
+    RunOutputs,
+    read_summary_json,
+)
+from synth import CORPUS_STATS, has_corpus
+from synth.core import MANIFEST, DataError, RunDirError, iter_jsonl
 
 # What each input is called in the report's "not in this run" note, and how it is found.
 INPUTS = {
-    "manifest.json": lambda d: (d.path / "manifest.json").is_file(),
+    MANIFEST.name: lambda d: MANIFEST.exists(d.path),
     "corpus": lambda d: has_corpus(d.path),
-    "scores": lambda d: bool(d.task_model_names()) and (d.path / "scores" / "reference.jsonl"
-                                                        ).is_file(),
-    "hard.jsonl": lambda d: (d.path / "hard.jsonl").is_file(),
-    "ngrams.jsonl": lambda d: (d.path / "ngrams.jsonl").is_file(),
-    "eval.json": lambda d: (d.path / "eval.json").is_file(),
-    "review decisions": lambda d: (d.path / "review" / "decisions.jsonl").is_file(),
+    "scores": lambda d: bool(d.task_model_names()) and REFERENCE_SCORES.exists(d.path),
+    HARD.name: lambda d: HARD.exists(d.path),
+    NGRAMS.name: lambda d: NGRAMS.exists(d.path),
+    EVAL.name: lambda d: EVAL.exists(d.path),
+    "review decisions": lambda d: DECISIONS_FILE.exists(d.path),
     "verify outputs": lambda d: bool(d.verify_dirs()),
 }
 
@@ -57,13 +70,13 @@ class VerifyOutputs:
     def failing_examples(self) -> list[dict[str, Any]] | None:
         """The failures verify kept (``examples.jsonl``), each with its case's ``fills``
         (from ``cases.jsonl``, ``[]`` when not found), or None without ``examples.jsonl``."""
-        path = self.dir / "examples.jsonl"
+        path = self.dir / VERIFY_EXAMPLES.name
         if not path.is_file():
             return None
         examples = list(iter_jsonl(path))
         wanted = {(str(e.get("case_id")), str(e.get("model"))) for e in examples}
         fills: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        cases = self.dir / "cases.jsonl"
+        cases = self.dir / VERIFY_CASES.name
         if wanted and cases.is_file():
             for rec in iter_jsonl(cases):
                 key = (str(rec.get("case_id")), str(rec.get("model")))
@@ -101,8 +114,7 @@ class RunData(RunOutputs):
 
     def task_model_names(self) -> list[str]:
         """Names of the task models with a scores file, the ranked one first."""
-        names = [p.name[len("task-"):-len(".jsonl")]
-                 for p in sorted((self.path / "scores").glob("task-*.jsonl"))]
+        names = [TASK_SCORES.field(p) for p in TASK_SCORES.glob(self.path)]
         want = self.section("ranking").get("task_model")
         configured = [str(t.get("name")) for t in self.config.get("task_models") or []
                       if isinstance(t, dict)]
@@ -116,7 +128,7 @@ class RunData(RunOutputs):
         """Sentences in the corpus (from ``corpus/stats.json``, else counted), or None
         without a corpus."""
         def count() -> int | None:
-            stats = self.path / "corpus" / "stats.json"
+            stats = CORPUS_STATS.path(self.path)
             if stats.is_file():
                 try:
                     kept = json.loads(stats.read_text(encoding="utf-8")).get("kept")
@@ -137,7 +149,7 @@ class RunData(RunOutputs):
         Raises:
             DataError: eval.json is not valid JSON or has no ``reports`` object.
         """
-        path = self.path / "eval.json"
+        path = EVAL.path(self.path)
 
         def read() -> dict[str, Any] | None:
             if not path.is_file():
@@ -170,8 +182,8 @@ class RunData(RunOutputs):
 
     def _read_scores(self) -> ScoreTable | None:
         names = self.task_model_names()
-        task_path = self.path / "scores" / f"task-{names[0]}.jsonl" if names else None
-        ref_path = self.path / "scores" / "reference.jsonl"
+        task_path = TASK_SCORES.path(self.path, name=names[0]) if names else None
+        ref_path = REFERENCE_SCORES.path(self.path)
         ids = list(self.corpus_texts())
         if task_path is None or not ref_path.is_file() or not ids:
             return None
@@ -182,7 +194,7 @@ class RunData(RunOutputs):
 
     def verify_dirs(self) -> list[Path]:
         """``verify/<suite>/`` directories that hold a ``summary.json``."""
-        return sorted(p.parent for p in (self.path / "verify").glob("*/summary.json"))
+        return [p.parent for p in VERIFY_SUMMARY.glob(self.path)]
 
     def verify_outputs(self) -> list[VerifyOutputs]:
         """Every verified suite, its ``summary.json`` parsed.
@@ -191,4 +203,5 @@ class RunData(RunOutputs):
             DataError: a summary.json is not valid JSON or not an object.
         """
         return self._cached("verify", lambda: [
-            VerifyOutputs(d, read_summary_json(d / "summary.json")) for d in self.verify_dirs()])
+            VerifyOutputs(d, read_summary_json(d / VERIFY_SUMMARY.name))
+            for d in self.verify_dirs()])

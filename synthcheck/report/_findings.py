@@ -13,21 +13,26 @@ from typing import Any
 
 from synth.core import RunDir, iter_jsonl
 from synthcheck._summary import labelled_line
-from synthcheck.report._blocks import Heading, Para, ReportSection, Table, WarningBox
+from synthcheck.report._blocks import (
+    Heading,
+    Para,
+    ReportSection,
+    Table,
+    WarningBox,
+    cut_note,
+)
 from synthcheck.report._data import RunData
-
-KIND_WORDS = {"focus": "focus rounds (new sentences)", "semantic": "semantic slice",
-              "metadata": "metadata slice", "word": "word (occlusion)",
-              "phrase": "phrase (occlusion)", "group": "group of related words (occlusion)",
-              "ngram": "n-gram"}
 
 
 def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
     """``findings.jsonl``: every kind of finding (n-grams, focus rounds, semantic and
     metadata slices, occlusion words, phrases and groups) in one ranked table, then the
     top findings' example sentences."""
+    from discovery import FINDINGS, kind_words
+
     sec = ReportSection("all-findings", "Findings: every kind, ranked")
-    path = run.path / "findings.jsonl"
+    words = kind_words()
+    path = FINDINGS.path(run.path)
     entry = ((run.manifest.get("stages") or {}).get("findings") or {}) \
         if run.has_manifest else {}
     if not path.is_file() or entry.get("status") != "complete":
@@ -51,10 +56,11 @@ def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
     sec.blocks.append(Table.of(
         ["id", "data", "kind", "name", "failures", "n", "rate [95% CI]", "base rate",
          "score", "confirmed", "reason"],
-        [[r["id"], r.get("data", "corpus"), KIND_WORDS.get(r["kind"], r["kind"]), r["name"],
+        [[r["id"], r.get("data", "corpus"), words.get(r["kind"], r["kind"]), r["name"],
           r["failures"], r["n"], f"{r['rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]",
           r["base_rate"], r["score"], "yes" if r["confirmed"] else "no", r["reason"]]
          for r in rows[:top]]))
+    sec.blocks += cut_note(len(rows), top, "findings")
     texts = run.corpus_texts()
     for r in rows[:min(5, top)]:
         if r.get("data") == "labelled":
@@ -73,7 +79,9 @@ def focus_rows(run: RunData) -> list[dict[str, Any]] | None:
     """``focus.jsonl``'s rows (ranked, confirmed first), or None when the run has none or
     its manifest does not record a complete focus stage (an old file of a run whose focus
     rounds were since turned off)."""
-    path = run.path / "focus.jsonl"
+    from discovery import FOCUS
+
+    path = FOCUS.path(run.path)
     if not path.is_file():
         return None
     if run.has_manifest:
@@ -180,6 +188,7 @@ def _focus_findings(run: RunData, *, top: int = 10, examples: int = 3) -> Report
          ("unconfirmed" if why else "yes") if r.get("confirmed") else "no", r["failures"], r["n"],
          _rate(r), r["base_rate"], r.get("rate_ratio"), r["q_value"], r["corpus_count"]]
         for r in rows[:top]]))
+    sec.blocks += cut_note(len(rows), top, "focus candidates")
     for r in confirmed[:top]:
         shown = [x for x in r.get("examples") or [] if isinstance(x, dict)][:examples]
         if not shown:
@@ -210,4 +219,5 @@ def _fallback(run: RunData, top: int) -> ReportSection:
         [r.get("ngram"), r.get("hard_count"), r.get("corpus_count"), r.get("q_value"),
          texts.get(str((r.get("examples") or [""])[0]), "")]
         for r in ngrams[:top]]))
+    sec.blocks += cut_note(len(ngrams), top, "n-grams")
     return sec

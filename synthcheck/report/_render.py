@@ -22,6 +22,7 @@ from synth.core import (
     visible,
     write_text_atomic,
 )
+from synthcheck._artifacts import REPORT_HTML, SUMMARY_MD
 from synthcheck.report import _sections
 from synthcheck.report._blocks import ReportSection
 from synthcheck.report._data import RunData
@@ -64,8 +65,9 @@ def check_report_outputs(run_dir: Path, html: Path) -> None:
     """Refuse, before anything is written, an HTML path that is one of the run's own files
     (other than its report), the HTML and summary.md being one file, or a summary.md beside
     it that ``report`` did not write (see :func:`synth.core.check_outputs`)."""
-    check_outputs([("--out", html), ("--out (summary.md beside it)", html.with_name("summary.md"))],
-                  own=[run_dir / "report.html", run_dir / "summary.md"],
+    check_outputs([("--out", html), ("--out (summary.md beside it)",
+                                     html.with_name(SUMMARY_MD.name))],
+                  own=[REPORT_HTML.path(run_dir), SUMMARY_MD.path(run_dir)],
                   replaceable=is_report_summary)
 
 
@@ -109,10 +111,10 @@ class Report:
         """Write ``report.html`` (default: in the run directory) and ``summary.md`` beside
         it, atomically; return the HTML's path."""
         html, md = self.to_html(), self.to_markdown()  # both built before either is written
-        path = Path(out) if out is not None else self.run.path / "report.html"
+        path = Path(out) if out is not None else REPORT_HTML.path(self.run.path)
         check_report_outputs(self.run.path, path)
         write_text_atomic(path, html)
-        write_text_atomic(path.with_name("summary.md"), md)
+        write_text_atomic(path.with_name(SUMMARY_MD.name), md)
         return path
 
 

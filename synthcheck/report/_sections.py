@@ -273,9 +273,35 @@ def hard_subset(run: RunData, top: int) -> ReportSection:
         return sec
     cols = ["rank", "id", "text", "divergence", "task_label", "reference_label"]
     rows = [[r.get(c) for c in cols] for r in hard[:top]]
-    sec.blocks += [Para(f"{len(hard):,} sentences; the first {len(rows)} by rank."),
-                   Table.of(cols, rows)]
+    sec.blocks.append(Para(f"{len(hard):,} sentences, each a failure by the run's one rule; "
+                           f"the first {len(rows)} by rank."))
+    judged = _judged_text(run)
+    if judged:
+        sec.blocks.append(Para(judged))
+    sec.blocks.append(Table.of(cols, rows))
     return sec
+
+
+def _judged_text(run: RunData) -> str:
+    """What the rank stage recorded about the judging rule (``hard.jsonl.meta.json``): how
+    many sentences abstained, by reason, the rule and the run's base rate (empty when it
+    recorded none)."""
+    import json
+
+    from discovery import abstain_warning, format_abstained
+
+    try:
+        meta = json.loads((run.path / "hard.jsonl.meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    info = meta.get("abstained") if isinstance(meta, dict) else None
+    if not isinstance(info, dict):
+        return ""
+    text = (f"Judged: {meta.get('judged', '?')} sentences, {format_abstained(info)}; rule: "
+            f"{info.get('rule', '?')}; {meta.get('failures', '?')} fail, base rate "
+            f"{float(meta.get('base_rate', 0.0)):.2f}, every stage's.")
+    warning = abstain_warning(info)
+    return text + (f" Warning: {warning}." if warning else "")
 
 
 def review(run: RunData) -> ReportSection:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from formalize import summary_tests
+from formalize import VERIFY_EXAMPLES, VERIFY_FILLS, VERIFY_SUMMARY, summary_tests
 from synthcheck.report import _figures as figs
 from synthcheck.report._blocks import (
     FailRate,
@@ -47,7 +47,7 @@ def fail_rates(v: VerifyOutputs, s: str, models: list[str]) -> ReportSection:
     sec = ReportSection(f"verify-{s}", f"Suite {suite}: fail rate per test")
     rate = _fail_rows(v, "test")
     if not rate:
-        sec.skipped = f"suite {suite!r} has no pass/fail tests in {v.dir / 'summary.json'}"
+        sec.skipped = f"suite {suite!r} has no pass/fail tests in {v.dir / VERIFY_SUMMARY.name}"
         return sec
     tests = summary_tests(data)
     names = [t for t, info in tests.items() if info.get("type") != "group"]  # suite order
@@ -88,7 +88,7 @@ def failing_examples(v: VerifyOutputs, s: str) -> ReportSection:
     sec = ReportSection(f"examples-{s}", f"Suite {v.suite}: failing examples")
     examples = v.failing_examples()
     if examples is None:
-        sec.skipped = f"no {v.dir / 'examples.jsonl'}"
+        sec.skipped = f"no {v.dir / VERIFY_EXAMPLES.name}"
         return sec
     if not examples:
         sec.skipped = f"suite {v.suite!r}: no model failed a test"
@@ -161,7 +161,7 @@ def fills(v: VerifyOutputs, s: str, models: list[str], top: int) -> ReportSectio
     import pandas as pd
 
     sec = ReportSection(f"fills-{s}", f"Suite {v.suite}: fail rate per fill")
-    path = v.dir / "fills.csv"
+    path = v.dir / VERIFY_FILLS.name
     if not path.is_file():
         sec.skipped = f"no {path}"
         return sec

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from discovery import corpus_sources
 from synthcheck.stages import (
     evaluate,
     findings,
@@ -30,13 +31,18 @@ from synthcheck.stages import (
 )
 from synthcheck.stages._base import Stage, StageContext, StageRun, StageWork
 from synthcheck.stages._models import LazyScorers, TaskModelSections, scorer_sections
+from synthcheck.stages._slice_base import source_stage
 
 if TYPE_CHECKING:
     from synthcheck._config import RunConfig
 
+SOURCE_STAGES: tuple[Stage[Any], ...] = tuple(source_stage(name) for name in corpus_sources())
+"""One stage per corpus-only finding source (``discovery.corpus_sources``), after the
+built-in slice stages."""
+
 STAGES: tuple[Stage[Any], ...] = (generate.STAGE, score.STAGE, rank.STAGE, mine.STAGE,
                                   semantic.STAGE, metadata.STAGE, occlusion.STAGE,
-                                  labelled.STAGE, focus.STAGE, findings.STAGE,
+                                  labelled.STAGE, *SOURCE_STAGES, focus.STAGE, findings.STAGE,
                                   evaluate.STAGE, verify.STAGE, report.STAGE)
 """Every stage, in the order `discover` runs them (each after its upstream stages)."""
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from synth.core import MANIFEST
+
 if TYPE_CHECKING:
     from discovery import EvaluationConfig, ReferenceConfig, TaskModelConfig
     from synth.core import LabelSpace
@@ -112,7 +114,7 @@ def load_run_scorers(run_dir: str | Path) -> dict[str, Any]:
     from synthcheck._config import RunConfig
 
     run = RunOutputs(Path(run_dir))
-    where = str(run.path / "manifest.json")
+    where = str(MANIFEST.path(run.path))
     entries = run.config.get("task_models")
     if not isinstance(entries, list) or not entries:
         raise ConfigError("the run's config names no task models", where=where,

@@ -37,8 +37,9 @@ class SliceSections:
 def sections(cfg: RunConfig) -> SliceSections:
     """The slices section, the ranking rule and the task models (and, for findings, the
     run's one failure rule in words when focus rounds run)."""
-    from discovery import focus_rule_text
+    from discovery import check_source_names, focus_rule_text
 
+    check_source_names(cfg.slices.sources)
     abstain = cfg.reference.abstain
     rule = focus_rule_text(cfg.ranking, abstain.threshold if abstain is not None else None) \
         if cfg.focus.enabled else ""
@@ -53,11 +54,12 @@ def forget(stage: str, ctx: StageContext) -> dict[str, Any]:
     return {stage: {"skipped": True, "disabled": True}}
 
 
-def corpus_slice_stage(name: str, output: str, *, progress: bool = False) -> Stage:
+def corpus_slice_stage(name: str, *, progress: bool = False) -> Stage:
     """The declaration of a slice stage that reads the scored corpus alone (``semantic``,
     ``metadata``): its ``slices.<name>`` section, the failure rule, the ranked task model
-    and the score stage's hash make its hash; ``discovery.<name>_run`` writes ``output``;
-    ``slices.<name>.enabled: false`` turns it off and forgets it in the manifest."""
+    and the score stage's hash make its hash; ``discovery.<name>_run`` writes its finding
+    source's artifact; ``slices.<name>.enabled: false`` turns it off and forgets it in the
+    manifest."""
 
     def stage_hash(s: SliceSections, upstream: Hashes, run_dir: Path | None) -> str | None:
         from discovery import slice_stage_hash
@@ -67,7 +69,9 @@ def corpus_slice_stage(name: str, output: str, *, progress: bool = False) -> Sta
             if score else None
 
     def outputs(s: SliceSections, run_dir: Path) -> list[Path]:
-        return [run_dir / output]
+        from discovery import finding_sources
+
+        return [finding_sources()[name].artifact.path(run_dir)]
 
     def run(s: SliceSections, ctx: StageContext) -> StageRun:
         import discovery
@@ -82,6 +86,41 @@ def corpus_slice_stage(name: str, output: str, *, progress: bool = False) -> Sta
     def off(s: SliceSections) -> str | None:
         section = getattr(s.slices, name)
         return None if section.enabled else f"off (slices.{name}.enabled: false)"
+
+    def when_off(s: SliceSections, ctx: StageContext) -> dict[str, Any]:
+        return forget(name, ctx)
+
+    return Stage(name=name, sections=sections, upstream=("score",), stage_hash=stage_hash,
+                 outputs=outputs, run=run, off=off, when_off=when_off)
+
+
+def source_stage(name: str) -> Stage:
+    """The declaration of a corpus-only finding source's stage (see
+    :func:`discovery.corpus_sources`): on when ``slices.sources`` names it; its rows come from
+    the source's ``compute`` over the scored corpus (``discovery.source_run``)."""
+
+    def stage_hash(s: SliceSections, upstream: Hashes, run_dir: Path | None) -> str | None:
+        from discovery import source_stage_hash
+
+        score = upstream.get("score")
+        return source_stage_hash(name, s.slices, score, s.ranked,
+                                 ranking=s.ranking) if score else None
+
+    def outputs(s: SliceSections, run_dir: Path) -> list[Path]:
+        from discovery import finding_sources
+
+        return [finding_sources()[name].artifact.path(run_dir)]
+
+    def run(s: SliceSections, ctx: StageContext) -> StageRun:
+        from discovery import source_run
+        from synthcheck.stages.generate import check_corpus
+
+        check_corpus(ctx.run.path, ctx.hash_of("generate"))
+        out = source_run(ctx.run.path, name, **s.kwargs(ctx))
+        return StageRun(not out.get("skipped"), {name: out})
+
+    def off(s: SliceSections) -> str | None:
+        return None if name in s.slices.sources else "off (not in slices.sources)"
 
     def when_off(s: SliceSections, ctx: StageContext) -> dict[str, Any]:
         return forget(name, ctx)

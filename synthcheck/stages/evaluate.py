@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from discovery import RankingConfig
-from synth import SeedCorpusConfig
+from discovery import EVAL, RankingConfig
+from synth import CORPUS_STATS, SeedCorpusConfig
 from synth.core import section_hash
 from synthcheck._config import RunConfig
 from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
@@ -46,7 +46,7 @@ def stage_hash(s: EvaluateSections, upstream: Hashes = {}, run_dir: Path | None 
 
 
 def outputs(s: EvaluateSections, run_dir: Path) -> list[Path]:
-    return [run_dir / "eval.json"]
+    return [EVAL.path(run_dir)]
 
 
 def evaluate_sections(s: EvaluateSections, data: str | None = None, *,
@@ -90,7 +90,7 @@ def run_corpus_size(run_dir: str | Path) -> int | None:
     """The run's corpus size (``corpus/stats.json``'s ``kept``), or None without a readable
     one."""
     try:
-        stats = json.loads((Path(run_dir) / "corpus" / "stats.json").read_text(encoding="utf-8"))
+        stats = json.loads(CORPUS_STATS.path(run_dir).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
     kept = stats.get("kept") if isinstance(stats, dict) else None
@@ -104,7 +104,7 @@ def run(s: EvaluateSections, ctx: StageContext) -> StageRun:
     from discovery import write_eval_json
 
     ehash = stage_hash(s)
-    path = ctx.run.path / "eval.json"
+    path = EVAL.path(ctx.run.path)
     scaled = s.ranking.top_k is not None and s.models.evaluation.include_reference
     size = {"corpus": run_corpus_size(ctx.run.path)} if scaled else {}  # top_k scales by it
     stored = ctx.run.current_output("evaluate", ehash, path, **size)

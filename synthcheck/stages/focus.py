@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from discovery import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig, TaskScorer
+from discovery import (
+    FOCUS,
+    FocusConfig,
+    MiningConfig,
+    RankingConfig,
+    TaskModelConfig,
+    TaskScorer,
+    pool_stages,
+)
 from synth import GeneratorConfig, SeedCorpusConfig
 from synth.core import config_hash
 from synthcheck._config import RunConfig
@@ -29,8 +37,9 @@ if TYPE_CHECKING:
     from synth.engines import Backend, Generation, PrefixAlignment, SamplingConfig
 
 OFF = "off (focus.enabled: false)"
-POOL_STAGES = ("semantic", "occlusion", "labelled")
-"""The stages whose rows join the candidate pool unless ``focus.select: mined``."""
+POOL_STAGES = pool_stages()
+"""The stages whose rows join the candidate pool unless ``focus.select: mined`` (the finding
+sources with a pool adapter)."""
 
 
 @dataclass(frozen=True)
@@ -80,19 +89,19 @@ def seed_texts(s: FocusSections) -> list[str]:
 def stage_hash(s: FocusSections, upstream: Hashes, run_dir: Path | None) -> str | None:
     """The focus and generator sections, the labels, the seed documents, the mine stage's
     hash, the two models' hashes and the failure rule (None without a mine hash)."""
-    from discovery import focus_hash, focus_upstream
+    from discovery import focus_hash, focus_upstream, source_hashes
 
     mine = upstream.get("mine")
     if not mine:
         return None
-    pool = {u: upstream.get(u) for u in POOL_STAGES}
+    pool = source_hashes(upstream, POOL_STAGES)
     return focus_hash(s.focus, s.models.labels, s.generator, seed_texts(s),
                       upstream=focus_upstream(s.focus, mine, pool),
                       models_key=models_key(s), min_margin=s.ranking.min_reference_margin)
 
 
 def outputs(s: FocusSections, run_dir: Path) -> list[Path]:
-    return [run_dir / "focus.jsonl"]
+    return [FOCUS.path(run_dir)]
 
 
 class _LazyBackend:
@@ -151,7 +160,7 @@ def focus_models(s: FocusSections, run_dir: str | Path,
     def task(texts: list[str]) -> np.ndarray:
         scorer = task_scorer()
         if is_few_shot(tm.spec):  # calibrated as the score stage did
-            cal = reference_calibrator(run_dir, labels, file=f"task-{tm.name}.jsonl")
+            cal = reference_calibrator(run_dir, labels, task=tm.name)
             assert isinstance(scorer, FewShotReference), tm.spec
             raw = np.asarray(scorer.raw_logprobs(texts))
             return np.asarray(cal.predict_proba(raw)) if cal is not None else np.exp(raw)
@@ -179,7 +188,7 @@ def focus_models(s: FocusSections, run_dir: str | Path,
 def run(s: FocusSections, ctx: StageContext) -> StageRun:
     """The focus rounds on a current mine stage (the corpus, scores, hard subset and
     n-grams must have been made with these sections)."""
-    from discovery import focus_run
+    from discovery import focus_run, source_hashes
 
     check_corpus(ctx.run.path, ctx.hash_of("generate"))
     out = focus_run(ctx.run.path, labels=s.models.labels, focus=s.focus, ranking=s.ranking,
@@ -188,44 +197,17 @@ def run(s: FocusSections, ctx: StageContext) -> StageRun:
                     models=focus_models(s, ctx.run.path, ctx.scorers),
                     config_dump=ctx.record, mine_hash=ctx.hash_of("mine"),
                     progress=ctx.progress, pool=candidate_pool(s, ctx),
-                    slices_upstream={u: ctx.hash_of(u) for u in POOL_STAGES})
+                    slices_upstream=source_hashes({u: ctx.hash_of(u) for u in POOL_STAGES},
+                                                  POOL_STAGES))
     return StageRun(not out.get("skipped"), {"focus": out})
 
 
 def candidate_pool(s: FocusSections, ctx: StageContext) -> dict[str, str]:
-    """Focus candidates from the slice stages that are current (candidate -> kind): the
-    significant occlusion words, phrases and groups (each kind the highest lower bound on
-    its effect, ``excess_low``, first) and the significant semantic slices' term groups,
-    ``2 * focus.candidates`` of each kind at most; and the significant findings on labelled
-    data that have terms (kind ``labelled``, smallest q-value first), so new sentences are
-    generated around what the labelled data shows (where it has few rows)."""
-    from discovery import group_name, labelled_candidate
-    from synth.core import iter_jsonl
+    """Focus candidates from the pool stages that are current (candidate -> kind; see
+    :func:`discovery.candidate_pool`)."""
+    from discovery import candidate_pool as pool
 
-    pool: dict[str, str] = {}
-    if s.focus.select == "mined":
-        return pool
-    for stage, file, kind in [("occlusion", "words.jsonl", "word"),
-                              ("semantic", "slices.jsonl", "semantic"),
-                              ("labelled", "labelled.jsonl", "labelled")]:
-        expected = ctx.hash_of(stage)
-        path = ctx.run.path / file
-        if expected is None or not ctx.run.is_current(stage, expected) or not path.is_file():
-            continue
-        rows = [r for r in iter_jsonl(path) if r.get("significant")]
-        if kind == "word":  # words, phrases and groups, each kind its own share, surest
-            # large effect first (a focus test's power is in the effect, not the corpus n)
-            rows.sort(key=lambda r: -float(r.get("excess_low", r["z"])))
-            found = [(r["word"], r.get("kind", "word")) for r in rows]
-        elif kind == "labelled":
-            rows.sort(key=lambda r: float(r["q_value"]))
-            found = [(labelled_candidate(r), kind) for r in rows if labelled_candidate(r)]
-        else:
-            found = [(group_name(r["terms"]), kind) for r in rows if r.get("terms")]
-        for k in dict.fromkeys(x[1] for x in found):
-            for name in [n for n, kk in found if kk == k][:2 * s.focus.candidates]:
-                pool.setdefault(name, k)
-    return pool
+    return pool(ctx.run.path, s.focus, {u: ctx.hash_of(u) for u in POOL_STAGES})
 
 
 def off(s: FocusSections) -> str | None:
@@ -240,11 +222,10 @@ def when_off(s: FocusSections, ctx: StageContext) -> dict[str, Any]:
 
 
 def work(s: FocusSections, w: StageWork) -> tuple[str, int]:
-    """The generator and candidates x budget x rounds prompts (none once complete)."""
+    """The generator and ``focus.max_prompts`` (none once complete)."""
     if w.status == "complete":
         return "", 0
-    f = s.focus
-    return s.generator.model, f.candidates * f.budget * f.rounds
+    return s.generator.model, s.focus.max_prompts
 
 
 STAGE = Stage(name="focus", sections=sections, upstream=("mine", *POOL_STAGES),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from synth import Stage1Config
+from synth import CORPUS_STATS, SHARD_DONE, Stage1Config
 from synthcheck._config import RunConfig
 from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun, StageWork
 
@@ -26,7 +26,7 @@ def stage_hash(s: Stage1Config, upstream: Hashes, run_dir: Path | None) -> str:
 
 
 def outputs(s: Stage1Config, run_dir: Path) -> list[Path]:
-    return [run_dir / "corpus" / "stats.json"]
+    return [CORPUS_STATS.path(run_dir)]
 
 
 def run(s: Stage1Config, ctx: StageContext) -> StageRun:
@@ -36,7 +36,7 @@ def run(s: Stage1Config, ctx: StageContext) -> StageRun:
 
     report = run_generation(s, ctx.run.path, n=ctx.n, resume=True, progress=ctx.progress,
                             config_dump=ctx.record, executor=ctx.executor)
-    corpus = json.loads((ctx.run.path / "corpus" / "stats.json").read_text())
+    corpus = json.loads(CORPUS_STATS.path(ctx.run.path).read_text())
     return StageRun(bool(report.shards_written), {"corpus": corpus, "generate": report})
 
 
@@ -59,7 +59,7 @@ def work(s: Stage1Config, w: StageWork) -> tuple[str, int]:
     ``generator.n`` in all)."""
     total = w.n if w.n is not None else s.generator.n
     done = 0
-    for marker in (w.run.path / "corpus").glob("shard-*.done.json"):
+    for marker in SHARD_DONE.glob(w.run.path):
         try:
             done += int(json.loads(marker.read_text(encoding="utf-8")).get("prompts", 0))
         except (OSError, ValueError):

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from discovery import LabelledConfig, RankingConfig, SemanticSlicesConfig
+from discovery import LABELLED, LabelledConfig, RankingConfig, SemanticSlicesConfig
 from synth import SeedCorpusConfig
 from synthcheck._config import RunConfig
 from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
@@ -67,7 +67,7 @@ def stage_hash(s: LabelledSections, upstream: Hashes, run_dir: Path | None) -> s
 
 
 def outputs(s: LabelledSections, run_dir: Path) -> list[Path]:
-    return [run_dir / "labelled.jsonl"]
+    return [LABELLED.path(run_dir)]
 
 
 def run(s: LabelledSections, ctx: StageContext) -> StageRun:

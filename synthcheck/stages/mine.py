@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from discovery import MiningConfig, RankingConfig, TaskModelConfig
+from discovery import NGRAMS, NGRAMS_CSV, MiningConfig, RankingConfig, TaskModelConfig
 from synth.core import LabelSpace
 from synthcheck._config import RunConfig
 from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
@@ -35,7 +35,7 @@ def stage_hash(s: MineSections, upstream: Hashes, run_dir: Path | None) -> str |
 
 
 def outputs(s: MineSections, run_dir: Path) -> list[Path]:
-    return [run_dir / "ngrams.jsonl", run_dir / "ngrams.csv"]
+    return [NGRAMS.path(run_dir), NGRAMS_CSV.path(run_dir)]
 
 
 def run(s: MineSections, ctx: StageContext) -> StageRun:

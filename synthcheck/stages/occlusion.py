@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from discovery import WORDS
 from synthcheck._config import RunConfig
 from synthcheck.stages import focus
 from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
@@ -34,7 +35,7 @@ def stage_hash(s: tuple[SliceSections, focus.FocusSections], upstream: Hashes,
 
 
 def outputs(s: tuple[SliceSections, focus.FocusSections], run_dir: Path) -> list[Path]:
-    return [run_dir / "words.jsonl"]
+    return [WORDS.path(run_dir)]
 
 
 def run(s: tuple[SliceSections, focus.FocusSections], ctx: StageContext) -> StageRun:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from discovery import RankingConfig, TaskModelConfig
+from discovery import HARD, RankingConfig, TaskModelConfig
 from synth.core import LabelSpace
 from synthcheck._config import RunConfig
 from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
@@ -34,7 +34,7 @@ def stage_hash(s: RankSections, upstream: Hashes, run_dir: Path | None) -> str |
 
 
 def outputs(s: RankSections, run_dir: Path) -> list[Path]:
-    return [run_dir / "hard.jsonl"]
+    return [HARD.path(run_dir)]
 
 
 def run(s: RankSections, ctx: StageContext) -> StageRun:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from formalize import DECISIONS_FILE, VERIFY_SUMMARY
 from synth.core import RunDir, config_hash
+from synthcheck._artifacts import REPORT_HTML, SUMMARY_MD
 from synthcheck._config import RunConfig
 from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
 
@@ -20,6 +22,7 @@ def report_hash(run: RunDir) -> str:
     summaries of every verified suite)."""
     import hashlib
 
+    from discovery import is_plugin_stage
     from synthcheck.report import REPORT_FORMAT
     from synthcheck.stages import STAGE_NAMES
 
@@ -28,10 +31,12 @@ def report_hash(run: RunDir) -> str:
 
     return config_hash({
         "format": REPORT_FORMAT,
-        "stages": {s: run.stage_hash(s) for s in STAGE_NAMES if s != "report"},
-        "decisions": digest(run.path / "review" / "decisions.jsonl"),
-        "verify": {p.parent.name: digest(p)
-                   for p in sorted((run.path / "verify").glob("*/summary.json"))},
+        # a plug-in finding source's stage counts once it ran (runs without it keep
+        # their hash)
+        "stages": {s: run.stage_hash(s) for s in STAGE_NAMES if s != "report"
+                   and not (is_plugin_stage(s) and run.stage_hash(s) is None)},
+        "decisions": digest(DECISIONS_FILE.path(run.path)),
+        "verify": {p.parent.name: digest(p) for p in VERIFY_SUMMARY.glob(run.path)},
     })
 
 
@@ -41,7 +46,7 @@ def stage_hash(s: None, upstream: Hashes, run_dir: Path | None) -> str | None:
 
 
 def outputs(s: None, run_dir: Path) -> list[Path]:
-    return [run_dir / "report.html", run_dir / "summary.md"]
+    return [REPORT_HTML.path(run_dir), SUMMARY_MD.path(run_dir)]
 
 
 def run(s: None, ctx: StageContext) -> StageRun:
@@ -52,7 +57,7 @@ def run(s: None, ctx: StageContext) -> StageRun:
     rhash = report_hash(run_dir)
     if run_dir.is_current("report", rhash) and all(p.is_file()
                                                    for p in outputs(s, run_dir.path)):
-        return StageRun(False, {"report": run_dir.path / "report.html"})
+        return StageRun(False, {"report": REPORT_HTML.path(run_dir.path)})
     path = write_report(run_dir.path)
     run_dir.complete("report", rhash, path=str(path.relative_to(run_dir.path)))
     return StageRun(True, {"report": path})

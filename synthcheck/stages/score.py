@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from discovery import REFERENCE_SCORES, TASK_SCORES
+from synth import CORPUS_STATS
 from synthcheck._config import RunConfig
 from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun, StageWork
 from synthcheck.stages._models import TaskModelSections, scorer_sections
@@ -29,8 +31,8 @@ def stage_hash(s: TaskModelSections, upstream: Hashes, run_dir: Path | None) -> 
 
 
 def outputs(s: TaskModelSections, run_dir: Path) -> list[Path]:
-    return [run_dir / "scores" / f"task-{t.name}.jsonl" for t in s.task_models] + [
-        run_dir / "scores" / "reference.jsonl"]
+    return [TASK_SCORES.path(run_dir, name=t.name) for t in s.task_models] + [
+        REFERENCE_SCORES.path(run_dir)]
 
 
 def run(s: TaskModelSections, ctx: StageContext) -> StageRun:
@@ -52,7 +54,7 @@ def work(s: TaskModelSections, w: StageWork) -> tuple[str, int]:
     if w.status == "complete":
         return "", 0
     try:
-        stats = json.loads((w.run.path / "corpus" / "stats.json").read_text(encoding="utf-8"))
+        stats = json.loads(CORPUS_STATS.path(w.run.path).read_text(encoding="utf-8"))
         kept = int(stats.get("kept", 0))
     except (OSError, ValueError):
         kept = 0

@@ -7,4 +7,4 @@ from __future__ import annotations
 
 from synthcheck.stages._slice_base import corpus_slice_stage
 
-STAGE = corpus_slice_stage("semantic", "slices.jsonl", progress=True)
+STAGE = corpus_slice_stage("semantic", progress=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from discovery import TaskModelConfig
-from formalize import VerifyConfig
+from formalize import VERIFY, VERIFY_SUMMARY, VerifyConfig
 from synth.core import output_dump, section_hash
 from synthcheck._config import RunConfig
 from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
@@ -62,7 +62,7 @@ def outputs(s: VerifySections, run_dir: Path) -> list[Path]:
 
     if not s.suite:
         return []
-    return [run_dir / "verify" / load_suite(s.suite).name / "summary.json"]
+    return [VERIFY_SUMMARY.path(run_dir, suite=load_suite(s.suite).name)]
 
 
 def run(s: VerifySections, ctx: StageContext) -> StageRun:
@@ -77,8 +77,9 @@ def run(s: VerifySections, ctx: StageContext) -> StageRun:
     suite = load_suite(s.suite, allow_outside_files=ctx.allow_outside_files)
     suite.check_labels(s.models.labels.list, task_source="the run config's task.labels")
     vhash = verify_hash(s, suite)
-    out = ctx.run.path / "verify" / suite.name
-    stored = ctx.run.current_output("verify", vhash, out / "summary.json")
+    out = VERIFY.path(ctx.run.path, suite=suite.name)
+    stored = ctx.run.current_output("verify", vhash, VERIFY_SUMMARY.path(ctx.run.path,
+                                                                         suite=suite.name))
     if stored is not None:
         return StageRun(False, {"verify": VerifyResult.from_summary_json(stored)})
     _, plan = check_verify_size(suite, s.verify)  # refuse an oversized suite before scoring

@@ -63,6 +63,8 @@ def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
         "mining": {"min_support": 2},
         "focus": {"candidates": 3, "budget": 4},  # kept small: the stage has its own tests
         "evaluation": {"size": 12},
+        # the plug-in finding source (discovery._enrichment) runs as a stage of its own
+        "slices": {"sources": ["enriched"]},
         "suite": str(tmp_path / "suite.yaml"),
         "verify": {"sample": 5},
     }
@@ -107,6 +109,17 @@ def test_rerun_skips_current_stages(cfg_path: Path, tmp_path: Path,
     missing = [str(p) for st in DECLARED for p in st.outputs(st.sections(cfg), run)
                if not p.is_file()]
     assert missing == []
+    # Every declared run file with a row model holds rows of that model.
+    from synth.core import ARTIFACTS, iter_jsonl
+
+    checked = set()
+    for a in ARTIFACTS.values():
+        for path in a.glob(run) if a.row is not None else []:
+            for rec in iter_jsonl(path):
+                a.validate(rec)
+            checked.add(a.key)
+    assert checked >= {"shard", "task_scores", "reference_scores", "hard", "ngrams", "slices",
+                       "metadata", "words", "focus", "findings"}
     before = snapshot(run)
     again = discover(cfg, run, progress=False, log=lambda s: None)
     assert again.stages == dict.fromkeys(STAGES, "skipped (current)")
@@ -427,7 +440,8 @@ def test_config_command_prints_the_hashes_a_run_records(
     head = [line for line in capsys.readouterr().out.splitlines() if line.startswith("# ")]
     assert head[1] == ("# score stage hash (stage_hashes.score): needs a run's corpus "
                        "(pass --run DIR)")
-    assert head[9] == f"# evaluate stage hash (stage_hashes.evaluate): {stages['evaluate']}"
+    assert head[STAGES.index("evaluate")] == \
+        f"# evaluate stage hash (stage_hashes.evaluate): {stages['evaluate']}"
 
 
 def test_fewshot_task_model_with_batch_calibration_and_a_suite_is_refused_first(

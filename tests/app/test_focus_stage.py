@@ -47,7 +47,7 @@ def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
                       "segment": {"min_words": 3, "max_words": 40}},
         "task_models": [{"name": "toy", "spec": "python:toy_models:keyword_sentiment"}],
         "reference": {"model": f"hf:{tiny_dir}", "calibration": "contextual", "device": "cpu"},
-        "ranking": {"top_fraction": 0.5},
+        "ranking": {"top_fraction": 0.5, "min_reference_margin": 0.0},
         "mining": {"min_support": 2},
         "focus": {"candidates": 3, "budget": BUDGET, "ngrams": ["film"]},
         "evaluation": {"size": 8, "include_reference": False},
@@ -169,8 +169,13 @@ def test_focus_off_skips_the_stage_and_the_report_falls_back(
     assert (f"focus rounds: {len(focus_rows)} candidates, "
             f"{sum(r['n'] for r in focus_rows)} new sentences from "
             f"{BUDGET * len(focus_rows)} prompts in ") in summary
-    assert (f"; {len(confirmed)} confirmed failure pattern(s) (failure: reference's "
-            f"p(task model wrong) >= 0.6; base rate ") in summary
+    assert (f"; {len(confirmed)} confirmed failure pattern(s) (failure: task model's top "
+            f"label differs from the reference's; base rate ") in summary
+    # one base rate for the run: focus's is the slices' and the rank stage's
+    manifest = json.loads((run / "manifest.json").read_text())["stages"]
+    rates = {s: manifest[s]["base_rate"] for s in ("rank", "semantic", "metadata",
+                                                   "occlusion", "findings", "focus")}
+    assert len(set(rates.values())) == 1, rates
     shown = confirmed or focus_rows[:3]
     for r in shown:
         assert f"  {r['ngram']:<28} [{r['source']}] fails {r['failures']}/{r['n']} = " \

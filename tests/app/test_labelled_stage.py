@@ -66,10 +66,10 @@ def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
                       "segment": {"min_words": 3, "max_words": 40}},
         "task_models": [{"name": "toy", "spec": "python:toy_models:keyword_sentiment"}],
         "reference": {"model": f"hf:{tiny_dir}", "calibration": "contextual", "device": "cpu"},
-        "ranking": {"top_fraction": 0.5},
+        "ranking": {"top_fraction": 0.5, "min_reference_margin": 0.0},
         "mining": {"min_support": 2},
         "focus": {"candidates": 3, "budget": 3},
-        "slices": {"failure": "disagreement", "semantic": {"size": 4},
+        "slices": {"semantic": {"size": 4},
                    "metadata": {"min_size": 2}, "occlusion": {"reference_words": 3,
                                                                "reference_sentences": 2}},
         "evaluation": {"data": str(tmp_path / "mine.csv"), "text_field": "review",
@@ -172,3 +172,13 @@ def test_slices_command_runs_it_and_a_bad_column_changes_nothing(
     out = capsys.readouterr().out.splitlines()
     assert out[3].startswith("labelled: ") and out[3].endswith(" s")
     assert any(" labelled " in x for x in out[5:])
+
+
+def test_a_bad_labelled_column_is_refused_before_any_work(cfg_path: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    run = tmp_path / "fresh"
+    assert main(["discover", "--config", str(cfg_path), "--run", str(run), "-q",
+                 "-P", "labelled.metadata_fields=[condition]"]) == 2
+    assert "error: CSV has no column 'condition'" in capsys.readouterr().err
+    assert not run.exists() or not any(run.iterdir())

@@ -64,9 +64,8 @@ def test_label_studio_out_xml_is_its_own_config_and_a_users_xml_is_kept(
         run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = cli(["annotate", "export", "--run", run, "--format", "label-studio",
                         "--out", tmp_path / "tasks.xml"], capsys)
-    assert_user_error(code, err, r"cannot write: --out \(its labeling config .xml\) and --out "
-                                 r"would be the same file \(--out \(its labeling config .xml\) "
-                                 r".*tasks.xml\): give --out a name")
+    assert_user_error(code, err, r"the tasks file and its labeling config would be the same "
+                                 r"file \(--out .*tasks.xml\): name the tasks file .json")
     assert not (tmp_path / "tasks.xml").exists()
     mine = tmp_path / "mine.xml"
     mine.write_text("<notes>my own</notes>")

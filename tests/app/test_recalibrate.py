@@ -44,7 +44,7 @@ def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
         "task_models": [{"name": "toy", "spec": "python:toy_models:keyword_sentiment"},
                         {"name": "few", "spec": f"fewshot:hf:{tiny_dir}"}],
         "reference": {"model": f"hf:{tiny_dir}", "calibration": "contextual", "device": "cpu"},
-        "ranking": {"top_fraction": 0.5},
+        "ranking": {"top_fraction": 0.5, "min_reference_margin": 0.0},
         "mining": {"min_support": 2},
         "evaluation": {"size": 12},
         # Focus rounds generate and score new sentences, and word occlusion scores sentences

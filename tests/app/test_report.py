@@ -176,7 +176,7 @@ def test_every_section_is_present_with_its_figure(built: tuple[Path, str, str]) 
     for test in ("positive adjective", "negative adjective", "double negation"):
         assert test in fills
     hard = page.sections["hard"]
-    assert "10 sentences; the first 10 by rank." in hard
+    assert "10 sentences, each a failure by the run's one rule; the first 10 by rank." in hard
     assert runbuilder.hard_ids(built[0])[0] in hard
 
 
@@ -270,7 +270,8 @@ def test_missing_pieces_skip_their_sections(tmp_path: Path,
         assert page.sections[key].strip().splitlines()[-1].startswith("Skipped: "), key
     assert ("Divergence (abs_top) of the 10 hard-subset sentences only (no scores"
             in page.sections["divergence"])
-    assert "10 sentences; the first 10 by rank." in page.sections["hard"]
+    assert "10 sentences, each a failure by the run's one rule; the first 10 by rank." in \
+        page.sections["hard"]
     assert not any(k.startswith(("groups-", "fills-")) for k in page.sections)
     md = (run / "summary.md").read_text(encoding="utf-8")
     assert "_Skipped: no ngrams.jsonl (run `synthcheck mine`)_" in md
@@ -498,3 +499,15 @@ def test_report_of_a_file_says_it_is_a_file(tmp_path: Path,
         f"error: the run path is a file, not a directory ({path}): pass the directory "
         f"`discover`, `generate` or `verify` wrote (--run DIR)\n")
     assert path.read_text() == "x"
+
+
+def test_a_cut_table_says_how_many_rows_it_shows(tmp_path: Path) -> None:
+    """Issue 27: the report's findings table showed 15 of 41 rows without saying so."""
+    run = runbuilder.build_run(tmp_path / "run")
+    total = len((run / "ngrams.jsonl").read_text().splitlines())
+    assert total > 10
+    assert main(["report", "--run", str(run)]) == 0
+    findings = Page((run / "report.html").read_text(encoding="utf-8")).sections["findings"]
+    assert f"10 of {total} n-grams shown; every row is in the run's files." in findings
+    md = (run / "summary.md").read_text(encoding="utf-8")
+    assert f"10 of {total} n-grams shown" in md

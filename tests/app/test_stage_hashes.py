@@ -31,7 +31,10 @@ def test_default_config_hashes_are_unchanged(cfg):
     # b38a046a8e2b64e7 / 6aa02d8284315778.
     from synth.engines._models import generation_dtype
 
-    expected = {"bfloat16": "7720e97af9d9a548", "float32": "650de28f77c33a66"}
+    # Changed on purpose (issue 24): the default prompt is the label-conditioned continuation
+    # with the garbled/near-duplicate filter, and the generator has prompt.labels and those
+    # filter fields. Was 7720e97af9d9a548 / 650de28f77c33a66.
+    expected = {"bfloat16": "ace432181828fa5b", "float32": "74d57ced1fdabbca"}
     assert generation_config_hash(cfg) == expected[generation_dtype("auto", "auto")]
     # Changed on purpose (issue 18): the default reference is gemma3-270m. Was
     # 1adf1c9d8644f9d9 (SmolLM2-135M).

@@ -29,6 +29,13 @@ SMALL: dict[str, list[str]] = {
         r"^3 files, 0 differ \(same\* = equal without \['created', 'elapsed', 'git_commit', "
         r"'seconds', 'timings', 'updated', 'wall_s'\]\)$",
     ],
+    "abstain.py": [
+        r"^reference tiny; 24 held-out tweets of packaged:tweets3 \(\d+ neutral\); abstain "
+        r"word ' neutral'; CPU [\d.]+ s$",
+        r"^calibrate +threshold  neutral found +false abstain +polarity acc$",
+        *[rf"^{mode} +{t} +({NUM} \[{NUM}, {NUM}\] \(\d+/\d+\)|n/a) +" for mode in ("false", "true")
+          for t in ("0.3", "0.5")],
+    ],
     "discovery_power.py": [
         r"^corpus: \d+ sentences \(.*\); labelled rows: 300 \(",
         r"^seed 0: planted slices \(corpus members/changed, labelled members/errors\):$",
@@ -47,6 +54,15 @@ SMALL: dict[str, list[str]] = {
         r"^stage +local s +ray s +overhead s +ratio$",
         rf"^generate +{NUM} +{NUM} +-?{NUM} +{NUM}$",
         rf"^score +{NUM} +{NUM} +-?{NUM} +{NUM}$",
+    ],
+    "generation_modes.py": [
+        r"^generation +dtype +prompts +kept +tokens +CPU-s/prompt +ratio +limit%$",
+        rf"^smollm2-label +float32 +8 +\d+ +\d+ +{NUM} +{NUM} +{NUM}%$",
+        r"^reference +sentences +CPU-s/sentence +ratio$",
+        rf"^qwen-neutral +\d+ +{NUM} +{NUM}$",
+        rf"^smollm2-cont +gemma-cal +{NUM} +{NUM}  \d+:\d+ +\(not labelled\)$",
+        r"^audit file gen-smollm2-label\.txt: \d+ lines$",
+        rf"^stand-in labels smollm2-cont: signal 1\.00 \[{NUM}, 1\.00\] \(\d+/\d+\)$",
     ],
     "generate.py": [
         r"^engine +dtype +prompts +tokens +seconds +tok/s +kept +kept/s +limit%$",

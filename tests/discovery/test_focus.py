@@ -243,3 +243,33 @@ def test_unscored_base_is_refused(tmp_path):
         run_focus_rounds(tmp_path, FocusConfig(), LABELS, generator=GeneratorConfig(),
                   seed_docs=DOCS, base=base, models=models, progress=False)
     assert not (tmp_path / "manifest.json").exists()
+
+
+def test_label_conditioned_prompts_fill_their_label_in_focus_rounds():
+    """A generator whose template asks for a {label} gets one per focus query (drawn from the
+    query's own seed), never the bare placeholder; a chat answer loses its quotes."""
+    from discovery._focus_rounds import generate_raw, keep_sentences
+
+    class Chat:
+        def __init__(self):
+            self.prompts = []
+
+        def render_chat(self, user, system=None):
+            return f"<user>{user}</user>"
+
+        def generate(self, prompts, params, seeds):
+            self.prompts += list(prompts)
+            return [Generation(f'"A superb film, {i}."', 6) for i in range(len(prompts))]
+
+    gen = GeneratorConfig.model_validate({"prompt": {
+        "style": "chat", "template": "Write one {label} sentence using: {query}",
+        "labels": ["negative", "positive"]}, "segment": {"min_words": 2}})
+    qs = focus_queries("superb", DOCS, FocusConfig(budget=12, context_words=2), seed=3,
+                       round_=1)
+    backend = Chat()
+    raw = generate_raw(qs, backend, gen)
+    asked = [p.split("Write one ")[1].split(" ")[0] for p in backend.prompts]
+    assert set(asked) == {"negative", "positive"} and "{label}" not in "".join(backend.prompts)
+    assert generate_raw(qs, Chat(), gen) == raw  # the label is a function of the query's seed
+    kept = keep_sentences("superb", qs, raw, gen, set())
+    assert kept and all(not k["text"].startswith('"') for k in kept)

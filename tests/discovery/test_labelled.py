@@ -206,7 +206,7 @@ def test_find_on_labelled_rows_become_findings_with_their_data() -> None:
     assert q["examples"][0] == {"id": "L0", "text": texts[0], "gold": "positive",
                                 "predicted": "negative"}
     out = build_findings(texts=["a corpus sentence"], ids=["c1"], fail=np.array([False]),
-                         p_wrong=np.array([0.1]), rule="r", labelled=found)
+                         p_wrong=np.array([0.1]), rule="r", rows={"labelled": found})
     lab = [r for r in out if r["data"] == "labelled"]
     assert lab and all(r["reason"].startswith("labelled data: the task model is wrong on")
                        for r in lab)
@@ -266,3 +266,22 @@ def test_shots_from_never_takes_an_evaluation_row(tmp_path) -> None:  # type: ig
 
     other = load_run_config(path, ["reference.shots_from.seed=4"])
     assert reference_hash(cfg.reference, labels) != reference_hash(other.reference, labels)
+
+
+def test_labelled_candidates_take_a_turn_even_where_the_corpus_has_none() -> None:
+    from discovery import FocusBase, FocusConfig, MiningConfig, pool_candidates
+
+    texts = ["my uncle and aunt.", "an odd zorb.", "zorb twice."] + [
+        f"the movie number {i}." for i in range(8)] + [f"plain line {i}." for i in range(6)]
+    fail = [True] * 3 + [True] * 4 + [False] * 4 + [False] * 6
+    task = np.array([[0.9, 0.1]] * len(texts))
+    ref = np.array([[0.1, 0.9] if f else [0.9, 0.1] for f in fail])
+    base = FocusBase(texts=texts, task=task, reference=ref,
+                     hard_indices=[i for i, f in enumerate(fail) if f])
+    pool = {"uncle": "word", "zorb": "word", "Zomig": "labelled", "nowhere": "word"}
+    chosen, sources = pool_candidates(base, FocusConfig(candidates=3, min_support=3),
+                                      MiningConfig(), pool)
+    # word, then labelled (no corpus sentence holds "Zomig": kept, generation brings them),
+    # then the n-gram; a word in no sentence is still skipped
+    assert chosen == ["uncle", "Zomig", "the movie number"]
+    assert sources["Zomig"] == "labelled" and "nowhere" not in chosen

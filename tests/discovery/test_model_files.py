@@ -7,7 +7,7 @@ import os
 
 from discovery import TaskModelConfig, task_model_hash
 from discovery._config import EvaluationConfig, ReferenceConfig
-from discovery._model_files import model_files_digest
+from discovery._kinds import model_files_digest
 from synth.core import LabelSpace
 
 

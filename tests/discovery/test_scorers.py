@@ -89,7 +89,8 @@ def test_skops_untrusted_types_are_refused_not_loaded(tmp_path, monkeypatch):
     sio.dump(pipe, tmp_path / "evil.skops")
     loaded = []
     monkeypatch.setattr(sio, "load", lambda *a, **k: loaded.append(1))
-    with pytest.raises(DataError, match=r"refusing to load untrusted types \[.*_lower.*third-party code"):
+    with pytest.raises(DataError,
+                       match=r"refusing to load untrusted types \[.*_lower.*third-party code"):
         load_task_scorer(f"sklearn:{tmp_path / 'evil.skops'}", LABELS)
     assert not loaded
 
@@ -259,6 +260,11 @@ def test_reference_label_words_must_match_task_labels(tiny_llama, tiny_tokenizer
                                           "nothing"):
         FewShotReference(None, ReferenceConfig(label_words={"negative": " no",
                                                             "positive": ""}), LABELS)
+    # the same checks without a backend (what `check_stage2` and a `fewshot:` spec's check run)
+    with pytest.raises(ConfigError, match=r"shot label 'meh' is not a task label "
+                                          r"\(reference.shots\[0\].label\)"):
+        FewShotReference.check(ReferenceConfig(shots=[{"text": "x", "label": "meh"}],
+                                               calibration="none"), LABELS)
 
 
 def test_batch_calibrated_fewshot_scores_do_not_depend_on_batch_size(tiny_llama, tiny_tokenizer):

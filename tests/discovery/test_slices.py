@@ -247,8 +247,8 @@ def test_findings_rank_dedupe_and_schema() -> None:
               "reference_shift": 0.2, "z": 1.0, "q_value": 0.04, "example_ids": []}]
     focus = [{"ngram": "dull", "n": 10, "failures": 9, "base_rate": 0.4, "q_value": 0.001,
               "confirmed": True, "source": "word", "examples": [{"text": "so dull."}]}]
-    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r", words=words,
-                          focus=focus, focus_rule="fr")
+    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r",
+                          rows={"occlusion": words, "focus": focus}, focus_rule="fr")
     assert [(r["id"], r["rank"], r["kind"], r["name"]) for r in rows] == [
         ("f0001", 1, "focus", "dull"), ("f0002", 2, "word", "pizza")]
     assert rows[0]["confirmed"] and rows[0]["corpus_n"] == 1 and rows[0]["source"] == "word"
@@ -397,8 +397,8 @@ def test_a_focus_test_that_does_not_replicate_drops_its_finding() -> None:
               "q_value": 0.3, "confirmed": False, "source": "group"},
              {"ngram": "film", "n": 40, "failures": 4, "base_rate": 0.2, "q_value": 0.9,
               "confirmed": False, "source": "word"}]
-    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r", words=words,
-                          focus=focus)
+    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r",
+                          rows={"occlusion": words, "focus": focus})
     by = {r["name"]: r for r in rows}
     # Both focus tests ran on new sentences and did not confirm: neither is ranked on the
     # evidence that proposed it (the group's q of 1e-6); both go after every other row.
@@ -420,5 +420,5 @@ def test_a_finding_not_above_its_base_rate_never_ranks_above_one_that_is() -> No
                 {"slice": "zorb", "terms": [], "example_ids": [], "n": 20, "failures": 18,
                  "base_rate": 0.5, "q_value": 0.01}]
     rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=np.full(10, 0.5),
-                          rule="r", metadata=metadata)
+                          rule="r", rows={"metadata": metadata})
     assert [(r["name"], r["above_base"]) for r in rows] == [("zorb", True), ("odd", False)]

@@ -51,4 +51,4 @@ def run_tool(code: str, *args: Any, timeout: float = 300) -> Any:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-__all__ = ["EXPORTS_PYTHON", "LABEL_STUDIO", "need", "run_tool"]
+__all__ = ["EXPORTS_PYTHON", "LABEL_STUDIO", "ROOT", "need", "run_tool"]

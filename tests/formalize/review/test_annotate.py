@@ -176,8 +176,8 @@ def test_a_bad_import_leaves_the_log_as_it_was(run: Path, tmp_path: Path,
     assert main(["annotate", "import", "--run", str(run), "--format", "label-studio",
                  "--in", str(bad)]) == 2
     assert capsys.readouterr().err == (
-        f"error: unknown sentence id 'h11' ({bad}, record 3): import decisions into the run they were "
-        "exported from; did you mean 'h1', 'h2' or 'h3'? (of 6 ids in the run)\n")
+        f"error: unknown sentence id 'h11' ({bad}, record 3): import decisions into the run "
+        "they were exported from; did you mean 'h1', 'h2' or 'h3'? (of 6 ids in the run)\n")
     tasks[3]["data"]["sid"] = "h4"
     tasks[3]["annotations"][0]["result"][0]["value"]["choices"] = ["postive"]
     bad.write_text(json.dumps(tasks))

@@ -300,3 +300,42 @@ def test_appending_to_a_malformed_suite_is_one_line(tmp_path):
         f"malformed YAML: expected ',' or ']', but got ':' ({suite}, line 3): fix the "
         f"YAML syntax")
     assert suite.read_text() == "name: s\nlabels: [a\ntests: {\n"
+
+
+def test_garbled_sentences_are_skipped_with_the_reason(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27: propose copied garbled sentences word for word into templates."""
+    from formalize.review._propose import skipped
+
+    sentences = [{"id": "g1", "text": "## | @@ ** movie"},
+                 {"id": "g2", "text": "movie movie movie is good"},
+                 {"id": "ok", "text": "This movie is good."}]
+    assert skipped(sentences) == [
+        ("g1", "only 1 word(s) once the tokens that are not words are dropped"),
+        ("g2", "'movie' three times in a row")]
+    drafts = propose_templates(sentences)
+    assert drafts and all(d.ids == ("ok",) for d in drafts)
+
+
+def test_cli_propose_uses_the_run_suites_lexicons_and_keeps_hypotheses(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --append-to, drafts come from the lexicons of the run's own suite
+    (verify.suite), not the built-in movie ones; an accepted draft's description is the
+    reviewers' hypothesis."""
+    import json
+
+    run = tweet_run(tmp_path / "run")
+    suite = tmp_path / "complaints.yaml"
+    suite.write_text(TWEET_SUITE)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["config"]["verify"] = {"suite": str(suite)}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    ReviewLog(run).tag("t1", "task-model error", hypothesis="sarcasm read as praise")
+    assert main(["propose", "--run", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"lexicons of {suite}: AIRLINE, THING\n")
+    assert "{AIRLINE} lost my {THING} again, thanks a lot" in out
+    assert main(["propose", "--run", str(run), "--append-to", str(suite), "--accept",
+                 "2"]) == 0
+    test = load_suite(suite).tests[1].spec
+    assert test.description == "sarcasm read as praise (drafted from 1 reviewed sentence(s))"

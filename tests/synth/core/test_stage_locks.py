@@ -63,6 +63,10 @@ def stopped_holder(tmp_path: Path):  # type: ignore[no-untyped-def]
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
         os.kill(proc.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 10  # the stop is delivered asynchronously
+        while time.monotonic() < deadline and Path(f"/proc/{proc.pid}/stat").read_text(
+                ).rsplit(")", 1)[-1].split()[0] not in ("T", "t"):
+            time.sleep(0.02)
         yield proc
     finally:
         os.kill(proc.pid, signal.SIGCONT)

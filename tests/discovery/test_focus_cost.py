@@ -1,0 +1,27 @@
+"""One focus-cost formula: the config check and `discover`'s estimate count the same prompts
+(the user's n-grams included)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from discovery import FocusConfig
+
+
+def test_the_estimate_and_the_check_count_the_same_prompts(tmp_path) -> None:  # noqa: ANN001
+    from synth.core import RunDir
+    from synthcheck import load_run_config
+    from synthcheck.stages import StageWork, stage_named
+
+    cfg = FocusConfig(candidates=3, budget=4, rounds=2, ngrams=["plot twist"])
+    assert cfg.max_prompts == (3 + 1) * 4 * 2
+    path = tmp_path / "c.yaml"
+    path.write_text("focus: {candidates: 3, budget: 4, rounds: 2, ngrams: [plot twist]}\n")
+    stage = stage_named("focus")
+    s = stage.sections(load_run_config(path))
+    assert stage.work is not None
+    assert stage.work(s, StageWork(RunDir(tmp_path / "r"), None))[1] == cfg.max_prompts
+    with pytest.raises(ValidationError, match=r"\(candidates 1,000 \+ ngrams 1\) x budget "
+                                              r"1,000 x rounds 10 = 10,010,000"):
+        FocusConfig(candidates=1000, budget=1000, rounds=10, ngrams=["plot twist"])
