@@ -59,10 +59,11 @@ def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
                       "segment": {"min_words": 3, "max_words": 40}},
         "task_models": [{"name": "toy", "spec": "python:toy_models:keyword_sentiment"}],
         "reference": {"model": f"hf:{tiny_dir}", "calibration": "contextual", "device": "cpu"},
-        "ranking": {"top_fraction": 0.5},
+        "ranking": {"top_fraction": 0.5, "min_reference_margin": 0.0},
         "mining": {"min_support": 2},
         "focus": {"candidates": 3, "budget": 4},  # kept small: the stage has its own tests
         "evaluation": {"size": 12},
+        "labelled": {"data": "evaluation", "size": 40, "semantic": False},
         # the plug-in finding source (discovery._enrichment) runs as a stage of its own
         "slices": {"sources": ["enriched"]},
         "suite": str(tmp_path / "suite.yaml"),
@@ -86,9 +87,11 @@ def outputs(run: Path) -> dict[str, bytes]:
 
 
 def snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    """Every file under ``root``: its bytes and modification time."""
+    """Every file under ``root``: its bytes and modification time (the stage locks under
+    ``.locks/`` record who last held them, so they are bookkeeping, not outputs)."""
     return {str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns)
-            for p in sorted(root.rglob("*")) if p.is_file()}
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and ".locks" not in p.relative_to(root).parts}
 
 
 def ran(result: Any) -> set[str]:
@@ -258,7 +261,9 @@ def test_cli_prints_the_summary(cfg_path: Path, tmp_path: Path,
     assert acc[1] < prec
     by = ev["hard_subset_precision_by_metric"]
     assert set(by) == {"abs_top", "signed", "kl", "js", "tv", "p_wrong"}
-    assert lines[prec + 3].startswith(f"    signed   {by['signed']['estimate']:.2f} [")
+    by_metric = lines.index("  precision by ranking metric:", prec)
+    assert any(line.startswith(f"    signed   {by['signed']['estimate']:.2f} [")
+               for line in lines[by_metric + 1:by_metric + 8])
     for w in ev["warnings"]:
         assert at(f"warning: {w}") > prec
     # Corpus size: what the corpus shards hold.
@@ -270,7 +275,8 @@ def test_cli_prints_the_summary(cfg_path: Path, tmp_path: Path,
     hard = read_jsonl(run / "hard.jsonl")
     task = {r["id"]: r["probs"] for r in read_jsonl(run / "scores" / "task-toy.jsonl")}
     ref = {r["id"]: r["probs"] for r in read_jsonl(run / "scores" / "reference.jsonl")}
-    head = at(f"hard subset: {len(hard)} sentences; the 10 hardest:")
+    head = at(f"hard subset: {len(hard)} sentences (each a failure by that rule); the 10 "
+              f"hardest:")
     rows = []
     for rec in hard[:10]:
         t, r = task[rec["id"]], ref[rec["id"]]

@@ -37,10 +37,11 @@ def test_default_config_hashes_are_unchanged(cfg):
     expected = {"bfloat16": "ace432181828fa5b", "float32": "74d57ced1fdabbca"}
     assert generation_config_hash(cfg) == expected[generation_dtype("auto", "auto")]
     # Changed on purpose (issue 18): the default reference is gemma3-270m. Was
-    # 1adf1c9d8644f9d9 (SmolLM2-135M).
-    assert reference_hash(cfg.reference, labels) == "821127cbbaa0eadd"
+    # 1adf1c9d8644f9d9 (SmolLM2-135M). Changed on purpose (issues 24 and 25): the reference
+    # section gains the abstain answer and shots drawn from labelled data. Was 821127cbbaa0eadd.
+    assert reference_hash(cfg.reference, labels) == "1435d42251b9aa00"
     assert task_model_hash(cfg.task_models[0], labels=labels, reference=cfg.reference,
-                           evaluation=cfg.evaluation) == "6685e10fca2b2f8d"
+                           evaluation=cfg.evaluation) == "9dc1a6c8d4dc0787"  # 6685e10fca2b2f8d
     # Changed on purpose (issue 11): the evaluate stage also measures the hard-subset rule's
     # precision on held-out data, so its hash covers the ranking section; and (issue 13)
     # evaluation.size is a stratified seeded sample, and the hash covers the fields and
@@ -49,14 +50,16 @@ def test_default_config_hashes_are_unchanged(cfg):
     # min_reference_margin 0.2, evaluation.size 1000. Was 63bf21df790d0186.
     # Changed on purpose (issue 25): ranking.require_disagreement is gone (the hard subset
     # holds only failures by the one judging rule). Was 961ef94d6352c69f.
-    assert evaluate_stage_hash(cfg) == "47790687edf8b28e"
+    # Changed on purpose (issues 24, 25): the reference's hash, the one judging rule and the
+    # labelled stage. Were 47790687edf8b28e (evaluate) and 403a1d76286bbf16 (verify).
+    assert evaluate_stage_hash(cfg) == "61b5efb9524f05b9"
     # Changed on purpose (issue 12): the suite fingerprint digests every available lexicon,
     # and built-in ones were added (TIME_ENTITY, the paired TIME_ENTITY_S/L, FIRST_NAME,
     # CITY, COUNTRY); the suite's cases are unchanged.
     # Changed on purpose (issue 17): the suite's draws come from derive_rng streams (its
     # fingerprint names the scheme); sampled fills and perturbations changed. Was
     # e2ff728c92db663a.
-    assert verify_stage_hash(cfg, load_suite(cfg.suite)) == "403a1d76286bbf16"
+    assert verify_stage_hash(cfg, load_suite(cfg.suite)) == "36d3160706efd422"
 
 
 def test_runtime_fields_do_not_change_the_hashes_but_output_fields_do(cfg):
@@ -82,7 +85,7 @@ def test_prefix_alignment_is_hashed_resolved_and_only_when_it_pads(cfg):
         return reference_hash(c.reference, labels)
 
     assert cfg.reference.align_prefix == "auto" and cfg.reference.prefix_alignment == 0
-    assert ref_hash("reference.align_prefix=0") == ref_hash() == "821127cbbaa0eadd"
+    assert ref_hash("reference.align_prefix=0") == ref_hash() == "1435d42251b9aa00"
     assert ref_hash("reference.align_prefix=32") != ref_hash()
     vllm_auto = ref_hash("reference.backend=vllm")
     assert vllm_auto == ref_hash("reference.backend=vllm", "reference.align_prefix=32")
