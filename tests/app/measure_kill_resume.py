@@ -31,7 +31,7 @@ CHILD = """
 import json, sys, time
 from pathlib import Path
 sys.path[:0] = [{here!r}, {synth!r}]
-from fakes import FakeBackend
+from tests.synth.fakes import FakeBackend
 import synth._generate as gen
 import synth
 gen.generator_backend = synth.generator_backend = lambda g: FakeBackend()
@@ -78,9 +78,8 @@ def child(mode: str, cfg: Path, run: Path, log: Path, env: dict[str, str]) -> su
 
 
 def main(out: Path) -> None:
-    sys.path[:0] = [str(HERE), str(HERE.parent / "synth")]
-    import runbuilder
-    from conftest import build_tiny_llama
+    from tests.app import runbuilder
+    from tests.synth.synth_fixtures import build_tiny_llama
 
     out.mkdir(parents=True, exist_ok=True)
     tiny = build_tiny_llama(out / "tiny")

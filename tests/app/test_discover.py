@@ -16,12 +16,6 @@ import pytest
 import yaml
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "synth"))
-
-import runbuilder  # noqa: E402
-from conftest import build_tiny_llama  # noqa: E402
-from fakes import FakeBackend  # noqa: E402
 
 from formalize import ReviewLog  # noqa: E402
 from synth.core import RunDirError  # noqa: E402
@@ -29,6 +23,9 @@ from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 from synthcheck.stages import STAGE_NAMES as STAGES  # noqa: E402
+from tests.app import runbuilder  # noqa: E402
+from tests.synth.fakes import FakeBackend  # noqa: E402
+from tests.synth.synth_fixtures import build_tiny_llama  # noqa: E402
 
 SUITE = {
     "name": "mini", "labels": ["negative", "positive"], "seed": 0,
@@ -188,7 +185,7 @@ def test_kill_during_scoring_then_rerun(cfg_path: Path, tmp_path: Path) -> None:
     script = textwrap.dedent(f"""
         import sys
         sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent / 'synth')!r}]
-        from fakes import FakeBackend
+        from tests.synth.fakes import FakeBackend
         import synth._generate as gen
         import synth
         gen.generator_backend = synth.generator_backend = lambda g: FakeBackend()
@@ -517,7 +514,7 @@ def test_two_discovers_on_one_directory_do_each_stage_once(cfg_path: Path,
     script = textwrap.dedent(f"""
         import json, sys
         sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent / 'synth')!r}]
-        from fakes import FakeBackend
+        from tests.synth.fakes import FakeBackend
         import synth._generate as gen
         import synth
         gen.generator_backend = synth.generator_backend = lambda g: FakeBackend()

@@ -5,7 +5,6 @@ section changes, resumed after a lost part, byte-identical from scratch, and off
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +12,6 @@ import pytest
 import yaml
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "synth"))
-
-import runbuilder  # noqa: E402
-from conftest import build_tiny_llama  # noqa: E402
-from fakes import FakeBackend  # noqa: E402
 
 from discovery._focus_rounds import contains_ngram  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
@@ -26,6 +19,9 @@ from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 from synthcheck.report import build_report  # noqa: E402
 from synthcheck.stages import STAGE_NAMES as STAGES  # noqa: E402
+from tests.app import runbuilder  # noqa: E402
+from tests.synth.fakes import FakeBackend  # noqa: E402
+from tests.synth.synth_fixtures import build_tiny_llama  # noqa: E402
 
 DOCS = runbuilder.TINY_DOCS
 BUDGET = 5

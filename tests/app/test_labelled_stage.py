@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +15,13 @@ import pytest
 import yaml
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "synth"))
-
-import runbuilder  # noqa: E402
-from conftest import build_tiny_llama  # noqa: E402
-from fakes import FakeBackend  # noqa: E402
 
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
+from tests.app import runbuilder  # noqa: E402
+from tests.synth.fakes import FakeBackend  # noqa: E402
+from tests.synth.synth_fixtures import build_tiny_llama  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -18,17 +18,14 @@ import pytest
 import yaml
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "synth"))
-
-import runbuilder  # noqa: E402
-from conftest import build_tiny_llama  # noqa: E402
-from fakes import FakeBackend  # noqa: E402
 
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 from synthcheck.stages import STAGE_NAMES as STAGES  # noqa: E402
+from tests.app import runbuilder  # noqa: E402
+from tests.synth.fakes import FakeBackend  # noqa: E402
+from tests.synth.synth_fixtures import build_tiny_llama  # noqa: E402
 
 FILES = ["slices.jsonl", "metadata.jsonl", "words.jsonl", "focus.jsonl", "findings.jsonl"]
 SCHEMA = {"id", "rank", "kind", "name", "terms", "example_ids", "n", "failures", "rate", "low",
@@ -168,7 +165,7 @@ KILL = """
     import sys, time
     from pathlib import Path
     sys.path[:0] = [{here!r}, {synth!r}]
-    from fakes import FakeBackend
+    from tests.synth.fakes import FakeBackend
     import synth._generate as gen
     import synth
     gen.generator_backend = synth.generator_backend = lambda g: FakeBackend()

@@ -5,15 +5,13 @@ through the real ``python:`` loader, reading findings, matching them, and the ta
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-sys.path.insert(0, str(BENCH))
 
-from _planted import (  # noqa: E402
+from bench._planted import (  # noqa: E402
     Finding,
     PlantedModel,
     Slice,
@@ -166,8 +164,7 @@ def test_match_by_name_or_by_examples() -> None:
 
 
 def test_rows_and_table() -> None:
-    from discovery_power import field_exists, rows_for, table
-
+    from bench.discovery_power import field_exists, rows_for, table
     from synthcheck._config import RunConfig
 
     assert field_exists(RunConfig, "focus.enabled") is True
