@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from tests.synth.fakes import FakeBackend
-from tests.synth.synth_fixtures import DOCS, build_tiny_llama
+from tests.synth.synth_fixtures import DOCS
 
 
 @pytest.fixture(scope="session")
-def tiny_llama_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny-llama"))
+def tiny_llama_dir(tiny_dir: Path) -> Path:
+    """The session's tiny Llama folder (tests/conftest.py), under the stage-1 tests' name."""
+    return tiny_dir
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,6 @@ from synthcheck import load_run_config
 from tests.synth.fakes import FakeBackend
 from tests.synth.synth_fixtures import write_config
 
-
 ROOT = Path(__file__).resolve().parents[2]  # the checkout, for child processes
 
 
