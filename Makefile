@@ -124,7 +124,8 @@ bench: setup
 	$(BIN)/python bench/score.py
 	$(BIN)/python bench/verify.py
 	$(BIN)/python bench/executor.py
-	$(BIN)/python bench/discovery_power.py --run runs/demo --out runs/discovery_power.json
+	$(BIN)/python bench/discovery_power.py --run runs/demo
+	$(BIN)/python bench/_power_docs.py
 	$(BIN)/python bench/compare_runs.py --small
 	$(BIN)/python bench/published_suites.py $(or $(PUBLISHED),--small)
 

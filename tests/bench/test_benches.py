@@ -37,16 +37,17 @@ SMALL: dict[str, list[str]] = {
           for t in ("0.3", "0.5")],
     ],
     "discovery_power.py": [
-        r"^corpus: \d+ sentences \(",
-        r"^planted slices \(sentences in the corpus\):$",
-        r"^  long +\d+  long \(>= 30 words\)$",
-        r"^\| config \| .*\| found \| hard planted \| held-out precision \| findings \| "
-        r"seconds \|$",
-        # findings.jsonl once the run writes the unified findings, else focus rows + n-grams
-        rf"^\| default 1x budget \| .*\| \d/\d \| {NUM} \(\d+/\d+\) \| .* \| "
-        rf"(findings\.jsonl|focus\.jsonl \+ ngrams\.jsonl) \| \d+ \|$",
-        rf"^\| no focus \| .*\| \d/\d \| {NUM} \(\d+/\d+\) \| .* \| "
-        rf"(findings\.jsonl|ngrams\.jsonl) \| \d+ \|$",
+        r"^corpus: \d+ sentences \(.*\); labelled rows: 300 \(",
+        r"^seed 0: planted slices \(corpus members/changed, labelled members/errors\):$",
+        r"^seed 0, corpus only: \d/2 found in the top 10 \(findings\.jsonl; \d+s\)$",
+        r"^seed 0, with labelled data: \d/2 found in the top 10 \(findings\.jsonl; \d+s\)$",
+        r"^\| kind \| corpus only: found/planted \[95% CI\] \| with labelled data: "
+        r"found/planted \[95% CI\] \|$",
+        # The floor: the frequent word (flipped in at least 3 sentences) is found by both arms.
+        r'^\| 0 \| word frequent "[a-z]+" \(flip\) \| \d+/\d+ \| \d+/\d+ \| yes #\d+\*? \| '
+        r"yes #\d+\*? \|$",
+        r"^\| Fisher per word \| \d/2 \|",
+        r"^\| SliceLine alpha 0\.999 \(tuned\) \| \d/2 \|",
     ],
     "executor.py": [
         r"^kept \d+ sentences; outputs byte-identical: True$",
