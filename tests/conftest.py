@@ -8,7 +8,7 @@ and ``sys.path.insert`` are refused by tests/test_layout.py.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,20 @@ import yaml
 
 from tests.app.runbuilder import TINY_DOCS
 from tests.synth.synth_fixtures import build_tiny_llama
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="module")
+def task_models_on_path() -> Iterator[None]:
+    """tests/app and tests/discovery on ``sys.path`` for a test module (undone after it), as a
+    user's ``PYTHONPATH``: its configs name toy task models there by bare module name
+    (``python:toy_models:...``, ``python:runbuilder:...``, ``python:discovery_fixtures:...``).
+    Use it with ``pytestmark = pytest.mark.usefixtures("task_models_on_path")``."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(TESTS / "discovery"))
+        patch.syspath_prepend(str(TESTS / "app"))
+        yield
 
 
 @pytest.fixture(scope="session")

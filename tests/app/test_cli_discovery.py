@@ -31,6 +31,9 @@ TEXTS = [f"{SUBJECTS[i % 5]} {VERDICTS[i % 8]} ." for i in range(40)]
 IDS = [f"s{i:03d}" for i in range(40)]
 TOKEN = re.compile(r"(?u)[\w']+")
 
+# the configs name `python:discovery_fixtures:<model>` task models
+pytestmark = pytest.mark.usefixtures("task_models_on_path")
+
 
 def _deep_update(base: dict, extra: dict) -> dict:
     for key, value in extra.items():

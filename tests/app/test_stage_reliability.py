@@ -36,6 +36,9 @@ SUITE = {"name": "mini", "labels": ["negative", "positive"], "builtin_lexicons":
          "tests": [{"name": "good", "capability": "Vocabulary", "type": "mft",
                     "template": "The {THING} is great.", "label": "positive"}]}
 
+# the configs name `python:discovery_fixtures:<model>` task models
+pytestmark = pytest.mark.usefixtures("task_models_on_path")
+
 
 @pytest.fixture(scope="module")
 def tiny_ref(tmp_path_factory: pytest.TempPathFactory) -> Path:
