@@ -35,6 +35,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--test-name", "--name", dest="name", default=None, metavar="TEST",
                    help="name of the appended TEST in the suite (not the suite's name)")
     p.add_argument("--capability", default="Discovered", help="capability of the appended test")
+    p.add_argument("--suggest", type=int, default=8, metavar="N",
+                   help="suggest up to N fills per slot from the run's corpus, shown, not "
+                        "added (default 8; 0: none)")
+    p.add_argument("--add-suggested", action="store_true",
+                   help="with --accept: add the suggested fills to the accepted draft's own "
+                        "FILL lexicon (a merged draft's slot); suite lexicons are never changed")
+    p.add_argument("--suggest-seed", type=int, default=0,
+                   help="seed of the corpus sample suggestions come from (default 0)")
     p.set_defaults(func=run)
 
 
@@ -73,17 +81,32 @@ def run(args: argparse.Namespace) -> int:
                 break
     for sid, why in skipped(sentences):
         print(f"  skipped {sid}: too garbled to draft from ({why})")
+    if args.suggest < 0:
+        raise ConfigError(f"--suggest {args.suggest} is negative", where="--suggest",
+                          fix="give a count of suggested fills (0 for none)")
+    if args.add_suggested and (args.accept is None or not args.suggest):
+        raise ConfigError("--add-suggested needs --accept and suggestions", where="--add-suggested",
+                          fix="give --accept K (and leave --suggest above 0)")
     every = propose_templates(sentences, lexicons, max_drafts=10**6, max_slots=args.max_slots)
     drafts = every[:args.top]
-    print(f"{len(sentences)} sentence(s) tagged {args.tag!r}; {len(drafts)} draft(s), "
-          f"most coverage first:")
-    print(format_drafts(drafts) if drafts else
+    from formalize._lexicons import builtin_lexicons
+    from formalize.review._propose import suggest_fills
+
+    suggestions = (suggest_fills(drafts, list(run_data.corpus_texts().values()),
+                                 lexicons if lexicons is not None else builtin_lexicons(),
+                                 k=args.suggest, seed=args.suggest_seed)
+                   if args.suggest and drafts else None)
+    merged = sum(d.coverage > 1 for d in drafts)
+    print(f"{len(sentences)} sentence(s) tagged {args.tag!r}; {len(drafts)} draft(s) "
+          f"({merged} merging several sentences), most coverage first:")
+    print(format_drafts(drafts, suggestions) if drafts else
           "  (no lexicon word found in the tagged sentences: no drafts)")
     from formalize.review._propose import uncovered
 
     for sid in uncovered(sentences, every):
         print(f"  no draft from {sid}: none of its words is in a lexicon where every value "
-              "fits" + (f" (lexicons: {', '.join(lexicons)})" if lexicons else ""))
+              "fits, and it shares no frame with another sentence of its label"
+              + (f" (lexicons: {', '.join(lexicons)})" if lexicons else ""))
     if args.accept is None:
         return 0
     if not 1 <= args.accept <= len(drafts):
@@ -91,13 +114,23 @@ def run(args: argparse.Namespace) -> int:
                           where="--accept", fix=f"pick a number from 1 to {len(drafts)}"
                           if drafts else "there are no drafts to accept")
     draft = drafts[args.accept - 1]
+    if args.append_to.is_file() and draft.new_lexicons:
+        draft = draft.renamed(load_suite(args.append_to).lexicons.names())
+    own = {name: list(values) for name, values in draft.new_lexicons}
+    if args.add_suggested and suggestions is not None:
+        for name in own:  # the slot was renamed alike: its suggestions sit under the old name
+            old = drafts[args.accept - 1].new_lexicons[list(own).index(name)][0]
+            extra = suggestions[args.accept - 1].get(old, ())
+            own[name] += [w for w in extra if w not in own[name]]
     # The reviewers' hypotheses about the covered sentences become the test's description.
     hyps = list(dict.fromkeys(s["hypothesis"] for s in sentences
                               if s["id"] in draft.ids and s.get("hypothesis")))
     test = draft.to_test(args.name, label=args.label, capability=args.capability,
                          description="; ".join(hyps) + f" (drafted from {draft.coverage} "
                          f"reviewed sentence(s))" if hyps else None)
-    suite = append_tests(args.append_to, [test], labels=run_data.labels)
+    suite = append_tests(args.append_to, [test], labels=run_data.labels, lexicons=own or None)
     print(f"appended test {test['name']!r} (label {test['label']}) to {args.append_to}; the "
           f"suite now has {len(suite.tests)} test(s)")
+    for name, values in own.items():
+        print(f"  added lexicon {name} ({len(values)} values: {', '.join(values)})")
     return 0

@@ -10,6 +10,7 @@ from formalize.review._propose import (
     TemplateDraft,
     format_drafts,
     propose_templates,
+    suggest_fills,
     suite_lexicons,
 )
 from formalize.review._session import DEFAULT_RUN, RUN_ENV, ReviewSession, tagged_sentences
@@ -38,6 +39,7 @@ __all__ = [
     "import_annotations",
     "propose_templates",
     "run_draft",
+    "suggest_fills",
     "suite_lexicons",
     "tagged_sentences",
 ]

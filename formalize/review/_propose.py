@@ -20,7 +20,7 @@ import itertools
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from formalize.review._grammar import draft_text, fits, garbled, lexicon_kind
@@ -45,6 +45,9 @@ class TemplateDraft:
         cases: how many cases the template expands to with these lexicons.
         label: the most common label of the covered sentences (None if none had one).
         placeholders: how many words were replaced (a repeated key counts each time).
+        new_lexicons: lexicons the draft defines itself, ``((name, values), ...)``: a draft
+            merged from sentences that share a frame and differ in one place (see
+            :func:`propose_templates`) has a slot whose values are those sentences' own words.
     """
 
     template: str
@@ -55,6 +58,28 @@ class TemplateDraft:
     cases: int
     label: str | None
     placeholders: int = 0
+    new_lexicons: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def renamed(self, taken: Sequence[str]) -> TemplateDraft:
+        """This draft with its own lexicons renamed so that none is in ``taken`` (the names a
+        suite already defines): ``FILL`` becomes ``FILL_B``, ``FILL_C``, ... (a lexicon
+        name may not end with a digit: that marks another draw in a template)."""
+        if not self.new_lexicons:
+            return self
+        used = {str(n) for n in taken}
+        template, slots, pairs = self.template, list(self.slots), []
+        for name, values in self.new_lexicons:
+            new, k = name, 0
+            while new in used:
+                k += 1
+                new = f"{name}_{_letters(k)}"
+            used.add(new)
+            if new != name:
+                template = re.sub(r"\{((?:an?|An?):)?" + re.escape(name) + r"\}",
+                                  "{\\g<1>" + new + "}", template)
+                slots = [new if x == name else x for x in slots]
+            pairs.append((new, values))
+        return replace(self, template=template, slots=tuple(slots), new_lexicons=tuple(pairs))
 
     def to_test(self, name: str | None = None, *, label: str | None = None,
                 capability: str = "Discovered", description: str | None = None
@@ -75,6 +100,16 @@ class TemplateDraft:
                                            + ", ".join(self.ids[:5])),
             "template": self.template, "label": gold}
         return test
+
+
+def _letters(k: int) -> str:
+    """1 -> B, 2 -> C, ..., 25 -> Z, 26 -> BA (``FILL`` itself is the A)."""
+    out = ""
+    while True:
+        k, r = divmod(k, 26)
+        out = chr(ord("A") + r) + out
+        if not k:
+            return out
 
 
 @dataclass(frozen=True)
@@ -209,7 +244,12 @@ def propose_templates(sentences: Sequence[str | Mapping[str, Any]], lexicons: Ma
         min_coverage: drop drafts covering fewer sentences.
 
     Returns:
-        Drafts, best first: more coverage, then fewer placeholders. Of drafts that cover the
+        Drafts, best first: more coverage, then fewer placeholders. Sentences with different
+        labels are never covered by one draft. Besides the lexicon drafts (sentences that
+        give the same template once lexicon words are placeholders), sentences sharing a
+        frame (the same words around one place where they differ) merge into one draft
+        whose slot holds their differing words (a ``FILL`` lexicon of its own, in
+        ``new_lexicons``, or the lexicon that lists them all). Of drafts that cover the
         same sentences only the least and the most general are kept. Each is made from the
         sentence's :func:`draft_text` (tokens that are not words dropped), and a word is
         replaced only where the lexicon's values fit (see the module docstring).
@@ -224,34 +264,182 @@ def propose_templates(sentences: Sequence[str | Mapping[str, Any]], lexicons: Ma
     items = _as_items(sentences)
     adjectives = frozenset(str(v).lower() for name, values in lexicons.items()
                            if lexicon_kind(name) == "adjective" for v in values)
-    covered: dict[str, list[int]] = {}
-    shown: dict[str, tuple[str, tuple[str, ...]]] = {}
-    for n, (_, original, _) in enumerate(items):
+    # A draft covers the sentences it is a fill of; sentences with different gold labels
+    # are never merged into one draft (the key holds the label).
+    covered: dict[tuple[str, str | None], list[int]] = {}
+    shown: dict[tuple[str, str | None], tuple[str, tuple[str, ...]]] = {}
+    usable = []
+    for n, (_, original, label) in enumerate(items):
         if garbled(original):  # see skipped(): named with the reason, never drafted from
             continue
+        usable.append(n)
         text = draft_text(original)
         spans = _spans(text, pattern, index, adjectives)
         for key, cand in _candidates(text, spans, max_slots).items():
-            if n not in covered.setdefault(key, []):
-                covered[key].append(n)
-            shown.setdefault(key, cand)
+            if n not in covered.setdefault((key, label), []):
+                covered[(key, label)].append(n)
+            shown.setdefault((key, label), cand)
     sizes = {name: len(set(v)) for name, v in lexicons.items()}
     drafts = []
-    for key, members in covered.items():
+    for (key, label), members in covered.items():
         if len(members) < min_coverage:
             continue
-        template, slots = shown[key]
+        template, slots = shown[(key, label)]
         cases = 1
         for slot in slots:
             cases *= sizes.get(re.sub(r"\d+$", "", slot), 1)
-        labels = Counter(items[i][2] for i in members if items[i][2] is not None)
         drafts.append(TemplateDraft(
             template=template, coverage=len(members), ids=tuple(items[i][0] for i in members),
             examples=tuple(items[i][1] for i in members[:5]), slots=slots, cases=cases,
-            label=labels.most_common(1)[0][0] if labels else None,
-            placeholders=template.count("{") - 2 * template.count("{{")))
+            label=label, placeholders=template.count("{") - 2 * template.count("{{")))
+    frames = _frame_drafts(items, usable, lexicons, index)
+    seen = {frozenset(d.ids) for d in frames}
+    anchored = [d for d in _anchor_drafts(items, usable, lexicons, index)
+                if frozenset(d.ids) not in seen]
+    for draft in frames + anchored:
+        if draft.coverage >= min_coverage and (
+                " ".join(draft.template.lower().split()), draft.label) not in covered:
+            drafts.append(draft)
     drafts.sort(key=lambda d: (-d.coverage, d.placeholders, -d.cases, d.template))
     return _thin(drafts)[:max_drafts]
+
+
+_GLUED = re.compile(r"^(.*?[\w'’)\]\"”])([.,!?;:…]+)$")
+_FRAME_CONTEXT = 3  # words a frame keeps around its slot, at least
+_FRAME_FILL = 3  # words a frame's slot replaces, at most
+FILL = "FILL"  # the name of a merged draft's own slot
+_OWN_FILL = re.compile(r"^FILL(?:_[A-Z]+)?$")
+
+
+def _frame_tokens(text: str) -> list[tuple[str, bool]]:
+    """``(token, glued)``: the draft text's words, with trailing punctuation split off as
+    tokens glued to the word before (so "bad." and "bad" share a frame)."""
+    out: list[tuple[str, bool]] = []
+    for tok in text.split():
+        m = _GLUED.match(tok)
+        if m and m.group(1):
+            out += [(m.group(1), False), (m.group(2), True)]
+        else:
+            out.append((tok, False))
+    return out
+
+
+def _join(tokens: Sequence[tuple[str, bool]]) -> str:
+    return "".join(("" if glued or not k else " ") + t for k, (t, glued) in enumerate(tokens))
+
+
+def _is_word(token: str) -> bool:
+    return any(ch.isalnum() for ch in token)
+
+
+def _frame_drafts(items: Sequence[tuple[str, str, str | None]], usable: Sequence[int],
+                  lexicons: Mapping[str, Sequence[str]],
+                  index: Mapping[str, tuple[str, ...]]) -> list[TemplateDraft]:
+    """Drafts that merge tagged sentences sharing a frame: the same words (at least
+    ``_FRAME_CONTEXT``) before and after one place where they differ (1 to ``_FRAME_FILL``
+    words): "The side effects were awful." and "The side effects were unbearable." give
+    "The side effects were {FILL}." with FILL = [awful, unbearable]. Where every differing
+    word is a value of one lexicon, that lexicon is the slot. Only sentences with the same
+    gold label are merged. Of frames with the same sentences, the one keeping most words."""
+    groups: dict[tuple[Any, ...], dict[int, str]] = {}
+    parts: dict[tuple[Any, ...], tuple[list[tuple[str, bool]], list[tuple[str, bool]]]] = {}
+    for n in usable:
+        toks = _frame_tokens(draft_text(items[n][1]))
+        while len(toks) > 1 and toks[-1][1]:
+            toks.pop()  # "awful." and "unbearable!" share a frame (the first one's end is kept)
+        end = draft_text(items[n][1])[len(_join(toks)):]
+        low = [t.lower() for t, _ in toks]
+        words = sum(_is_word(t) for t in low)
+        for i in range(len(toks)):
+            if toks[i][1] or (i and low[i - 1] in ("a", "an")):
+                continue  # a slot starts at a word, not right after an article
+            for j in range(i + 1, min(len(toks), i + _FRAME_FILL) + 1):
+                fill = toks[i:j]
+                if not all(_is_word(t) and not g for t, g in fill):
+                    break
+                if words - len(fill) < _FRAME_CONTEXT:
+                    continue
+                key = (tuple(low[:i]), tuple(low[j:]), items[n][2])
+                groups.setdefault(key, {}).setdefault(n, _join(fill))
+                parts.setdefault(key, (toks[:i], toks[j:] + ([(end, True)] if end else [])))
+    best: dict[tuple[int, ...], tuple[Any, ...]] = {}
+    for key, members in groups.items():
+        if len({v.lower() for v in members.values()}) < 2:
+            continue  # the same words everywhere: no slot to merge on
+        ident = tuple(sorted(members))
+        keep = best.get(ident)
+        if keep is None or (len(key[0]) + len(key[1]), key) > (len(keep[0]) + len(keep[1]), keep):
+            best[ident] = key
+    drafts = []
+    for ident, key in best.items():
+        members = groups[key]
+        before, after = parts[key]
+        values = tuple(dict.fromkeys(members[n] for n in ident))
+        shared = set.intersection(*(set(index.get(v.lower(), ())) for v in values))
+        lex = min(shared) if shared else None
+        slot = lex or FILL
+        template = _escape(_join([*before, ("{" + slot + "}", False), *after]))
+        template = template.replace("{{" + slot + "}}", "{" + slot + "}")
+        drafts.append(TemplateDraft(
+            template=template, coverage=len(ident), ids=tuple(items[i][0] for i in ident),
+            examples=tuple(items[i][1] for i in ident[:5]), slots=(slot,),
+            cases=len(set(lexicons[lex])) if lex else len(values), label=key[2], placeholders=1,
+            new_lexicons=() if lex else ((FILL, values),)))
+    return drafts
+
+
+_ANCHOR = 2  # the shared words next to an anchored draft's slot
+
+
+def _anchor_drafts(items: Sequence[tuple[str, str, str | None]], usable: Sequence[int],
+                   lexicons: Mapping[str, Sequence[str]],
+                   index: Mapping[str, tuple[str, ...]]) -> list[TemplateDraft]:
+    """Drafts that merge tagged sentences sharing an n-gram (``_ANCHOR`` words, not all
+    stopwords) with a different content word right before or after it: "all of the horrible
+    side effects experienced" and "very harsh side effects including ..." share "side
+    effects" after "horrible"/"harsh". The draft is the shortest of those sentences (that
+    starts with a capital letter, if one does) with
+    that word a slot whose values are every sentence's word there (a ``FILL`` lexicon of its
+    own, or the lexicon listing them all). Only sentences with the same gold label merge.
+    Looser than a frame (:func:`_frame_drafts`): the rest of the template is one sentence's."""
+    stop = _stopwords()
+    groups: dict[tuple[Any, ...], dict[int, tuple[int, list[tuple[str, bool]]]]] = {}
+    for n in usable:
+        toks = _frame_tokens(draft_text(items[n][1]))
+        low = [t.lower() for t, _ in toks]
+        for i, (tok, glued) in enumerate(toks):
+            if glued or not tok.isalpha() or low[i] in stop or (i and low[i - 1] in ("a", "an")):
+                continue
+            for side, anchor in (("after", low[i + 1:i + 1 + _ANCHOR]),
+                                 ("before", low[max(0, i - _ANCHOR):i])):
+                if (len(anchor) < _ANCHOR or not all(_is_word(a) for a in anchor)
+                        or all(a in stop for a in anchor)):
+                    continue
+                key = (side, tuple(anchor), items[n][2])
+                groups.setdefault(key, {}).setdefault(n, (i, toks))
+    drafts, made = [], set()
+    for key in sorted(groups, key=lambda k: (-len(groups[k]), k[0], k[1], str(k[2]))):
+        members = groups[key]
+        ident = tuple(sorted(members))
+        values = tuple(dict.fromkeys(members[n][1][members[n][0]][0] for n in ident))
+        if len(ident) < 2 or len({v.lower() for v in values}) < 2 or ident in made:
+            continue
+        made.add(ident)
+        # the shortest sentence that starts as one (a capital letter), else the shortest
+        rep = min(ident, key=lambda n: (not members[n][1][0][0][:1].isupper(),
+                                        len(members[n][1]), n))
+        at, toks = members[rep]
+        shared = set.intersection(*(set(index.get(v.lower(), ())) for v in values))
+        lex = min(shared) if shared else None
+        slot = lex or FILL
+        template = _escape(_join([*toks[:at], ("\0", False), *toks[at + 1:]]))
+        template = template.replace("\0", "{" + slot + "}")
+        drafts.append(TemplateDraft(
+            template=template, coverage=len(ident), ids=tuple(items[i][0] for i in ident),
+            examples=tuple(items[i][1] for i in ident[:5]), slots=(slot,),
+            cases=len(set(lexicons[lex])) if lex else len(values), label=key[2],
+            placeholders=1, new_lexicons=() if lex else ((FILL, values),)))
+    return drafts
 
 
 def _thin(drafts: list[TemplateDraft]) -> list[TemplateDraft]:
@@ -266,27 +454,128 @@ def _thin(drafts: list[TemplateDraft]) -> list[TemplateDraft]:
     return [d for d in drafts if id(d) in keep]
 
 
-def format_drafts(drafts: Sequence[TemplateDraft]) -> str:
-    """A numbered text listing of drafts (1-based, as ``--accept K`` counts them)."""
+_CORPUS_WORD = re.compile(r"[@#]?[^\W\d_][\w'’-]*")
+_SLOT = re.compile(r"(?<!\{)\{(?:(?:an?|An?):)?([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+
+
+def _slot_contexts(template: str) -> list[tuple[str, str | None, str | None]]:
+    """``(slot, word before, word after)`` for each placeholder of a template (lowercased;
+    ``^``/``$`` at the template's start/end, None next to another placeholder)."""
+    out = []
+    for m in _SLOT.finditer(template):
+        head, tail = template[:m.start()], template[m.end():]
+        before = _CORPUS_WORD.findall(head.split("}")[-1])
+        after = _CORPUS_WORD.findall(tail.split("{")[0])
+        out.append((m.group(1),
+                    before[-1].lower() if before else None if "}" in head else "^",
+                    after[0].lower() if after else None if "{" in tail else "$"))
+    return out
+
+
+def suggest_fills(drafts: Sequence[TemplateDraft], corpus: Sequence[str],
+                  lexicons: Mapping[str, Sequence[str]] | None = None, *, k: int = 8,
+                  max_sentences: int = 50_000, seed: int = 0
+                  ) -> list[dict[str, tuple[str, ...]]]:
+    """Words of the run's own corpus that could fill each draft's slots, for the reviewer to
+    add (nothing is added by this): per draft, slot -> up to ``k`` words.
+
+    A word is suggested for a slot where the corpus has it in the slot's position: between
+    the words the template has before and after the placeholder ("were {FILL}." with the
+    corpus's "were horrible." suggests "horrible"), ranked by how often it stands between
+    both, then next to either (a word must stand between both where the placeholder has
+    words on both sides; ``^`` and ``$`` stand for the sentence's start and end, so a
+    slot that opens the template takes words that open a corpus sentence); words already
+    among the slot's values (its lexicon's, or the merged sentences' own), English
+    stopwords and the template's own words are left out. Ties break alphabetically. A
+    corpus over ``max_sentences`` is sampled with ``seed``, so the same corpus and seed give
+    the same suggestions.
+    """
+    import random
+
+    texts = list(corpus)
+    if len(texts) > max_sentences:
+        texts = random.Random(seed).sample(texts, max_sentences)
+    stop = _stopwords()
+    lex = {name: {str(v).lower() for v in values} for name, values in (lexicons or {}).items()}
+    wanted = [_slot_contexts(d.template) for d in drafts]
+    lefts = {b for ctx in wanted for _, b, _ in ctx if b}
+    rights = {a for ctx in wanted for _, _, a in ctx if a}
+    both: Counter[tuple[str, str, str]] = Counter()
+    after_left: Counter[tuple[str, str]] = Counter()
+    before_right: Counter[tuple[str, str]] = Counter()
+    for text in texts:
+        words = ["^", *(w.lower() for w in _CORPUS_WORD.findall(text)), "$"]
+        for i in range(1, len(words) - 1):
+            w = words[i]
+            if words[i - 1] in lefts:
+                after_left[(words[i - 1], w)] += 1
+                if words[i + 1] in rights:
+                    both[(words[i - 1], w, words[i + 1])] += 1
+            if words[i + 1] in rights:
+                before_right[(w, words[i + 1])] += 1
+    out = []
+    for draft, ctx in zip(drafts, wanted, strict=True):
+        own = dict(draft.new_lexicons)
+        mine = {w.lower() for w in _CORPUS_WORD.findall(_SLOT.sub(" ", draft.template))}
+        per: dict[str, tuple[str, ...]] = {}
+        for slot, left, right in ctx:
+            have = lex.get(re.sub(r"\d+$", "", slot), set()) | {
+                str(v).lower() for v in own.get(slot, ())}
+            score: dict[str, tuple[int, int]] = {}
+            for (a, w), c in after_left.items():
+                if a == left:
+                    score[w] = (both.get((left, w, right), 0) if right else 0, c)
+            for (w, b), c in before_right.items():
+                if b == right:
+                    two, one = score.get(w, (0, 0))
+                    score[w] = (two, one + c)
+            ranked = sorted((w for w in score if w not in have and w not in stop
+                             and w not in mine and len(w) > 1
+                             and (score[w][0] or left is None or right is None)),
+                            key=lambda w: (-score[w][0], -score[w][1], w))
+            if ranked:
+                per[slot] = tuple(ranked[:k])
+        out.append(per)
+    return out
+
+
+def format_drafts(drafts: Sequence[TemplateDraft],
+                  suggestions: Sequence[Mapping[str, Sequence[str]]] | None = None) -> str:
+    """A numbered text listing of drafts (1-based, as ``--accept K`` counts them): each
+    with its examples (and, merged from several sentences, their ids), its own slot's
+    values and, given ``suggestions`` (see :func:`suggest_fills`), the corpus's suggested
+    fills."""
     lines = []
     for k, d in enumerate(drafts, start=1):
         lines.append(f"{k:>3}. covers {d.coverage}  ({d.cases:,} cases, label "
                      f"{d.label or '?'})  {d.template}")
+        if d.coverage > 1:  # a merged draft: the sentences it came from
+            lines.append(f"       from: {', '.join(d.ids[:8])}"
+                         + (f" (+{len(d.ids) - 8} more)" if len(d.ids) > 8 else ""))
         for ex in d.examples[:3]:
             lines.append(f"       e.g. {ex}")
+        for name, values in d.new_lexicons:
+            lines.append(f"       {name} = the sentences' own words: {', '.join(values)}")
+        if suggestions is not None and k <= len(suggestions):
+            for slot, words in suggestions[k - 1].items():
+                lines.append(f"       suggested fills for {{{slot}}} from the run's corpus "
+                             f"(not added): {', '.join(words)}")
     return "\n".join(lines)
 
 
 def suite_lexicons(suite: Any) -> dict[str, tuple[str, ...]] | None:
     """The lexicons a suite defines itself (``lexicons:`` and ``lexicon_files``), the
-    domain ``propose`` drafts in when it appends to that suite; None for a suite that
-    defines none (drafts then use the built-in lexicons, as the suite does)."""
+    domain ``propose`` drafts in when it appends to that suite, less the ``FILL`` lexicons
+    accepted drafts brought; None for a suite that defines none (drafts then use the
+    built-in lexicons, as the suite does)."""
     own = set(suite.spec.lexicons)
     for rel in suite.spec.lexicon_files:
         from formalize._lexicons import read_lexicon_yaml
 
         own.update(read_lexicon_yaml(suite.base_dir / rel, {}))
-    names = [n for n in suite.lexicons.names() if n in own]
+    # A merged draft's own FILL lexicon (its sentences' words) is no domain: left out, so
+    # accepting one draft does not change what the next listing drafts from.
+    names = [n for n in suite.lexicons.names() if n in own and not _OWN_FILL.match(n)]
     return {n: suite.lexicons.values(n) for n in names} if names else None
 
 

@@ -191,3 +191,39 @@ def test_the_tweet_walkthrough_runs_and_the_notebook_works_from_root_and_noteboo
         assert suite_path.resolve() == (scratch / "tweets" / "complaints.yaml").resolve()
         assert nbt.text(nb, "scorers") == "task models: mine\n"
         assert "suite draft:" in nbt.text(nb, "try")
+
+
+def test_the_guides_review_and_propose_counts_are_what_the_code_prints(scratch, capsys):
+    # Stage 1-2 of the guide's walk-through (SmolLM2 generating and scoring) are not rerun:
+    # the hard subset the guide prints is rebuilt as a run, then the review, propose and
+    # validate commands run as the guide writes them, and every line of the output the guide
+    # shows (drafts, case counts, the validate table) must be printed, in order.
+    from synth.core import write_json_atomic, write_jsonl
+
+    hard = re.findall(r"^ +(\d+) ([\d.]+) task=(\w+) ref=(\w+)  (.+)$",
+                      marked_block("stage2-output"), re.M)
+    assert len(hard) == 3, hard
+    run = scratch / "runs" / "guide"
+    labels = ["negative", "positive"]
+    write_json_atomic(run / "manifest.json", {
+        "config": {"task": {"labels": labels}}, "config_hash": "guide"})
+    rows = [{"id": f"q{int(rank) - 1:08d}", "text": text, "divergence": float(div),
+             "task_label": task, "reference_label": ref, "rank": int(rank),
+             "task_probs": {lab: float(lab == task) for lab in labels},
+             "reference_probs": {lab: float(lab == ref) for lab in labels}}
+            for rank, div, task, ref, text in hard]
+    write_jsonl(run / "corpus" / "shard-00000.jsonl", [
+        {"id": r["id"], "text": r["text"], "query": "", "raw": r["text"], "shard": 0, "seed": 0}
+        for r in rows])
+    write_jsonl(run / "hard.jsonl", rows)
+    printed = []
+    for line, body in commands(marked_block("review-commands")):
+        code = run_line(line, body)
+        out, err = capsys.readouterr()
+        assert code == 0, f"{line!r} exited {code}: {err}"
+        printed.extend((out + err).splitlines())
+    rest = iter(line.rstrip() for line in printed)
+    for shown in marked_block("review-output").splitlines():
+        if shown.strip() != "...":
+            assert any(got == shown.rstrip() for got in rest), \
+                f"the guide shows {shown!r}, which the commands did not print (in order)"

@@ -267,7 +267,8 @@ def test_cli_propose_drafts_in_the_domain_of_the_suite_it_appends_to(
     assert main(["propose", "--run", str(run), "--append-to", str(suite)]) == 0
     assert capsys.readouterr().out == (
         f"lexicons of {suite}: AIRLINE, THING\n"
-        "3 sentence(s) tagged 'task-model error'; 4 draft(s), most coverage first:\n"
+        "3 sentence(s) tagged 'task-model error'; 4 draft(s) (0 merging several sentences), "
+        "most coverage first:\n"
         "  1. covers 1  (4 cases, label complaint)  @delta my {THING} was broken the whole way\n"
         "       e.g. @delta my seat was broken the whole way\n"
         "  2. covers 1  (4 cases, label complaint)  @united lost my {THING} again, thanks a lot\n"
@@ -278,8 +279,8 @@ def test_cli_propose_drafts_in_the_domain_of_the_suite_it_appends_to(
         "  4. covers 1  (12 cases, label complaint)  {AIRLINE} my {THING} was broken the whole "
         "way\n"
         "       e.g. @delta my seat was broken the whole way\n"
-        "  no draft from t3: none of its words is in a lexicon where every value fits "
-        "(lexicons: AIRLINE, THING)\n")
+        "  no draft from t3: none of its words is in a lexicon where every value fits, and it "
+        "shares no frame with another sentence of its label (lexicons: AIRLINE, THING)\n")
     assert main(["propose", "--run", str(run), "--append-to", str(suite), "--accept", "3",
                  "--test-name", "lost thing, sarcastic"]) == 0
     assert load_suite(suite).tests[1].spec.templates == [
@@ -336,3 +337,202 @@ def test_cli_propose_uses_the_run_suites_lexicons_and_keeps_hypotheses(
                  "2"]) == 0
     test = load_suite(suite).tests[1].spec
     assert test.description == "sarcasm read as praise (drafted from 1 reviewed sentence(s))"
+
+
+# -- issue 27: drafts that merge sentences sharing a frame; fills from the run's corpus ----
+DRUG = [{"id": "d1", "text": "The side effects were awful.", "label": "negative"},
+        {"id": "d2", "text": "The side effects were unbearable!", "label": "negative"},
+        {"id": "d3", "text": "The side effects were really bad.", "label": "negative"},
+        {"id": "d4", "text": "The side effects were mild.", "label": "positive"},
+        {"id": "d5", "text": "It stopped my migraines within a week.", "label": "positive"}]
+
+
+def test_sentences_sharing_a_frame_merge_into_one_draft_with_their_own_slot() -> None:
+    drafts = propose_templates(DRUG, {"NOUN": ["drug", "pill"]}, max_drafts=10)
+    first = drafts[0]
+    assert first.template == "The side effects were {FILL}."
+    assert (first.coverage, first.ids, first.label) == (3, ("d1", "d2", "d3"), "negative")
+    assert first.new_lexicons == (("FILL", ("awful", "unbearable", "really bad")),)
+    assert first.cases == 3 and first.slots == ("FILL",)
+    # The positive "mild" sentence has another gold label: never merged with them.
+    assert all("d4" not in d.ids or d.label == "positive" for d in drafts)
+    assert not any(set(d.ids) >= {"d1", "d4"} for d in drafts)
+    from formalize import parse_template
+
+    parse_template(first.template)
+    # Accepting it into a suite that has a FILL already renames its slot.
+    again = first.renamed(["FILL", "NOUN"])
+    assert again.template == "The side effects were {FILL_B}."
+    assert again.new_lexicons[0][0] == "FILL_B" and again.slots == ("FILL_B",)
+
+
+def test_a_frame_whose_words_one_lexicon_lists_uses_that_lexicon() -> None:
+    sents = [{"id": "a", "text": "My doctor said this pill works.", "label": "positive"},
+             {"id": "b", "text": "My doctor said this tablet works.", "label": "positive"}]
+    drafts = propose_templates(sents, {"MED_NOUN": ["pill", "tablet", "capsule"]})
+    assert drafts[0].template == "My doctor said this {MED_NOUN} works."
+    assert drafts[0].coverage == 2 and drafts[0].new_lexicons == () and drafts[0].cases == 3
+    assert sum(d.template == drafts[0].template for d in drafts) == 1  # not listed twice
+
+
+def test_labels_keep_identical_templates_apart() -> None:
+    sents = [{"id": "a", "text": "I watched this movie.", "label": "positive"},
+             {"id": "b", "text": "I watched this film.", "label": "negative"}]
+    drafts = propose_templates(sents, {"NOUN": ["movie", "film"]})
+    assert {(d.template, d.ids, d.label) for d in drafts} == {
+        ("I watched this {NOUN}.", ("a",), "positive"),
+        ("I watched this {NOUN}.", ("b",), "negative")}
+
+
+def test_fill_suggestions_come_from_the_slot_position_in_the_corpus() -> None:
+    from formalize.review._propose import format_drafts, suggest_fills
+
+    drafts = propose_templates(DRUG[:3], {}, max_drafts=1)
+    corpus = ["The headaches were horrible.", "My rash were horrible too.",
+              "Nights were painful.", "They were painful and long.", "were gone",
+              "It were painful", "My side effects were awful.", "Mood were the worst."]
+    (got,) = suggest_fills(drafts, corpus, {})
+    # between "were" and the end ("$"): horrible and painful (twice each; ties alphabetical);
+    # "gone" ends a sentence too; "awful" is already a value; "the" is a stopword.
+    assert got == {"FILL": ("painful", "horrible", "gone")}
+    assert suggest_fills(drafts, corpus, {}, k=1) == [{"FILL": ("painful",)}]
+    assert suggest_fills(drafts, list(reversed(corpus)), {}) == [got]  # order-free
+    shown = format_drafts(drafts, [got])
+    assert "       from: d1, d2, d3\n" in shown
+    assert "FILL = the sentences' own words: awful, unbearable, really bad" in shown
+    assert ("suggested fills for {FILL} from the run's corpus (not added): painful, "
+            "horrible, gone") in shown
+
+
+def test_fill_suggestions_are_seeded_when_the_corpus_is_sampled() -> None:
+    from formalize.review._propose import suggest_fills
+
+    drafts = propose_templates(DRUG[:3], {}, max_drafts=1)
+    corpus = [f"Pain were w{i}." for i in range(200)]
+    a = suggest_fills(drafts, corpus, {}, max_sentences=20, seed=1)
+    assert a == suggest_fills(drafts, corpus, {}, max_sentences=20, seed=1)
+    assert a != suggest_fills(drafts, corpus, {}, max_sentences=20, seed=2)
+    assert len(a[0]["FILL"]) == 8
+
+
+def drug_run(path: Path) -> Path:
+    from synth.core import write_json_atomic, write_jsonl
+
+    texts = [(d["id"], d["text"]) for d in DRUG] + [
+        ("c1", "The headaches were horrible."), ("c2", "Nights were painful.")]
+    write_json_atomic(path / "manifest.json", {
+        "config": {"task": {"labels": ["negative", "positive"]}}, "config_hash": "abc"})
+    write_jsonl(path / "corpus" / "shard-00000.jsonl", [
+        {"id": i, "text": t, "query": "", "raw": t, "shard": 0, "seed": k}
+        for k, (i, t) in enumerate(texts)])
+    log = ReviewLog(path)
+    for d in DRUG[:4]:
+        log.tag(d["id"], "task-model error", label=d["label"],
+                hypothesis="strong negative words about side effects")
+    return path
+
+
+def test_cli_accepts_a_merged_draft_with_its_own_lexicon(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = drug_run(tmp_path / "run")
+    suite = tmp_path / "drugs.yaml"
+    suite.write_text("# my drug suite\nname: drugs\nlabels: [negative, positive]\n"
+                     "lexicons:\n  FILL: [fine]\ntests:\n"
+                     "  - {name: old, type: mft, template: 'It was {FILL}.', label: positive}\n")
+    assert main(["propose", "--run", str(run), "--append-to", str(suite)]) == 0
+    out = capsys.readouterr().out
+    assert "4 sentence(s) tagged 'task-model error'; " in out
+    assert "  1. covers 3  (3 cases, label negative)  The side effects were {FILL}.\n" in out
+    # "mild" too: a suggestion is only a word seen in the slot's place, for the reviewer
+    # to judge (here --suggest 2 keeps the first two).
+    assert "suggested fills for {FILL} from the run's corpus (not added): horrible, mild, " \
+        "painful\n" in out
+    assert main(["propose", "--run", str(run), "--append-to", str(suite), "--accept", "1",
+                 "--suggest", "2", "--add-suggested", "--test-name", "side effects"]) == 0
+    out = capsys.readouterr().out
+    assert "added lexicon FILL_B (5 values: awful, unbearable, really bad, horrible, mild)" \
+        in out
+    text = suite.read_text()
+    assert text.startswith("# my drug suite\n")  # comments kept
+    loaded = load_suite(suite)
+    added = loaded.tests[-1].spec
+    assert added.templates == ["The side effects were {FILL_B}."]
+    assert added.label == "negative"
+    assert added.description.startswith("strong negative words about side effects")
+    assert loaded.lexicons.values("FILL") == ("fine",)
+    assert loaded.lexicons.values("FILL_B") == (
+        "awful", "unbearable", "really bad", "horrible", "mild")
+
+
+def test_add_suggested_needs_accept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = drug_run(tmp_path / "run")
+    assert main(["propose", "--run", str(run), "--add-suggested"]) == 2
+    assert "error: --add-suggested needs --accept and suggestions (--add-suggested): give " \
+        "--accept K" in capsys.readouterr().err
+
+
+def test_sentences_sharing_an_ngram_merge_around_the_word_next_to_it() -> None:
+    # No common frame, but the same n-gram ("side effects") after a different content word:
+    # the shortest sentence, with that word a slot holding every sentence's word.
+    sents = [{"id": "a", "text": "For me it isn't worth all of the horrible side effects.",
+              "label": "negative"},
+             {"id": "b", "text": "Very harsh side effects including severe diarrhea.",
+              "label": "negative"},
+             {"id": "c", "text": "I had no bad side effects at all.", "label": "positive"},
+             {"id": "d", "text": "I read reviews and was hopeful.", "label": "negative"}]
+    drafts = propose_templates(sents, {}, max_drafts=10)
+    merged = [d for d in drafts if d.coverage > 1]
+    assert [(d.template, d.ids, d.label) for d in merged] == [
+        ("Very {FILL} side effects including severe diarrhea.", ("a", "b"), "negative")]
+    assert merged[0].new_lexicons == (("FILL", ("horrible", "harsh")),)
+
+
+ONE_TEST = "tests:\n  - {name: t, type: mft, template: '{FILL}', label: negative}\n"
+
+
+def test_accepted_fill_lexicons_do_not_change_the_drafting_domain(tmp_path: Path) -> None:
+    from formalize.review._propose import suite_lexicons
+
+    suite = tmp_path / "s.yaml"
+    suite.write_text("name: s\nlabels: [negative, positive]\nlexicons:\n  FILL: [a, b]\n"
+                     "  FILL_B: [c]\n" + ONE_TEST)
+    assert suite_lexicons(load_suite(suite)) is None
+    suite.write_text("name: s\nlabels: [negative, positive]\nlexicons:\n  FILL: [a, b]\n"
+                     "  DRUG_NOUN: [pill]\n" + ONE_TEST)
+    assert suite_lexicons(load_suite(suite)) == {"DRUG_NOUN": ("pill",)}
+
+
+def test_run_draft_expands_a_merged_draft_with_its_own_lexicon() -> None:
+    draft = propose_templates(DRUG[:3], {}, max_drafts=1)[0]
+    scorers = {"keyword": runbuilder.keyword_model}
+    result = run_draft(draft, scorers, runbuilder.LABELS, label="negative")
+    assert result.meta["cases"] == 3
+    assert set(result.cases["text"]) == {"The side effects were awful.",
+                                         "The side effects were unbearable.",
+                                         "The side effects were really bad."}
+
+
+def test_append_tests_adds_a_lexicons_block_keeping_comments(tmp_path: Path) -> None:
+    suite = tmp_path / "s.yaml"
+    suite.write_text("# mine\nname: s\nlabels: [negative, positive]\n" + ONE_TEST.replace(
+        "'{FILL}'", "'fine'"))
+    test = {"name": "new", "type": "mft", "template": "It was {FILL}.", "label": "negative"}
+    loaded = append_tests(suite, [test], lexicons={"FILL": ["awful", "bad"]})
+    text = suite.read_text()
+    assert text.startswith("# mine\n") and "lexicons:\n  FILL: [awful, bad]\ntests:\n" in text
+    assert loaded.lexicons.values("FILL") == ("awful", "bad")
+    with pytest.raises(TemplateError, match="already defines lexicon 'FILL'"):
+        append_tests(suite, [{**test, "name": "again"}], lexicons={"FILL": ["x"]})
+    assert suite.read_text() == text  # refused before writing
+    fresh = append_tests(tmp_path / "new.yaml", [test], labels=["negative", "positive"],
+                         lexicons={"FILL": ["awful"]})
+    assert fresh.lexicons.values("FILL") == ("awful",)
+
+
+def test_suggest_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = drug_run(tmp_path / "run")
+    assert main(["propose", "--run", str(run), "--suggest", "-1"]) == 2
+    assert "error: --suggest -1 is negative (--suggest): give a count of suggested fills (0 " \
+        "for none)" in capsys.readouterr().err
+    assert main(["propose", "--run", str(run), "--suggest", "0"]) == 0
+    assert "suggested fills" not in capsys.readouterr().out
