@@ -2,7 +2,7 @@
 (issue 28), on a small run: a tiny random Llama as the reference, the fake generator of the
 tests, a slowed keyword task model (``TOY_DELAY``) and 8-text scoring chunks.
 
-    python tests/app/measure_kill_resume.py OUT_DIR
+    python -m tests.app.measure_kill_resume OUT_DIR    (from the checkout's root)
 
 For each stage it runs `discover` uninterrupted, then again in a process that is SIGKILLed
 inside the stage, then resumes it, and prints what the resumed run redid (occlusion: task
@@ -30,8 +30,7 @@ FILES = ["slices.jsonl", "metadata.jsonl", "words.jsonl", "focus.jsonl", "findin
 CHILD = """
 import json, sys, time
 from pathlib import Path
-sys.path[:0] = [{here!r}, {synth!r}]
-from fakes import FakeBackend
+from tests.synth.fakes import FakeBackend
 import synth._generate as gen
 import synth
 gen.generator_backend = synth.generator_backend = lambda g: FakeBackend()
@@ -71,16 +70,14 @@ save()
 
 
 def child(mode: str, cfg: Path, run: Path, log: Path, env: dict[str, str]) -> subprocess.Popen:
-    script = textwrap.dedent(CHILD.format(here=str(HERE), synth=str(HERE.parent / "synth"),
-                                          mode=mode, log=str(log), cfg=str(cfg), run=str(run)))
+    script = textwrap.dedent(CHILD.format(mode=mode, log=str(log), cfg=str(cfg), run=str(run)))
     return subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
 
 
 def main(out: Path) -> None:
-    sys.path[:0] = [str(HERE), str(HERE.parent / "synth")]
-    import runbuilder
-    from conftest import build_tiny_llama
+    from tests.app import runbuilder
+    from tests.synth.synth_fixtures import build_tiny_llama
 
     out.mkdir(parents=True, exist_ok=True)
     tiny = build_tiny_llama(out / "tiny")
@@ -98,7 +95,8 @@ def main(out: Path) -> None:
                    "metadata": {"min_size": 2},
                    "occlusion": {"reference_words": 3, "reference_sentences": 2}},
         "evaluation": {"size": 8, "include_reference": False}}, sort_keys=False))
-    env = {**os.environ, "PYTHONPATH": str(HERE.parents[1])}
+    # the checkout (`tests.synth.fakes`) and tests/app (`python:toy_models`)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parents[1]), str(HERE)])}
     full = out / "full"
     p = child("full", cfg, full, out / "full.json", env)
     assert p.wait() == 0, p.stderr.read() if p.stderr else ""

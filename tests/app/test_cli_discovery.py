@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,12 +18,10 @@ import pytest
 import yaml
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "discovery"))
-
-from discovery_fixtures import keyword_model, save_tiny_llama  # noqa: E402
 
 from synth.core import derive_seed, read_jsonl, write_jsonl  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
+from tests.discovery.discovery_fixtures import keyword_model, save_tiny_llama  # noqa: E402
 
 LABELS = ["negative", "positive"]
 SUBJECTS = ["the film", "the story", "the cast", "the script", "the music"]
@@ -33,6 +30,9 @@ VERDICTS = ["is great", "is dull", "is not bad at all", "is wonderful and sharp"
 TEXTS = [f"{SUBJECTS[i % 5]} {VERDICTS[i % 8]} ." for i in range(40)]
 IDS = [f"s{i:03d}" for i in range(40)]
 TOKEN = re.compile(r"(?u)[\w']+")
+
+# the configs name `python:discovery_fixtures:<model>` task models
+pytestmark = pytest.mark.usefixtures("task_models_on_path")
 
 
 def _deep_update(base: dict, extra: dict) -> dict:

@@ -146,10 +146,8 @@ def test_packaged_model_not_installed(cfg_path: Path, tmp_path: Path,
 def test_resume_with_changed_config_keeps_results(cfg_path: Path, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    sys.path.insert(0, str(Path(__file__).parents[1] / "synth"))
-    from fakes import FakeBackend
-
     import synth._generate as gen
+    from tests.synth.fakes import FakeBackend
 
     monkeypatch.setattr(gen, "generator_backend", lambda generator: FakeBackend())
     run = tmp_path / "r"
@@ -192,8 +190,7 @@ def test_failed_start_does_not_lock_the_run_directory(
         cfg_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str], override: str, message: str) -> None:
     """Bad input on a new run directory writes no result, so the corrected command may use it."""
-    sys.path.insert(0, str(Path(__file__).parents[1] / "synth"))
-    from fakes import FakeBackend
+    from tests.synth.fakes import FakeBackend
 
     run = tmp_path / "r"
     code, err = run_cli(["generate", "-c", str(cfg_path), "--run", str(run), "-P", override],
@@ -211,10 +208,8 @@ def test_bad_input_on_resume_keeps_existing_shards(
         cfg_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     """Extending a finished run whose seed corpus has since gone: exit 2, every file kept."""
-    sys.path.insert(0, str(Path(__file__).parents[1] / "synth"))
-    from fakes import FakeBackend
-
     import synth._generate as gen
+    from tests.synth.fakes import FakeBackend
 
     monkeypatch.setattr(gen, "generator_backend", lambda generator: FakeBackend())
     run = tmp_path / "r"
@@ -234,10 +229,8 @@ def test_bad_input_on_resume_keeps_existing_shards(
 def test_merge_refuses_a_foreign_part_before_touching_the_output(
         cfg_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    sys.path.insert(0, str(Path(__file__).parents[1] / "synth"))
-    from fakes import FakeBackend
-
     import synth._generate as gen
+    from tests.synth.fakes import FakeBackend
 
     monkeypatch.setattr(gen, "generator_backend", lambda generator: FakeBackend())
     assert main(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "p0"),
@@ -261,10 +254,8 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
 @pytest.fixture
 def done_run(cfg_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A finished 4-prompt run made with the fake backend."""
-    sys.path.insert(0, str(Path(__file__).parents[1] / "synth"))
-    from fakes import FakeBackend
-
     import synth._generate as gen
+    from tests.synth.fakes import FakeBackend
 
     monkeypatch.setattr(gen, "generator_backend", lambda generator: FakeBackend())
     run = tmp_path / "done"

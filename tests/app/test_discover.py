@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,6 @@ import pytest
 import yaml
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "synth"))
-
-import runbuilder  # noqa: E402
-from conftest import build_tiny_llama  # noqa: E402
-from fakes import FakeBackend  # noqa: E402
 
 from formalize import ReviewLog  # noqa: E402
 from synth.core import RunDirError  # noqa: E402
@@ -29,7 +24,11 @@ from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 from synthcheck.stages import STAGE_NAMES as STAGES  # noqa: E402
+from tests.app import runbuilder  # noqa: E402
+from tests.synth.fakes import FakeBackend  # noqa: E402
 
+# A child process's path: the checkout (`tests.synth.fakes`) and tests/app (`python:toy_models`).
+CHILD_PATH = os.pathsep.join([str(HERE.parents[1]), str(HERE)])
 SUITE = {
     "name": "mini", "labels": ["negative", "positive"], "seed": 0,
     "tests": [
@@ -39,39 +38,23 @@ SUITE = {
          "template": "This {NOUN} is {NEG_ADJ}.", "label": "negative"},
     ],
 }
-DOCS = runbuilder.TINY_DOCS
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny"))
 
 
 @pytest.fixture
-def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
-    (tmp_path / "docs.txt").write_text("\n".join(DOCS) + "\n")
+def cfg_path(tmp_path: Path, mini_config: Callable[..., Path]) -> Path:
     (tmp_path / "suite.yaml").write_text(yaml.safe_dump(SUITE, sort_keys=False))
-    cfg = {
-        "name": "mini",
-        "corpus": {"source": str(tmp_path / "docs.txt")},
-        "queries": {"k": 3},
-        "generator": {"model": "hf:unused", "n": 24, "shard_size": 8,
-                      "segment": {"min_words": 3, "max_words": 40}},
-        "task_models": [{"name": "toy", "spec": "python:toy_models:keyword_sentiment"}],
-        "reference": {"model": f"hf:{tiny_dir}", "calibration": "contextual", "device": "cpu"},
-        "ranking": {"top_fraction": 0.5, "min_reference_margin": 0.0},
-        "mining": {"min_support": 2},
-        "focus": {"candidates": 3, "budget": 4},  # kept small: the stage has its own tests
-        "evaluation": {"size": 12},
-        "labelled": {"data": "evaluation", "size": 40, "semantic": False},
+    return mini_config(
+        generator={"model": "hf:unused", "n": 24, "shard_size": 8,
+                   "segment": {"min_words": 3, "max_words": 40}},
+        ranking={"top_fraction": 0.5, "min_reference_margin": 0.0},
+        focus={"candidates": 3, "budget": 4},  # kept small: the stage has its own tests
+        evaluation={"size": 12},
+        labelled={"data": "evaluation", "size": 40, "semantic": False},
         # the plug-in finding source (discovery._enrichment) runs as a stage of its own
-        "slices": {"sources": ["enriched"]},
-        "suite": str(tmp_path / "suite.yaml"),
-        "verify": {"sample": 5},
-    }
-    path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return path
+        slices={"sources": ["enriched"]},
+        suite=str(tmp_path / "suite.yaml"),
+        verify={"sample": 5},
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -189,9 +172,7 @@ def test_kill_during_scoring_then_rerun(cfg_path: Path, tmp_path: Path) -> None:
     cfg = load_run_config(cfg_path)
     discover(cfg, tmp_path / "full", progress=False, log=lambda s: None)
     script = textwrap.dedent(f"""
-        import sys
-        sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent / 'synth')!r}]
-        from fakes import FakeBackend
+        from tests.synth.fakes import FakeBackend
         import synth._generate as gen
         import synth
         gen.generator_backend = synth.generator_backend = lambda g: FakeBackend()
@@ -200,7 +181,7 @@ def test_kill_during_scoring_then_rerun(cfg_path: Path, tmp_path: Path) -> None:
         discover(load_run_config({str(cfg_path)!r}), {str(tmp_path / 'killed')!r},
                  progress=False)
     """)
-    env = {**os.environ, "TOY_DELAY": "30"}
+    env = {**os.environ, "TOY_DELAY": "30", "PYTHONPATH": CHILD_PATH}
     proc = subprocess.Popen([sys.executable, "-c", script], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     manifest = tmp_path / "killed" / "manifest.json"
@@ -522,8 +503,7 @@ def test_two_discovers_on_one_directory_do_each_stage_once(cfg_path: Path,
     (both used to redo score, focus, evaluate and verify)."""
     script = textwrap.dedent(f"""
         import json, sys
-        sys.path[:0] = [{str(HERE)!r}, {str(HERE.parent / 'synth')!r}]
-        from fakes import FakeBackend
+        from tests.synth.fakes import FakeBackend
         import synth._generate as gen
         import synth
         gen.generator_backend = synth.generator_backend = lambda g: FakeBackend()
@@ -533,7 +513,8 @@ def test_two_discovers_on_one_directory_do_each_stage_once(cfg_path: Path,
                      progress=False, log=lambda s: print(s, file=sys.stderr))
         print(json.dumps(r.stages))
     """)
-    env = {**os.environ, "TOY_DELAY": "0.3"}  # each task-model call is slow: the runs overlap
+    # each task-model call is slow: the runs overlap
+    env = {**os.environ, "TOY_DELAY": "0.3", "PYTHONPATH": CHILD_PATH}
     procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     results = [p.communicate(timeout=600) for p in procs]

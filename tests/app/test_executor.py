@@ -16,14 +16,12 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path[:0] = [str(HERE), str(HERE.parent / "synth")]
-
-from conftest import build_tiny_llama  # noqa: E402
 
 from synth.core import ConfigError, ModelNotAvailable  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck._executors import ExecutorConfig, LocalExecutor, make_executor  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
+from tests.synth.synth_fixtures import build_tiny_llama  # noqa: E402
 
 DOCS = ["I watched this movie last night with friends and we laughed a lot at it.",
         "The worst film I have seen in years, the script is a mess and far too long.",

@@ -5,20 +5,13 @@ section changes, resumed after a lost part, byte-identical from scratch, and off
 from __future__ import annotations
 
 import json
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "synth"))
-
-import runbuilder  # noqa: E402
-from conftest import build_tiny_llama  # noqa: E402
-from fakes import FakeBackend  # noqa: E402
 
 from discovery._focus_rounds import contains_ngram  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
@@ -26,35 +19,18 @@ from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 from synthcheck.report import build_report  # noqa: E402
 from synthcheck.stages import STAGE_NAMES as STAGES  # noqa: E402
+from tests.app import runbuilder  # noqa: E402
+from tests.synth.fakes import FakeBackend  # noqa: E402
 
-DOCS = runbuilder.TINY_DOCS
 BUDGET = 5
 
 
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny"))
-
-
 @pytest.fixture
-def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
-    (tmp_path / "docs.txt").write_text("\n".join(DOCS) + "\n")
-    cfg = {
-        "name": "mini",
-        "corpus": {"source": str(tmp_path / "docs.txt")},
-        "queries": {"k": 3},
-        "generator": {"model": "hf:unused", "n": 24, "shard_size": 8, "batch_size": 4,
-                      "segment": {"min_words": 3, "max_words": 40}},
-        "task_models": [{"name": "toy", "spec": "python:toy_models:keyword_sentiment"}],
-        "reference": {"model": f"hf:{tiny_dir}", "calibration": "contextual", "device": "cpu"},
-        "ranking": {"top_fraction": 0.5, "min_reference_margin": 0.0},
-        "mining": {"min_support": 2},
-        "focus": {"candidates": 3, "budget": BUDGET, "ngrams": ["film"]},
-        "evaluation": {"size": 8, "include_reference": False},
-    }
-    path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return path
+def cfg_path(mini_config: Callable[..., Path]) -> Path:
+    return mini_config(
+        focus={"candidates": 3, "budget": BUDGET, "ngrams": ["film"]},
+        evaluation={"size": 8, "include_reference": False},
+    )
 
 
 @pytest.fixture

@@ -8,29 +8,19 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "synth"))
-
-import runbuilder  # noqa: E402
-from conftest import build_tiny_llama  # noqa: E402
-from fakes import FakeBackend  # noqa: E402
 
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny"))
+from tests.app import runbuilder  # noqa: E402
+from tests.synth.fakes import FakeBackend  # noqa: E402
 
 
 def labelled_file(path: Path) -> Path:
@@ -55,31 +45,18 @@ def labelled_file(path: Path) -> Path:
 
 
 @pytest.fixture
-def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
-    (tmp_path / "docs.txt").write_text("\n".join(runbuilder.TINY_DOCS) + "\n")
+def cfg_path(tmp_path: Path, mini_config: Callable[..., Path]) -> Path:
     labelled_file(tmp_path / "mine.csv")
-    cfg = {
-        "name": "mini",
-        "corpus": {"source": str(tmp_path / "docs.txt")},
-        "queries": {"k": 3},
-        "generator": {"model": "hf:unused", "n": 24, "shard_size": 8, "batch_size": 4,
-                      "segment": {"min_words": 3, "max_words": 40}},
-        "task_models": [{"name": "toy", "spec": "python:toy_models:keyword_sentiment"}],
-        "reference": {"model": f"hf:{tiny_dir}", "calibration": "contextual", "device": "cpu"},
-        "ranking": {"top_fraction": 0.5, "min_reference_margin": 0.0},
-        "mining": {"min_support": 2},
-        "focus": {"candidates": 3, "budget": 3},
-        "slices": {"semantic": {"size": 4},
-                   "metadata": {"min_size": 2}, "occlusion": {"reference_words": 3,
-                                                               "reference_sentences": 2}},
-        "evaluation": {"data": str(tmp_path / "mine.csv"), "text_field": "review",
-                       "label_field": "stars", "size": 10, "include_reference": False},
-        "labelled": {"data": "evaluation", "metadata_fields": ["drug"], "min_size": 5,
-                     "semantic_size": 10},
-    }
-    path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return path
+    return mini_config(
+        focus={"candidates": 3, "budget": 3},
+        slices={"semantic": {"size": 4},
+                "metadata": {"min_size": 2}, "occlusion": {"reference_words": 3,
+                                                            "reference_sentences": 2}},
+        evaluation={"data": str(tmp_path / "mine.csv"), "text_field": "review",
+                    "label_field": "stars", "size": 10, "include_reference": False},
+        labelled={"data": "evaluation", "metadata_fields": ["drug"], "min_size": 5,
+                  "semantic_size": 10},
+    )
 
 
 @pytest.fixture(autouse=True)

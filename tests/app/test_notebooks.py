@@ -27,8 +27,7 @@ from formalize import ReviewLog, load_suite  # noqa: E402
 from synth.core import read_jsonl  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "app"))
-import runbuilder  # noqa: E402  (the shared synthetic run)
+from tests.app import runbuilder  # noqa: E402  (the shared synthetic run)
 
 NOTEBOOKS = ROOT / "notebooks"
 KERNEL = "synthcheck-test"

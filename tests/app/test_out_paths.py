@@ -8,18 +8,15 @@ the run directory as it was; the atomic writer never replaces a symlink or a dev
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from runbuilder import build_run  # noqa: E402
-from test_cli_discovery import assert_user_error, cli, snapshot  # noqa: E402
 
 from synth.core import DataError, check_outputs, write_text_atomic  # noqa: E402
+from tests.app.runbuilder import build_run  # noqa: E402
+from tests.app.test_cli_discovery import assert_user_error, cli, snapshot  # noqa: E402
 
 SUITE_YAML = """name: mini
 labels: [negative, positive]

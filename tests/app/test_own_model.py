@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from toy_models import write_toy_suite
 
 from synthcheck.cli import main
+from tests.app.toy_models import write_toy_suite
 
 
 @pytest.fixture

@@ -8,10 +8,10 @@ import re
 import sys
 
 import pytest
-from toy_models import write_toy_suite
 
 from synth.core import progress_enabled
 from synthcheck.cli import main
+from tests.app.toy_models import write_toy_suite
 
 
 class Terminal(io.StringIO):

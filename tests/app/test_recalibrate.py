@@ -4,58 +4,37 @@ no LLM is loaded, the raw scores are not rewritten, the calibrated probabilities
 from __future__ import annotations
 
 import json
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "synth"))
-
-import runbuilder  # noqa: E402
-from conftest import build_tiny_llama  # noqa: E402
-from fakes import FakeBackend  # noqa: E402
 
 from synth.core import read_jsonl  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover, evaluate_run_config  # noqa: E402
-
-DOCS = runbuilder.TINY_DOCS
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny"))
+from tests.app import runbuilder  # noqa: E402
+from tests.synth.fakes import FakeBackend  # noqa: E402
 
 
 @pytest.fixture
-def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
-    (tmp_path / "docs.txt").write_text("\n".join(DOCS) + "\n")
-    cfg = {
-        "name": "recal",
-        "corpus": {"source": str(tmp_path / "docs.txt")},
-        "queries": {"k": 3},
-        "generator": {"model": "hf:unused", "n": 24, "shard_size": 8,
-                      "segment": {"min_words": 3, "max_words": 40}},
-        "task_models": [{"name": "toy", "spec": "python:toy_models:keyword_sentiment"},
-                        {"name": "few", "spec": f"fewshot:hf:{tiny_dir}"}],
-        "reference": {"model": f"hf:{tiny_dir}", "calibration": "contextual", "device": "cpu"},
-        "ranking": {"top_fraction": 0.5, "min_reference_margin": 0.0},
-        "mining": {"min_support": 2},
-        "evaluation": {"size": 12},
+def cfg_path(tiny_dir: Path, mini_config: Callable[..., Path]) -> Path:
+    return mini_config(
+        name="recal",
+        generator={"model": "hf:unused", "n": 24, "shard_size": 8,
+                   "segment": {"min_words": 3, "max_words": 40}},
+        task_models=[{"name": "toy", "spec": "python:toy_models:keyword_sentiment"},
+                     {"name": "few", "spec": f"fewshot:hf:{tiny_dir}"}],
+        evaluation={"size": 12},
         # Focus rounds generate and score new sentences, and word occlusion scores sentences
         # with words deleted: a calibration change re-runs both with the models (their raw
         # scores are not kept apart yet), so they are off here.
-        "focus": {"enabled": False},
-        "slices": {"occlusion": {"enabled": False}},
-    }
-    path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return path
+        focus={"enabled": False},
+        slices={"occlusion": {"enabled": False}},
+    )
 
 
 @pytest.fixture(autouse=True)

@@ -18,9 +18,7 @@ import numpy as np
 import pytest
 
 from synthcheck.cli import main
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import runbuilder  # noqa: E402
+from tests.app import runbuilder  # noqa: E402
 
 PIL_Image = pytest.importorskip("PIL.Image", reason="Pillow decodes the figures")
 

@@ -8,7 +8,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,10 +15,8 @@ import pytest
 from synthcheck.cli import main
 from synthcheck.report import build_report
 from synthcheck.report._figures import ZERO_STUB, fail_rate_figure
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import runbuilder  # noqa: E402
-from test_report import Page  # noqa: E402
+from tests.app import runbuilder  # noqa: E402
+from tests.app.test_report import Page  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ byte-identical to an uninterrupted run's."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +13,12 @@ import numpy as np
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from test_slice_stages import _fake_generator, cfg_path, outputs, quiet, tiny_dir  # noqa: E402,F401
 
 import discovery._chunks as chunks  # noqa: E402
 import discovery._focus_stage as focus_stage  # noqa: E402
 import discovery._slice_stages as slice_stages  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
+from tests.app.test_slice_stages import _fake_generator, cfg_path, outputs, quiet  # noqa: E402,F401
 
 
 class Killed(Exception):

@@ -4,15 +4,12 @@ records, the way `discover` loads them (formalize.ipynb's scorers)."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import runbuilder  # noqa: E402
-
 from synthcheck import load_run_scorers  # noqa: E402
+from tests.app import runbuilder  # noqa: E402
 
 
 def _set_config(run: Path, **changes: object) -> None:

@@ -7,7 +7,6 @@ trust flags are refused where they do nothing."""
 from __future__ import annotations
 
 import functools
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,12 +14,10 @@ import pytest
 import yaml
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from test_cli_discovery import assert_user_error, cli  # noqa: E402
 
 from discovery import SklearnScorer, TaskModelConfig  # noqa: E402
 from synth.core import ConfigError  # noqa: E402
+from tests.app.test_cli_discovery import assert_user_error, cli  # noqa: E402
 
 CODE_TYPES = "builtins.max,functools.partial,posix.system"
 

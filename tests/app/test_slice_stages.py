@@ -11,57 +11,35 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "synth"))
-
-import runbuilder  # noqa: E402
-from conftest import build_tiny_llama  # noqa: E402
-from fakes import FakeBackend  # noqa: E402
 
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 from synthcheck.stages import STAGE_NAMES as STAGES  # noqa: E402
+from tests.app import runbuilder  # noqa: E402
+from tests.synth.fakes import FakeBackend  # noqa: E402
 
 FILES = ["slices.jsonl", "metadata.jsonl", "words.jsonl", "focus.jsonl", "findings.jsonl"]
 SCHEMA = {"id", "rank", "kind", "name", "terms", "example_ids", "n", "failures", "rate", "low",
           "high", "base_rate", "score", "confirmed", "reason"}
 
 
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_tiny_llama(tmp_path_factory.mktemp("tiny"))
-
-
 @pytest.fixture
-def cfg_path(tmp_path: Path, tiny_dir: Path) -> Path:
-    (tmp_path / "docs.txt").write_text("\n".join(runbuilder.TINY_DOCS) + "\n")
-    cfg = {
-        "name": "mini",
-        "corpus": {"source": str(tmp_path / "docs.txt")},
-        "queries": {"k": 3},
-        "generator": {"model": "hf:unused", "n": 24, "shard_size": 8, "batch_size": 4,
-                      "segment": {"min_words": 3, "max_words": 40}},
-        "task_models": [{"name": "toy", "spec": "python:toy_models:keyword_sentiment"}],
-        "reference": {"model": f"hf:{tiny_dir}", "calibration": "contextual", "device": "cpu"},
-        "ranking": {"top_fraction": 0.5, "min_reference_margin": 0.0},
-        "mining": {"min_support": 2},
-        "focus": {"candidates": 2, "budget": 3},
-        "slices": {"semantic": {"size": 4},
-                   "metadata": {"min_size": 2}, "occlusion": {"reference_words": 3,
-                                                               "reference_sentences": 2}},
-        "evaluation": {"size": 8, "include_reference": False},
-    }
-    path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    return path
+def cfg_path(mini_config: Callable[..., Path]) -> Path:
+    return mini_config(
+        focus={"candidates": 2, "budget": 3},
+        slices={"semantic": {"size": 4},
+                "metadata": {"min_size": 2}, "occlusion": {"reference_words": 3,
+                                                            "reference_sentences": 2}},
+        evaluation={"size": 8, "include_reference": False},
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -167,8 +145,7 @@ def test_slices_command_and_its_errors(cfg_path: Path, tmp_path: Path, capsys) -
 KILL = """
     import sys, time
     from pathlib import Path
-    sys.path[:0] = [{here!r}, {synth!r}]
-    from fakes import FakeBackend
+    from tests.synth.fakes import FakeBackend
     import synth._generate as gen
     import synth
     gen.generator_backend = synth.generator_backend = lambda g: FakeBackend()
@@ -209,12 +186,12 @@ def test_sigkill_mid_stage_then_rerun_is_byte_identical(cfg_path: Path, tmp_path
     cfg = load_run_config(cfg_path)
     quiet(cfg, tmp_path / "full")
     killed = tmp_path / "killed"
-    script = textwrap.dedent(KILL.format(here=str(HERE), synth=str(HERE.parent / "synth"),
-                                         stage=stage, cfg=str(cfg_path), run=str(killed)))
+    script = textwrap.dedent(KILL.format(stage=stage, cfg=str(cfg_path), run=str(killed)))
     log = tmp_path / "killed.log"
     with log.open("w") as handle:
         proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.DEVNULL,
-                                stderr=handle)
+                                stderr=handle, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                    [str(HERE.parents[1]), str(HERE)])})
     manifest = killed / "manifest.json"
     parts = killed / "slices" / ".parts"
     deadline = time.time() + 240

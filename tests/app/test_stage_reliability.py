@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -18,27 +17,27 @@ import pytest
 import yaml
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "discovery"))
 
-from discovery_fixtures import save_tiny_llama  # noqa: E402
-from test_cli_discovery import (  # noqa: E402
+from synth import generation_config_hash  # noqa: E402
+from synth.core import RunDir  # noqa: E402
+from synthcheck import load_run_config  # noqa: E402
+from synthcheck.cli import main  # noqa: E402
+from tests.app.test_cli_discovery import (  # noqa: E402
     assert_user_error,
     cli,
     make_run,
     snapshot,
     write_cfg,
 )
-
-from synth import generation_config_hash  # noqa: E402
-from synth.core import RunDir  # noqa: E402
-from synthcheck import load_run_config  # noqa: E402
-from synthcheck.cli import main  # noqa: E402
+from tests.discovery.discovery_fixtures import save_tiny_llama  # noqa: E402
 
 SUITE = {"name": "mini", "labels": ["negative", "positive"], "builtin_lexicons": False,
          "lexicons": {"THING": ["film", "story"]},
          "tests": [{"name": "good", "capability": "Vocabulary", "type": "mft",
                     "template": "The {THING} is great.", "label": "positive"}]}
+
+# the configs name `python:discovery_fixtures:<model>` task models
+pytestmark = pytest.mark.usefixtures("task_models_on_path")
 
 
 @pytest.fixture(scope="module")

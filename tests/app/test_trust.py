@@ -7,7 +7,6 @@ the reference's accuracy alone."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,7 @@ from synthcheck._cmd_discover import format_summary
 from synthcheck.cli import main
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from test_report import Page  # noqa: E402
+from tests.app.test_report import Page  # noqa: E402
 
 # 40 held-out examples; each model's p(positive) per text. Rows 0-9 are where the models
 # disagree most (task 0.9 vs reference 0.1: every metric ranks them first, the top 25% of

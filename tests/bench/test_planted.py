@@ -5,27 +5,32 @@ through the real ``python:`` loader, reading findings, matching them, and the ta
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
-sys.path.insert(0, str(BENCH))
 
-from _planted import (  # noqa: E402
-    STRUCTURES,
-    Finding,
-    PlantedModel,
-    Slice,
-    choose_slices,
-    draw_plan,
-    match,
-    pick_category,
-    read_findings,
-    write_model_module,
-)
+# bench/'s modules import each other by bare name, as the scripts run from bench/ do: import
+# them with bench/ on the path for the import only (the tests below find them in sys.modules).
+with pytest.MonkeyPatch.context() as _bench_path:
+    _bench_path.syspath_prepend(str(BENCH))
+    import _peers  # noqa: F401
+    import _power_docs  # noqa: F401
+    import discovery_power  # noqa: F401
+    from _planted import (
+        STRUCTURES,
+        Finding,
+        PlantedModel,
+        Slice,
+        choose_slices,
+        draw_plan,
+        match,
+        pick_category,
+        read_findings,
+        write_model_module,
+    )
 
 LABELS = ["negative", "positive"]
 

@@ -8,7 +8,6 @@ import json
 
 import numpy as np
 import pytest
-from discovery_fixtures import sections
 from pydantic import ValidationError
 
 from discovery import (
@@ -26,6 +25,7 @@ from discovery import (
 )
 from discovery._reference import ABSTAIN_KEY
 from synth.core import read_jsonl, write_jsonl
+from tests.discovery.discovery_fixtures import sections
 
 LABELS = ["negative", "positive"]
 CONTENT_FREE = ("", "N/A", "[MASK]")

@@ -6,14 +6,12 @@ that holds no model is refused before work."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "app"))
 
 import discovery._embed as embed_module  # noqa: E402
 from discovery import encoder_folder  # noqa: E402
@@ -84,10 +82,9 @@ def test_an_encoder_folder_without_a_model(tmp_path: Path) -> None:
 ])
 def test_a_damaged_eval_json(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                              content: bytes, message: str) -> None:
-    from runbuilder import build_run
-    from test_cli_discovery import assert_user_error, cli, snapshot
-
     from synthcheck._cmd_stage2 import _stored_distrust
+    from tests.app.runbuilder import build_run
+    from tests.app.test_cli_discovery import assert_user_error, cli, snapshot
 
     run = build_run(tmp_path / "run", verify=False)
     (run / "eval.json").write_bytes(content)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from discovery_fixtures import sections
 
 from discovery import MiningConfig, RankingConfig, load_task_scorer, mine_run, rank_run, score_run
 from synth.core import read_jsonl, write_jsonl
+from tests.discovery.discovery_fixtures import sections
 
 pytestmark = pytest.mark.integration
 

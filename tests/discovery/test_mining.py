@@ -6,12 +6,12 @@ import math
 
 import numpy as np
 import pytest
-from discovery_fixtures import planted_corpus, planted_models
 
 from discovery._mining import NgramMiner
 from discovery._ranking import DivergenceRanker
 from discovery._stats import benjamini_hochberg, log_odds_dirichlet, wilson_interval
 from synth.core import DataError
+from tests.discovery.discovery_fixtures import planted_corpus, planted_models
 
 
 def test_planted_phrase_is_the_top_ngram():

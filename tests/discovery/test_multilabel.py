@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from discovery_fixtures import make_tokenizer
 
 from discovery import load_task_scorer
+from tests.discovery.discovery_fixtures import make_tokenizer
 
 LABELS = ["negative", "positive"]
 

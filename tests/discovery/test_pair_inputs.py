@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from discovery_fixtures import make_tokenizer
 
 from discovery import load_task_scorer
 from discovery._scorers import PAIR_SEPARATOR, CallableScorer, SklearnScorer, join_pairs
+from tests.discovery.discovery_fixtures import make_tokenizer
 
 LABELS = ["negative", "positive"]
 PAIRS = [("a great film", "not bad"), ("ok", "a dull mess that never works")]

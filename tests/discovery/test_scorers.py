@@ -7,10 +7,10 @@ import sys
 
 import numpy as np
 import pytest
-from discovery_fixtures import make_tokenizer
 
 from discovery import FewShotReference, ReferenceConfig, load_task_scorer
 from synth.core import ConfigError, DataError, ModelNotAvailable
+from tests.discovery.discovery_fixtures import make_tokenizer
 
 LABELS = ["negative", "positive"]
 TEXTS = ["a great film", "a dull , lifeless mess that never works at all .", "not bad", "ok"]
@@ -148,7 +148,7 @@ def test_python_importable_module_wins_over_cwd(tmp_path, monkeypatch, bare_sys_
         "def predict(texts):\n    return [{'negative': 0.25, 'positive': 0.75} for t in texts]\n")
     (tmp_path / "toy_shadow_mod.py").write_text("raise RuntimeError('the cwd copy was used')\n")
     monkeypatch.delitem(sys.modules, "toy_shadow_mod", raising=False)
-    bare_sys_path.insert(0, str(tmp_path / "lib"))  # the patched list: restored after
+    bare_sys_path[:0] = [str(tmp_path / "lib")]  # the patched list: restored after
     monkeypatch.chdir(tmp_path)
     scorer = load_task_scorer("python:toy_shadow_mod:predict", LABELS)
     assert scorer.predict_proba(["x"]) == [{"negative": 0.25, "positive": 0.75}]

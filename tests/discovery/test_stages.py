@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-from discovery_fixtures import sections
 
 from discovery import (
     MiningConfig,
@@ -19,6 +18,7 @@ from discovery import (
 )
 from discovery._stage_state import output_digests
 from synth.core import DataError, RunDir, read_jsonl, write_jsonl
+from tests.discovery.discovery_fixtures import sections
 
 WORDS = ["film", "story", "cast", "script", "music", "plot", "ending"]
 GOOD = ["wonderful", "great", "lovely", "sharp"]

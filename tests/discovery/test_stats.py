@@ -6,13 +6,13 @@ import typing
 
 import numpy as np
 import pytest
-from discovery_fixtures import planted_corpus, planted_models
 from scipy.stats import chi2_contingency, false_discovery_control, fisher_exact
 
 from discovery import MiningConfig
 from discovery._mining import SORT_KEYS, NgramMiner
 from discovery._ranking import DivergenceRanker
 from discovery._stats import benjamini_hochberg, fisher_enrichment, g_test
+from tests.discovery.discovery_fixtures import planted_corpus, planted_models
 
 # (hard count, hard size, rest count, rest size): small 2x2 tables, enriched and depleted.
 TABLES = [(3, 10, 2, 30), (5, 8, 1, 40), (0, 10, 4, 20), (10, 10, 3, 25), (2, 6, 9, 11),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +22,7 @@ PROMPTS = [
 SEEDS = [1000 + i for i in range(len(PROMPTS))]
 
 CHILD = """
-import json, sys
-sys.path.insert(0, {root!r})
+import json
 from synth.engines import SamplingConfig, VLLMBackend
 backend = VLLMBackend.from_spec("packaged:smollm2-135m-instruct")
 gens = backend.generate({prompts!r}, SamplingConfig(max_new_tokens=48), {seeds!r})
@@ -52,9 +52,10 @@ def test_generation_does_not_depend_on_the_batch(vllm_backend, whole_batch):
 
 
 def test_generation_is_the_same_in_another_process(whole_batch):
-    code = CHILD.format(root=str(ROOT), prompts=PROMPTS, seeds=SEEDS)
+    code = CHILD.format(prompts=PROMPTS, seeds=SEEDS)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=900, check=True).stdout
+                         timeout=900, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
     child = json.loads(out.split("RESULT", 1)[1])
     assert child == [[g.text, g.num_tokens] for g in whole_batch]
 

@@ -11,12 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write_config
-from fakes import FakeBackend
 
 from synth import iter_corpus, merge_runs, run_generation
 from synth.core import RunDirError, read_jsonl
 from synthcheck import load_run_config
+from tests.synth.fakes import FakeBackend
+from tests.synth.synth_fixtures import write_config
+
+ROOT = Path(__file__).resolve().parents[2]  # the checkout, for child processes
 
 
 def corpus_bytes(run: Path) -> dict[str, bytes]:
@@ -104,16 +106,15 @@ def test_sigkill_then_resume_is_byte_identical(tmp_path: Path, corpus_file: Path
     cfg = load_run_config(cfg_path)
     run_generation(cfg, tmp_path / "full", backend=FakeBackend(), progress=False)
     script = textwrap.dedent(f"""
-        import sys
-        sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from fakes import FakeBackend
+        from tests.synth.fakes import FakeBackend
         from synth import run_generation
         from synthcheck import load_run_config
         cfg = load_run_config({str(cfg_path)!r})
         run_generation(cfg, {str(tmp_path / 'killed')!r}, backend=FakeBackend(delay=0.3),
                        progress=False, resume=True)
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script])
+    proc = subprocess.Popen([sys.executable, "-c", script],
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
     marker = tmp_path / "killed" / "corpus" / "shard-00002.done.json"
     deadline = time.time() + 60
     while not marker.exists() and time.time() < deadline and proc.poll() is None:

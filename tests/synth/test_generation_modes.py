@@ -9,8 +9,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import write_config
-from fakes import FakeBackend
 
 from synth import SegmentConfig, SentenceFilter, iter_corpus, run_generation
 from synth._generate import chat_answer, prompt_condition
@@ -18,6 +16,8 @@ from synth._segment import garble_reason
 from synth.core import ConfigError
 from synth.engines._models import PackagedModel, join_parts
 from synthcheck import load_run_config
+from tests.synth.fakes import FakeBackend
+from tests.synth.synth_fixtures import write_config
 
 LABELLED = {"style": "chat", "labels": ["negative", "positive"],
             "template": "Write one {label} sentence that uses: {query}"}

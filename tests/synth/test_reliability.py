@@ -14,8 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write_config
-from fakes import FakeBackend
 
 from synth import iter_corpus, load_seed_corpus, merge_runs, run_generation
 from synth._config import SeedCorpusConfig
@@ -32,6 +30,8 @@ from synth.core import (
 )
 from synthcheck import load_run_config
 from synthcheck._config import RunConfig
+from tests.synth.fakes import FakeBackend
+from tests.synth.synth_fixtures import write_config
 
 ROOT = Path(__file__).parents[2]
 
@@ -278,9 +278,7 @@ def test_plain_concurrent_generates_claim_disjoint_shards(tmp_path: Path, corpus
     run_generation(load_run_config(cfg_path), tmp_path / "one", backend=FakeBackend(),
                    progress=False)
     script = textwrap.dedent(f"""
-        import sys
-        sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from fakes import FakeBackend
+        from tests.synth.fakes import FakeBackend
         from synth import run_generation
         from synthcheck import load_run_config
         cfg = load_run_config({str(cfg_path)!r})

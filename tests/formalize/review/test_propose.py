@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,9 +18,7 @@ from formalize import (
 )
 from synth.core import TemplateError
 from synthcheck.cli import main
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "app"))
-import runbuilder  # noqa: E402  (the shared synthetic run, in tests/app)
+from tests.app import runbuilder  # noqa: E402  (the shared synthetic run, in tests/app)
 
 LEX = {"NOUN": ["movie", "book", "film", "album"], "POS_VERB": ["love", "like"],
        "POS_ADJ": ["great", "amazing"], "PRONOUN": ["I", "you", "he"]}

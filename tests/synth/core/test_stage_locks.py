@@ -52,14 +52,14 @@ def test_a_gone_holders_record_is_taken_over(tmp_path: Path) -> None:
 def stopped_holder(tmp_path: Path):  # type: ignore[no-untyped-def]
     """A process that holds the score lock of ``tmp_path/run`` and is then SIGSTOPped."""
     script = textwrap.dedent(f"""
-        import sys, time
-        sys.path.insert(0, {str(ROOT)!r})
+        import time
         from synth.core import RunDir
         with RunDir({str(tmp_path / 'run')!r}).stage_lock("score"):
             print("held", flush=True)
             time.sleep(120)
     """)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
         os.kill(proc.pid, signal.SIGSTOP)

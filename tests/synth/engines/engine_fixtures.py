@@ -4,14 +4,9 @@ Import the fixtures into a test module: ``from engine_fixtures import tiny_llama
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "discovery"))
-
-from discovery_fixtures import make_llama, make_tokenizer  # noqa: E402
+from tests.discovery.discovery_fixtures import make_llama, make_tokenizer  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -4,14 +4,14 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import write_config
-from fakes import FakeBackend
 
 from synth import generation_config_hash, generation_hash_payload, run_generation
 from synth.engines import HFBackend, SamplingConfig
 from synth.engines._hf_generate import GenerationLoop
 from synth.engines._models import cpu_supports_bf16, generation_dtype, resolve_dtype
 from synthcheck import load_run_config
+from tests.synth.fakes import FakeBackend
+from tests.synth.synth_fixtures import write_config
 
 PROMPTS = ["The film was", "A quiet story about", "This movie is terrible", "I"]
 

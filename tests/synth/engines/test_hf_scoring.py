@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
-import engine_fixtures
 import pytest
 import torch
 
 from synth.core import ConfigError
 from synth.engines._hf_scoring import build_rows, hf_label_logprobs
+from tests.synth.engines import engine_fixtures
 
 # The shared tiny-model fixtures (session-scoped).
 tiny_tokenizer = engine_fixtures.tiny_tokenizer

@@ -6,13 +6,13 @@ import sys
 import types
 from dataclasses import dataclass
 
-import engine_fixtures
 import pytest
 import torch
 
 from synth.core import ConfigError, ModelNotAvailable
 from synth.engines._hf_scoring import hf_label_logprobs
 from synth.engines._vllm_scoring import vllm_label_logprobs
+from tests.synth.engines import engine_fixtures
 
 # The shared tiny-model fixtures (session-scoped).
 tiny_tokenizer = engine_fixtures.tiny_tokenizer
@@ -208,8 +208,9 @@ def test_a_text_with_a_multi_token_label_is_scored_in_one_pass(fake_vllm, tiny_l
 @pytest.fixture(scope="module")
 def bos_tokenizer():
     """The tiny tokenizer with a post-processor that adds BOS, as Llama's does."""
-    from discovery_fixtures import make_tokenizer  # on the path via engine_fixtures
     from tokenizers import processors
+
+    from tests.discovery.discovery_fixtures import make_tokenizer  # on the path via engine_fixtures
 
     tok = make_tokenizer()
     tok._tokenizer.post_processor = processors.TemplateProcessing(
