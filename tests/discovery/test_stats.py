@@ -100,7 +100,9 @@ def test_sorting_by_each_statistic(statistic):
     keys = [((v if ascending else -v), -h, g) for v, h, g in
             zip(table[column], table["hard_count"], table["ngram"], strict=True)]
     assert keys == sorted(keys)
-    assert len(set(table[column])) > 3  # the order is decided by the statistic itself
+    # The order is decided by the statistic itself. The hard subset holds failures only (the
+    # one judging rule), so the planted corpus's hard counts take fewer values.
+    assert len(set(table[column])) > (1 if statistic == "frequency" else 3)
     if statistic in ("z", "log_odds", "q_value", "disagreement"):
         assert table["ngram"].iloc[0] == "not bad at all"
     # The same rows whatever the sort key.
