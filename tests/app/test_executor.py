@@ -56,7 +56,7 @@ def cfg_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
                         {"name": "llm", "spec": f"fewshot:hf:{tiny}"}],
         "reference": {"model": f"hf:{tiny}", "calibration": "contextual", "device": "cpu",
                       "batch_size": 4},
-        "ranking": {"top_fraction": 0.5},
+        "ranking": {"top_fraction": 0.5, "min_reference_margin": 0.0},
         "mining": {"min_support": 2},
         "focus": {"candidates": 3, "budget": 4},
         "evaluation": {"size": 8},
