@@ -21,6 +21,16 @@ def keyword_sentiment(texts: list[str]) -> list[dict[str, float]]:
     return out
 
 
+def parity_sentiment(texts: list[str]) -> list[dict[str, float]]:
+    """Positive when a text has an even number of words: a deterministic toy that disagrees
+    with any reference on some sentences, so a run of gibberish still has a hard subset."""
+    out = []
+    for text in texts:
+        p = 0.8 if len(text.split()) % 2 == 0 else 0.2
+        out.append({"negative": 1 - p, "positive": p})
+    return out
+
+
 TOY_SUITE = """\
 name: toy
 labels: [negative, positive]
