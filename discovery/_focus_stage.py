@@ -374,17 +374,13 @@ def reference_calibrator(run_dir: str | Path, labels: LabelSpace, *,
     Raises:
         DataError: the sidecar is missing or names other labels.
     """
-    import json
 
     from discovery._calibration import Calibrator
 
     path = TASK_SCORES.meta(run_dir, name=task) if task is not None \
         else REFERENCE_SCORES.meta(run_dir)
-    if not path.is_file():
-        raise DataError(f"{path.name} is missing", where=str(path),
-                        fix="run `synthcheck score` first")
-    cal = json.loads(path.read_text(encoding="utf-8")).get("calibration")
-    if not isinstance(cal, dict):
+    cal = _sidecar_entry(path, "calibration")
+    if cal is None:
         return None
     bias = cal.get("bias") or {}
     if set(bias) != set(labels):
@@ -395,6 +391,21 @@ def reference_calibrator(run_dir: str | Path, labels: LabelSpace, *,
     return out
 
 
+def _sidecar_entry(path: Path, key: str) -> dict[str, Any] | None:
+    """The ``key`` object of a score file's ``.meta.json`` sidecar (None when absent).
+
+    Raises:
+        DataError: the sidecar is missing.
+    """
+    import json
+
+    if not path.is_file():
+        raise DataError(f"{path.name} is missing", where=str(path),
+                        fix="run `synthcheck score` first")
+    entry = json.loads(path.read_text(encoding="utf-8")).get(key)
+    return entry if isinstance(entry, dict) else None
+
+
 def abstain_calibrator(run_dir: str | Path, labels: LabelSpace) -> Calibrator | None:
     """The calibrator the score stage read the reference's abstain answer with (from
     ``scores/reference.jsonl.meta.json``), so new sentences abstain exactly like the
@@ -403,16 +414,12 @@ def abstain_calibrator(run_dir: str | Path, labels: LabelSpace) -> Calibrator | 
     Raises:
         DataError: the sidecar is missing or names other labels.
     """
-    import json
 
     from discovery._calibration import Calibrator
 
     path = REFERENCE_SCORES.meta(run_dir)
-    if not path.is_file():
-        raise DataError(f"{path.name} is missing", where=str(path),
-                        fix="run `synthcheck score` first")
-    info = json.loads(path.read_text(encoding="utf-8")).get("abstain")
-    if not isinstance(info, dict):
+    info = _sidecar_entry(path, "abstain")
+    if info is None:
         return None
     bias = info.get("bias") or {}
     names = [lab for lab in bias if lab in labels]
