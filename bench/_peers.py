@@ -97,7 +97,7 @@ def sliceline(texts: Sequence[str], errors: np.ndarray, *, alpha: float, top: in
 
     x, names = features or sliceline_features(texts)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba is not installed: the plain path
+        warnings.simplefilter("ignore")  # sliceline warns when numba is missing (the plain path)
         sf = Slicefinder(alpha=alpha, k=top, max_l=SLICELINE_MAX_L,
                          min_sup=SLICELINE_MIN_SUP, verbose=False)
         sf.fit(x, errors.astype(np.float64))
