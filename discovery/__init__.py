@@ -88,17 +88,22 @@ from discovery._finding_sources import (
     source_hashes,
 )
 from discovery._findings import build_findings, group_name, labelled_candidate
+from discovery._focus_models import (
+    LazyBackend,
+    ScoringModels,
+    abstain_calibrator,
+    reference_calibrator,
+    task_probabilities,
+)
 from discovery._focus_stage import (
     FocusBase,
     FocusModels,
-    abstain_calibrator,
     candidate_pool,
     focus_hash,
     focus_run,
     focus_stage_hash,
     focus_upstream,
     pool_candidates,
-    reference_calibrator,
     run_focus_rounds,
 )
 from discovery._judge import (
@@ -305,6 +310,9 @@ __all__ = [
     "FocusBase",
     "FocusConfig",
     "FocusModels",
+    "LazyBackend",
+    "ScoringModels",
+    "task_probabilities",
     "HFClassifierScorer",
     "HardSubset",
     "HeldOutScores",

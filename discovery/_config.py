@@ -479,12 +479,19 @@ class FocusConfig(BaseModel):
                     f"(it must fit in a generated sentence)")
         return ngrams
 
+    def prompts(self, candidates: int, rounds: int = 1) -> int:
+        """The generation prompts focus rounds send for ``candidates`` candidates over
+        ``rounds`` rounds: ``budget`` per candidate per round. The one focus-cost formula:
+        the stage counts (and shows the progress of) what it sends with it, and
+        :attr:`max_prompts` (the config check, `discover`'s estimate, the docs) bounds it."""
+        return candidates * self.budget * rounds
+
     @property
     def max_prompts(self) -> int:
-        """The most generation prompts the focus rounds run: (candidates + the user's
-        n-grams) x budget x rounds (later rounds retest only the open candidates: fewer).
-        The one focus-cost formula: the config check and `discover`'s estimate use it."""
-        return (self.candidates + len(self.ngrams)) * self.budget * self.rounds
+        """The most generation prompts the focus rounds send: :meth:`prompts` of (candidates
+        + the user's n-grams) over every round (exact for one round whose pool fills
+        ``candidates``; later rounds retest only the open candidates: fewer)."""
+        return self.prompts(self.candidates + len(self.ngrams), self.rounds)
 
     @model_validator(mode="after")
     def _budget_is_reasonable(self) -> FocusConfig:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from discovery._artifacts import FOCUS, FOCUS_PARTS, HARD, REFERENCE_SCORES, TASK_SCORES
+from discovery._artifacts import FOCUS, FOCUS_PARTS, HARD
 from discovery._config import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig
 from discovery._finding_sources import balanced_turns, finding_sources
 from discovery._focus_rounds import (
@@ -54,7 +54,6 @@ from synth.core import (
 )
 
 if TYPE_CHECKING:
-    from discovery._calibration import Calibrator
     from synth import GeneratorConfig
     from synth.engines import Backend
 
@@ -221,9 +220,9 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
             row["ngram"] for row in rows if not row["confirmed"] and row["n"]
             and (row["rate"] or 0.0) > row["base_rate"]]
         pending = [c for c in todo if not _part_path(run, shash, r, c).is_file()]
-        prompts += len(pending) * cfg.budget
+        prompts += cfg.prompts(len(pending))
         group_of = {c: i for i, g in enumerate(_groups(pending, cfg.budget, target)) for c in g}
-        bar = progress_bar(len(pending) * cfg.budget, f"focus round {r}", "prompt",
+        bar = progress_bar(cfg.prompts(len(pending)), f"focus round {r}", "prompt",
                            enabled=progress)
         raw: dict[str, tuple[list[Any], list[str]]] = {}
         kept: dict[str, list[dict[str, Any]]] = {}
@@ -253,7 +252,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                 for x in group:
                     raw[x] = (queries[x], texts[at:at + len(queries[x])])
                     at += len(queries[x])
-                bar.update(len(group) * cfg.budget)
+                bar.update(cfg.prompts(len(group)))
             if c not in kept:
                 kept[c] = keep_sentences(c, *raw[c], generator, seen)
                 write_jsonl(generated, kept[c])
@@ -363,73 +362,6 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
                          if "counterfactual" in x else {})}
                      for x in recs if x["failure"]][:max_examples],
     }
-
-
-def reference_calibrator(run_dir: str | Path, labels: LabelSpace, *,
-                         task: str | None = None) -> Calibrator | None:
-    """The calibrator the score stage fitted for the reference's scores (``task``: a
-    ``fewshot:`` task model's), from its meta sidecar, so new sentences are calibrated
-    exactly like the corpus; None when it recorded none.
-
-    Raises:
-        DataError: the sidecar is missing or names other labels.
-    """
-
-    from discovery._calibration import Calibrator
-
-    path = TASK_SCORES.meta(run_dir, name=task) if task is not None \
-        else REFERENCE_SCORES.meta(run_dir)
-    cal = _sidecar_entry(path, "calibration")
-    if cal is None:
-        return None
-    bias = cal.get("bias") or {}
-    if set(bias) != set(labels):
-        raise DataError(f"the recorded calibration names labels {sorted(bias)}, the task's are "
-                        f"{list(labels)}", where=str(path), fix="run `synthcheck score` again")
-    out = Calibrator(cal["method"], cal["average"])
-    out.bias_ = np.array([float(bias[lab]) for lab in labels])
-    return out
-
-
-def _sidecar_entry(path: Path, key: str) -> dict[str, Any] | None:
-    """The ``key`` object of a score file's ``.meta.json`` sidecar (None when absent).
-
-    Raises:
-        DataError: the sidecar is missing.
-    """
-    import json
-
-    if not path.is_file():
-        raise DataError(f"{path.name} is missing", where=str(path),
-                        fix="run `synthcheck score` first")
-    entry = json.loads(path.read_text(encoding="utf-8")).get(key)
-    return entry if isinstance(entry, dict) else None
-
-
-def abstain_calibrator(run_dir: str | Path, labels: LabelSpace) -> Calibrator | None:
-    """The calibrator the score stage read the reference's abstain answer with (from
-    ``scores/reference.jsonl.meta.json``), so new sentences abstain exactly like the
-    corpus; None when the reference has no abstain answer.
-
-    Raises:
-        DataError: the sidecar is missing or names other labels.
-    """
-
-    from discovery._calibration import Calibrator
-
-    path = REFERENCE_SCORES.meta(run_dir)
-    info = _sidecar_entry(path, "abstain")
-    if info is None:
-        return None
-    bias = info.get("bias") or {}
-    names = [lab for lab in bias if lab in labels]
-    if len(bias) != len(labels) + 1 or set(names) != set(labels):
-        raise DataError(f"the recorded abstain calibration names {sorted(bias)}, the task's "
-                        f"labels are {list(labels)}", where=str(path),
-                        fix="run `synthcheck score` again")
-    out = Calibrator(info["method"], info["average"])
-    out.bias_ = np.array([float(v) for v in bias.values()])  # the labels, then abstain
-    return out
 
 
 def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 from synth.core import MANIFEST
 
 if TYPE_CHECKING:
-    from discovery import EvaluationConfig, ReferenceConfig, TaskModelConfig
+    from discovery import (
+        EvaluationConfig,
+        RankingConfig,
+        ReferenceConfig,
+        ScoringModels,
+        TaskModelConfig,
+    )
     from synth.core import LabelSpace
     from synthcheck._config import RunConfig
 
@@ -33,6 +39,14 @@ class TaskModelSections:
         return task_model_hashes(self.task_models if task_models is None else task_models,
                                  labels=self.labels, reference=self.reference,
                                  evaluation=self.evaluation)
+
+    def scoring(self, ranking: RankingConfig) -> ScoringModels:
+        """The task model ``ranking`` ranks and the reference, as the stages after the score
+        stage score new sentences with them (:class:`discovery.ScoringModels`)."""
+        from discovery import ScoringModels
+
+        return ScoringModels.ranked(ranking, self.task_models, labels=self.labels,
+                                    reference=self.reference, evaluation=self.evaluation)
 
     def build(self, task_models: Sequence[TaskModelConfig] | None = None) -> dict[str, Any]:
         """Load the task models (default: all of them) by name."""

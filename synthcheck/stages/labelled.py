@@ -14,7 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from discovery import LABELLED, LabelledConfig, RankingConfig, SemanticSlicesConfig
+from discovery import (
+    LABELLED,
+    LabelledConfig,
+    RankingConfig,
+    SemanticSlicesConfig,
+    TaskModelConfig,
+)
 from synth import SeedCorpusConfig
 from synthcheck._config import RunConfig
 from synthcheck.stages._base import Hashes, Stage, StageContext, StageRun
@@ -33,12 +39,9 @@ class LabelledSections:
     semantic: SemanticSlicesConfig
 
     @property
-    def ranked(self) -> Any:
+    def ranked(self) -> TaskModelConfig:
         """The ranked task model's config."""
-        from discovery import ranked_task_name
-
-        name = ranked_task_name(self.ranking, self.models.task_models)
-        return next(t for t in self.models.task_models if t.name == name)
+        return self.models.scoring(self.ranking).task_model
 
 
 def sections(cfg: RunConfig) -> LabelledSections:
@@ -71,7 +74,7 @@ def outputs(s: LabelledSections, run_dir: Path) -> list[Path]:
 
 
 def run(s: LabelledSections, ctx: StageContext) -> StageRun:
-    from discovery import labelled_run
+    from discovery import labelled_run, task_probabilities
 
     tm = s.ranked
     labels = s.models.labels
@@ -79,8 +82,7 @@ def run(s: LabelledSections, ctx: StageContext) -> StageRun:
     def task(texts: list[str]) -> np.ndarray:
         scorer = (ctx.scorers[tm.name] if ctx.scorers is not None
                   else s.models.build([tm])[tm.name])
-        rows = scorer.predict_proba(texts)
-        return np.array([[row[lab] for lab in labels] for row in rows], dtype=np.float64)
+        return task_probabilities(scorer, texts, labels)
 
     out = labelled_run(ctx.run.path, labels=labels, labelled=s.labelled,
                        evaluation=s.models.evaluation, task_fn=task,

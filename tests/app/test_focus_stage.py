@@ -132,6 +132,23 @@ def test_focus_stage_in_discover(cfg_path: Path, tmp_path: Path,
     assert (fresh / "focus.jsonl").read_bytes() == first_bytes
 
 
+def test_the_estimate_is_the_prompts_a_focus_run_sends(cfg_path: Path, tmp_path: Path,
+                                                       backends: list[FakeBackend]) -> None:
+    """One focus-cost formula: `discover`'s estimate line before the stage counts exactly the
+    prompts the focus backend then receives (a round whose pool fills ``focus.candidates``),
+    and the manifest records the same number."""
+    cfg = load_run_config(cfg_path)
+    run = tmp_path / "r"
+    lines: list[str] = []
+    discover(cfg, run, progress=False, log=lines.append)
+    estimate = next(line for line in lines if line.startswith("[focus] estimate: "))
+    sent = sum(len(call) for call in backends[-1].calls)
+    assert cfg.focus.max_prompts == (3 + 1) * BUDGET
+    assert estimate.startswith(f"[focus] estimate: {cfg.focus.max_prompts:,} prompts at ")
+    assert sent == cfg.focus.max_prompts == len(rows(run)) * BUDGET
+    assert json.loads((run / "manifest.json").read_text())["stages"]["focus"]["prompts"] == sent
+
+
 def test_focus_off_skips_the_stage_and_the_report_falls_back(
         cfg_path: Path, tmp_path: Path, backends: list[FakeBackend],
         capsys: pytest.CaptureFixture[str]) -> None:
