@@ -4,8 +4,9 @@ back (see :mod:`discovery._audit` for the figures).
 ``export_audit`` draws a seeded sample of the hard subset and a random control from the rest
 of the corpus, keeps it in ``RUN/review/audit-sample.json`` (with each sentence's group and
 the task model's label, which the annotator never sees) and writes the texts alone, shuffled,
-for Label Studio or Argilla. :class:`AuditLog` is the notebook's way (and the importers'):
-one label per sentence, a task label or ``no label applies``, in ``RUN/review/audit.jsonl``.
+for a registered annotation tool (Label Studio, Argilla, ...). :class:`AuditLog` is the
+notebook's way (and the importers'): one label per sentence, a task label or ``no label
+applies``, in ``RUN/review/audit.jsonl``.
 """
 
 from __future__ import annotations
@@ -87,10 +88,9 @@ def export_audit(run_dir: str | Path, fmt: str, out: str | Path, *, n_hard: int 
         DataError: see :func:`draw_sample`; a bad format or ``out``.
     """
     from discovery import AUDIT_SAMPLE
-    from formalize.review._annotate import _check_format, check_export_paths, write_tool_files
+    from formalize.review._annotate import check_export_paths, write_tool_files
     from synth.core import provenance, write_json_atomic
 
-    _check_format(fmt)
     paths = check_export_paths(fmt, out)
     run = Path(run_dir)
     sample = draw_sample(run, n_hard=n_hard, n_control=n_control, seed=seed)
@@ -183,10 +183,10 @@ def import_audit(run_dir: str | Path, fmt: str, path: str | Path, *,
         DataError: see :func:`formalize.review._annotate_import.read_answers`; an answer
             without a label, with a tag instead, or on a sentence outside the sample.
     """
-    from formalize.review._annotate import _check_format
     from formalize.review._annotate_import import read_answers
+    from formalize.review._tools import annotation_tool
 
-    _check_format(fmt)
+    annotation_tool(fmt)  # an unknown tool is named before the run's sample is read
     log = AuditLog(run_dir, annotator=annotator)
     answers = read_answers(fmt, path)
     pending = []
