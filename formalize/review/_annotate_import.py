@@ -31,7 +31,8 @@ class Answer:
     sid: str
     """The synthcheck sentence id."""
     record: int
-    """The record's index in the export (for messages)."""
+    """Where it is in the export, for messages: the record's index (Label Studio, Argilla),
+    or what the tool's ``record_unit`` says (e.g. a line number)."""
     choices: dict[str, str] = field(default_factory=dict)
     """Question name -> answer (``label``, ``tag``, ``note``)."""
     who: str = ""
@@ -212,7 +213,9 @@ def import_annotations(run_dir: str | Path, fmt: str, path: str | Path, *,
     from formalize._run_outputs import RunOutputs
     from formalize.review._annotate import _known_ids, annotation_items
     from formalize.review._log import ReviewLog, closest_ids
+    from formalize.review._tools import annotation_tool
 
+    unit = annotation_tool(fmt).record_unit
     answers = read_answers(fmt, path)
     run = Path(run_dir)
     ReviewLog(run).check_writable()
@@ -224,7 +227,7 @@ def import_annotations(run_dir: str | Path, fmt: str, path: str | Path, *,
     result = Imported()
     pending = []
     for ans in answers:
-        where = f"{path}, record {ans.record}"
+        where = f"{path}, {unit} {ans.record}"
         if ans.sid not in known:  # every id checked before anything is appended
             raise DataError(f"unknown sentence id {ans.sid!r}", where=where,
                             fix="import decisions into the run they were exported from; "

@@ -121,10 +121,12 @@ class AuditLog:
         self.annotator = annotator
         sample = read_audit_sample(self.run_dir)
         if sample is None:
+            from formalize.review._tools import ANNOTATION_TOOLS
+
             raise DataError("the run has no audit sample", where=str(self.run_dir),
                             fix="draw one first: synthcheck annotate export --audit --run "
-                                f"{self.run_dir} --format label-studio|argilla --out FILE, "
-                                "or formalize.review.export_audit")
+                                f"{self.run_dir} --format {'|'.join(ANNOTATION_TOOLS)} "
+                                "--out FILE, or formalize.review.export_audit")
         self.sample = sample
         self.choices = [*map(str, sample.get("labels") or []), NO_LABEL]
         self._ids = {str(it.get("id")) for it in sample["items"]}
@@ -186,12 +188,12 @@ def import_audit(run_dir: str | Path, fmt: str, path: str | Path, *,
     from formalize.review._annotate_import import read_answers
     from formalize.review._tools import annotation_tool
 
-    annotation_tool(fmt)  # an unknown tool is named before the run's sample is read
+    unit = annotation_tool(fmt).record_unit  # an unknown tool: named before the sample is read
     log = AuditLog(run_dir, annotator=annotator)
     answers = read_answers(fmt, path)
     pending = []
     for ans in answers:
-        where = f"{path}, record {ans.record}"
+        where = f"{path}, {unit} {ans.record}"
         label = ans.choices.get("label")
         if label is None:
             raise DataError(f"sentence {ans.sid!r} has no label answer", where=where,

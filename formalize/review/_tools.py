@@ -38,6 +38,8 @@ class AnnotationTool:
     #: What the files written beside ``--out`` are, for messages (``"its labeling config
     #: .xml"``); empty when the export is the one file ``--out`` names.
     beside: ClassVar[str] = ""
+    #: What :attr:`Answer.record` counts, for messages (``"record 3"``, ``"line 4"``).
+    record_unit: ClassVar[str] = "record"
 
     def export_paths(self, out: Path) -> list[Path]:
         """The files an export to ``out`` writes, ``out`` first, checked to be distinct.
@@ -67,7 +69,8 @@ class AnnotationTool:
     def answers(self, path: Path) -> list[Answer]:
         """Every reviewer's answers in the tool's export at ``path``: per sentence and
         reviewer, ``choices`` by question (``label``, ``tag``, ``note``), a ``key`` that is
-        the same when the same export is read twice, and the tool's own time if it has one.
+        the same when the same export is read twice, and the tool's own time if it has one;
+        ``record`` is where it is in the file (a :attr:`record_unit`, for messages).
 
         Raises:
             DataError: the file or one of its records is not the tool's export (names the
