@@ -4,12 +4,16 @@ pipeline, and docs/architecture.md's "Adding things" table names the files a new
 The fakes: an engine (``tests/synth/engines/test_engine_registry.py``: ``synthcheck generate``),
 a task-model kind (here: ``synthcheck verify --model keywords:...``), a test type and a format
 (``tests/formalize/test_registry.py``), a finding source (``discovery/_enrichment.py``, run by
-``tests/app/test_discover.py``'s pipeline and ``tests/discovery/test_enrichment.py``).
+``tests/app/test_discover.py``'s pipeline and ``tests/discovery/test_enrichment.py``), an
+annotation tool (here: a CSV sheet through ``synthcheck annotate export`` / ``import``, the
+blind audit's too, on the mini run). The table states how many files each touches (the
+fake's own module and its registration line) and names the registry each fake registers into.
 """
 
 from __future__ import annotations
 
 import csv
+import importlib
 import io
 import json
 import re
@@ -37,6 +41,19 @@ TOUCHES = {
     "a format": ["formalize/formats/myformat.py", "formalize/formats/__init__.py"],
     "a finding source": ["discovery/_enrichment.py", "discovery/_finding_sources.py"],
     "a task-model kind": ["discovery/_kinds.py"],
+    "an annotation tool": ["formalize/review/_mytool.py", "formalize/review/_tools.py"],
+}
+HERE = "tests/app/test_plugin_conformance.py"
+# Each kind's fake (the file it is in), the registry it registers into and the call it
+# registers with there: the table names that registry, defined in the registration file.
+FAKES = {
+    "an engine": ("tests/synth/engines/test_engine_registry.py", "ENGINES", "ENGINES.register("),
+    "a test type": ("tests/formalize/test_registry.py", "TEST_TYPES", "TEST_TYPES.register("),
+    "a format": ("tests/formalize/test_registry.py", "FORMATS", "FORMATS.register("),
+    "a finding source": ("discovery/_enrichment.py", "FINDING_SOURCES",
+                         "register_finding_source("),
+    "a task-model kind": (HERE, "TASK_MODEL_KINDS", "TASK_MODEL_KINDS.register("),
+    "an annotation tool": (HERE, "ANNOTATION_TOOLS", "ANNOTATION_TOOLS.register("),
 }
 
 
@@ -105,6 +122,29 @@ def test_adding_things_names_the_files_a_new_plugin_touches(kind: str) -> None:
     assert set(TOUCHES[kind]) <= named, (kind, named)
     # the registration files exist (the new module's name is the example's)
     assert all((REPO / f).is_file() for f in TOUCHES[kind][1:])
+
+
+@pytest.mark.parametrize("kind", sorted(TOUCHES))
+def test_adding_things_states_how_many_files_a_new_plugin_touches(kind: str) -> None:
+    """The count in the row is the fake's: its own module and the registration line."""
+    stated = re.findall(r"\*\*(\d+) files?\*\* in all", adding_things()[kind])
+    assert stated == [str(len(TOUCHES[kind]))], (kind, stated)
+
+
+@pytest.mark.parametrize("kind", sorted(TOUCHES))
+def test_adding_things_names_the_registry_each_fake_registers_into(kind: str) -> None:
+    fake, registry, call = FAKES[kind]
+    assert re.search(rf"`{registry}[`.]", adding_things()[kind]), (kind, registry)
+    assert call in (REPO / fake).read_text(encoding="utf-8")  # the fake registers there
+    home = TOUCHES[kind][-1].removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    assert hasattr(importlib.import_module(home), registry), (home, registry)
+
+
+def test_every_plugin_kind_has_a_fake_and_a_row() -> None:
+    kinds = {"an engine", "a task-model kind", "a test type", "a format", "a finding source",
+             "an annotation tool"}
+    assert set(TOUCHES) == set(FAKES) == kinds
+    assert kinds <= set(adding_things())
 
 
 # -- An annotation tool: a plain CSV round trip --------------------------------------------
