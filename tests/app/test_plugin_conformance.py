@@ -188,10 +188,10 @@ def csv_sheet() -> Iterator[None]:
 
 
 @pytest.fixture
-def mini(mini_config: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def mini(mini_config: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+         task_models_on_path: None) -> Path:
     """The mini run, generated, scored and ranked by the CLI (hard.jsonl, corpus, scores)."""
     runbuilder.fake_generator(monkeypatch, lambda generator: FakeBackend())
-    monkeypatch.syspath_prepend(str(REPO / "tests" / "app"))  # python:toy_models
     cfg, run = str(mini_config()), str(tmp_path / "run")
     for stage in ("generate", "score", "rank"):
         assert main([stage, "--config", cfg, "--run", run, "-q"]) == 0, stage
