@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from discovery._config import EvaluationConfig, ReferenceConfig, TaskModelConfig
+from discovery._config import (
+    EvaluationConfig,
+    RankingConfig,
+    ReferenceConfig,
+    TaskModelConfig,
+)
 from discovery._data import PACKAGED_SPLITS, LabeledSet, packaged_split, read_labeled_file
 from discovery._kinds import is_few_shot
 from synth.core import ConfigError, LabelSpace, derive_seed
@@ -298,3 +303,37 @@ def format_reports(reports: Mapping[str, Mapping[str, Any]], labels: Sequence[st
         lines.append(f"{name:<14} {rep['n']:>5} {rep['accuracy']:>8.3f} {rep['macro_f1']:>8.3f}"
                      f"   {cells}")
     return "\n".join(lines)
+
+
+def evaluate_reliability(labels: LabelSpace, evaluation: EvaluationConfig,
+                         data: str | None = None, *, task_models: Sequence[TaskModelConfig],
+                         reference: ReferenceConfig, ranking: RankingConfig,
+                         corpus: SeedCorpusConfig | None = None,
+                         scorers: Mapping[str, TaskScorer] | None = None, progress: bool = True,
+                         corpus_size: int | None = None, raw_dir: str | Path | None = None
+                         ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """:func:`evaluate_held_out` (``data`` over ``evaluation.data``), and the hard
+    subset's precision measured on the same held-out probabilities
+    (:func:`~discovery.held_out_reliability`: ``ranking``'s rule on the ranked task model;
+    ``corpus_size`` scales ``ranking.top_k``). Given a run directory ``raw_dir``, the few-shot
+    models' held-out raw log-probs are stored and reused there.
+
+    Returns:
+        ``(reports, reliability)``: the per-model reports and the ``eval.json`` fields of
+        :func:`~discovery.held_out_reliability` (empty without the reference), with ``trust``:
+        :func:`discovery.trust_decision` on them.
+    """
+    from discovery._precision import held_out_reliability
+    from discovery._task_models import ranked_task_name
+    from discovery._trust import trust_decision
+
+    reports, held = evaluate_held_out(labels, evaluation, data, task_models=task_models,
+                                      reference=reference, scorers=scorers, progress=progress,
+                                      raw_dir=raw_dir, corpus=corpus)
+    abstain = reference.abstain
+    reliability = held_out_reliability(
+        held, ranking, ranked=ranked_task_name(ranking, task_models), corpus_size=corpus_size,
+        abstain_threshold=abstain.threshold if abstain is not None else None)
+    if reliability:  # the held-out side of the trust decision (the summary adds an audit)
+        reliability["trust"] = trust_decision(reliability)
+    return reports, reliability

@@ -53,37 +53,18 @@ def evaluate_sections(s: EvaluateSections, data: str | None = None, *,
                       scorers: Mapping[str, Any] | None = None, progress: bool = True,
                       corpus_size: int | None = None, raw_dir: str | Path | None = None
                       ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """discovery's ``evaluate_held_out`` on these sections (``data`` over
-    ``evaluation.data``), and the hard subset's precision measured on the same held-out
-    probabilities (``ranking``'s rule; ``corpus_size`` scales ``ranking.top_k``). Given a
-    run directory ``raw_dir``, the few-shot models' held-out raw log-probs are stored and
-    reused there (a calibration change rescores nothing).
-
-    Returns:
-        ``(reports, reliability)``: the per-model reports and the ``eval.json`` fields of
-        :func:`discovery.held_out_reliability` (empty without the reference), with
-        ``trust``: :func:`discovery.trust_decision` on them.
+    """:func:`discovery.evaluate_reliability` on these sections: the held-out reports
+    (``data`` over ``evaluation.data``) and the hard subset's precision on the same held-out
+    probabilities, with the trust decision (``corpus_size`` scales ``ranking.top_k``; given a
+    run directory ``raw_dir``, the few-shot models' held-out raw log-probs are kept there).
     """
-    from discovery import (
-        evaluate_held_out,
-        held_out_reliability,
-        ranked_task_name,
-        trust_decision,
-    )
+    from discovery import evaluate_reliability
 
     m = s.models
-    reports, held = evaluate_held_out(m.labels, m.evaluation, data,
-                                      task_models=m.task_models, reference=m.reference,
-                                      scorers=scorers, progress=progress,
-                                      raw_dir=raw_dir, corpus=s.corpus)
-    ranked = ranked_task_name(s.ranking, m.task_models)
-    abstain = m.reference.abstain
-    reliability = held_out_reliability(
-        held, s.ranking, ranked=ranked, corpus_size=corpus_size,
-        abstain_threshold=abstain.threshold if abstain is not None else None)
-    if reliability:  # the held-out side of the trust decision (the summary adds an audit)
-        reliability["trust"] = trust_decision(reliability)
-    return reports, reliability
+    return evaluate_reliability(m.labels, m.evaluation, data, task_models=m.task_models,
+                                reference=m.reference, ranking=s.ranking, corpus=s.corpus,
+                                scorers=scorers, progress=progress, corpus_size=corpus_size,
+                                raw_dir=raw_dir)
 
 
 def run_corpus_size(run_dir: str | Path) -> int | None:
