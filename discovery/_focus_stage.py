@@ -163,7 +163,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
             per-candidate parts under ``focus/.parts/`` are written there).
         cfg: the focus section.
         labels: the task's labels (column order of every probability array).
-        generator: the stage-1 ``GeneratorConfig`` (prompt, sampling and its seed, segment,
+        generator: the stage-1 ``GeneratorConfig`` (prompt, sampling, the run seed, segment,
             batch size).
         seed_docs: the seed corpus texts queries are drawn from.
         base: the scored base corpus and its hard subset.
@@ -274,7 +274,7 @@ def _rounds(run: RunDir, shash: str, cfg: FocusConfig, labels: LabelSpace, *,
                 seen.update(x["text"] for x in kept[c])
             elif c not in raw:  # the first candidate of its group: generate the whole group
                 group = [x for x in pending if group_of[x] == g]
-                queries = {x: focus_queries(x, seed_docs, cfg, seed=generator.sampling.seed,
+                queries = {x: focus_queries(x, seed_docs, cfg, seed=generator.seed,
                                             round_=r, start=(r - 1) * cfg.budget)
                            for x in group}
                 flat = [q for x in group for q in queries[x]]

@@ -3,8 +3,8 @@ current, open, meta file, completion with digests, the manifest put back on fail
 the grep that keeps every stage on it: no module outside the runner calls
 ``RunDir.open_stage``, ``RunDir.complete`` or ``RunDir.set_stage``.
 
-``python -m tests.discovery.test_runner [ROOT]`` (from the checkout) prints the hand-rolled calls found under
-ROOT (default: this checkout), one per line, then their count.
+``python -m tests.discovery.test_runner [ROOT]`` (from the checkout) prints the hand-rolled
+calls found under ROOT (default: this checkout), one per line, then their count.
 """
 
 from __future__ import annotations
