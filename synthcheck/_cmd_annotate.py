@@ -1,5 +1,6 @@
-"""`synthcheck annotate`: hand the hard subset to Label Studio or Argilla, and take the
-reviewers' decisions back into the run's review log."""
+"""`synthcheck annotate`: hand the hard subset to an annotation tool (Label Studio, Argilla, or
+any tool in ``formalize.ANNOTATION_TOOLS``), and take the reviewers' decisions back into the
+run's review log."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from formalize import DECISIONS_FILE
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from formalize import ANNOTATION_TOOLS
+
+    tools = ANNOTATION_TOOLS.names()
     p = sub.add_parser(
         "annotate", help="export the hard subset to Label Studio / Argilla; import decisions",
         description="'annotate export' writes the run's hard subset, focus-round examples and "
@@ -29,8 +33,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     for q in (ex, im):
         q.add_argument("--run", required=True, type=Path, metavar="DIR",
                        help="run directory (required)")
-        q.add_argument("--format", required=True, choices=["label-studio", "argilla"],
-                       help="the annotation tool (required)")
+        # Not argparse's choices: an unknown name gets "did you mean" (annotation_tool).
+        q.add_argument("--format", required=True, metavar="{" + ",".join(tools) + "}",
+                       help="the annotation tool (required): " + "; ".join(
+                           ANNOTATION_TOOLS.get(n).description for n in tools))
     ex.add_argument("--out", required=True, type=Path, metavar="FILE",
                     help="JSON file to write (required); Label Studio's labeling config is "
                          "written beside it as FILE with .xml")
@@ -72,12 +78,13 @@ def run_export(args: argparse.Namespace) -> int:
     # Before any work: a bad --out never creates folders (e.g. at the file system's root).
     # Never one of the run's own files, and the labeling config beside it (Label Studio)
     # never the tasks file itself (--out tasks.xml) nor a file the user wrote.
-    from formalize.review._annotate import check_export_paths
+    from formalize import annotation_tool
 
-    paths = check_export_paths(args.format, args.out)
+    tool = annotation_tool(args.format)
+    paths = tool.export_paths(args.out)
     outputs = [("--out", paths[0])]
-    outputs += [("--out (its labeling config .xml)", p) for p in paths[1:]]
-    check_outputs(outputs, replaceable=_is_labeling_config)
+    outputs += [(f"--out ({tool.beside})", p) for p in paths[1:]]
+    check_outputs(outputs, replaceable=tool.is_own_file)
     if args.audit:
         return _export_audit(args)
     paths = export_annotations(args.run, args.format, args.out, include)
@@ -86,14 +93,6 @@ def run_export(args: argparse.Namespace) -> int:
     for path in paths:
         print(f"wrote {path}")
     return 0
-
-
-def _is_labeling_config(path: Path) -> bool:
-    """Whether ``path`` is a Label Studio labeling config (an earlier export's ``.xml``)."""
-    try:
-        return path.read_bytes()[:200].lstrip().startswith(b"<View")
-    except OSError:
-        return False
 
 
 def _export_audit(args: argparse.Namespace) -> int:
@@ -117,8 +116,9 @@ def _export_audit(args: argparse.Namespace) -> int:
 def run_import(args: argparse.Namespace) -> int:
     from collections import Counter
 
-    from formalize import import_annotations
+    from formalize import annotation_tool, import_annotations
 
+    annotation_tool(args.format)  # an unknown tool is named before the file is read
     if args.audit:
         return _import_audit(args)
     result = import_annotations(args.run, args.format, args.path, annotator=args.annotator)

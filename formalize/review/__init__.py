@@ -2,7 +2,7 @@
 then draft templates from the tagged sentences and append accepted drafts to a suite."""
 
 from formalize.review._annotate import annotation_items, export_annotations
-from formalize.review._annotate_import import Imported, import_annotations
+from formalize.review._annotate_import import Answer, Imported, import_annotations
 from formalize.review._audit import AuditLog, export_audit, import_audit, update_eval_audit
 from formalize.review._drafts import append_tests, draft_suite, run_draft
 from formalize.review._log import DECISIONS, TAGS, ReviewLog, ReviewLogWarning
@@ -14,9 +14,14 @@ from formalize.review._propose import (
     suite_lexicons,
 )
 from formalize.review._session import DEFAULT_RUN, RUN_ENV, ReviewSession, tagged_sentences
+from formalize.review._tools import ANNOTATION_TOOLS, AnnotationTool, annotation_tool
 from formalize.review._widget import ReviewWidget
 
 __all__ = [
+    "ANNOTATION_TOOLS",
+    "AnnotationTool",
+    "Answer",
+    "annotation_tool",
     "AuditLog",
     "Imported",
     "export_audit",

@@ -1,20 +1,20 @@
-"""Read the reviewers' answers back from Label Studio and Argilla exports.
+"""Read the reviewers' answers back from an annotation tool's export, and turn them into
+review-log decisions.
 
-Label Studio's JSON export (tasks with ``annotations``) and its JSON-MIN export (one flat
-object per annotation: the task's data, the answers by control name, ``annotation_id``,
-``annotator``, ``updated_at``), and Argilla records (``rg.Record.to_dict``'s shape, or
-``{"settings", "records"}``; ``responses`` keyed by question, each a list of
-``{value, user_id, status}``) become :class:`Answer` objects. Every field is checked with an
-error that names the file, the record and the field: a bad file never reaches the log.
+Each registered tool (:data:`formalize.review.ANNOTATION_TOOLS`) reads its own export into
+:class:`Answer` objects (Label Studio's JSON and JSON-MIN exports in
+:mod:`formalize.review._label_studio`, Argilla records in :mod:`formalize.review._argilla`;
+:func:`read_export` and the answer helpers here are what the JSON tools share). Every field
+is checked with an error that names the file, the record and the field: a bad file never
+reaches the log.
 
 Each answer has a ``key`` (Label Studio: the annotation id and its update time; Argilla: the
 record, the user and the answers), so importing the same export twice adds nothing, and a
-``time`` (Label Studio's own), so an old export never overrides a later decision.
+``time`` (the tool's own), so an old export never overrides a later decision.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,7 +31,8 @@ class Answer:
     sid: str
     """The synthcheck sentence id."""
     record: int
-    """The record's index in the export (for messages)."""
+    """Where it is in the export, for messages: the record's index (Label Studio, Argilla),
+    or what the tool's ``record_unit`` says (e.g. a line number)."""
     choices: dict[str, str] = field(default_factory=dict)
     """Question name -> answer (``label``, ``tag``, ``note``)."""
     who: str = ""
@@ -42,26 +43,21 @@ class Answer:
     """When the tool says the answer was made or last changed (ISO 8601)."""
 
 
-_SHAPES = {"label-studio": "a JSON list of tasks with 'data' and 'annotations' (JSON export) "
-                           "or of flat annotations with 'sid' (JSON-MIN export)",
-           "argilla": "a list of records with 'id' and 'responses', or an object with "
-                      "'records'"}
-_FIX = {"label-studio": "export the project from Label Studio as JSON or JSON-MIN and pass "
-                        "that file",
-        "argilla": "export the dataset's records (rg.Dataset.records.to_list(flatten=False) or "
-                   "the file `annotate export` wrote, with responses) and pass that file"}
+def read_export(path: Path, fmt: str, *, shape: str, fix: str, records: str | None = None
+                ) -> list[Any]:
+    """The records of the JSON export of the tool ``fmt``: a list of objects, or (with
+    ``records``) an object holding that list under that key.
 
-
-def read_export(path: Path, fmt: str) -> list[Any]:
-    """The records of a tool's JSON export.
+    Args:
+        shape: what the export is, for the message when it is not (``"a list of ..."``).
+        fix: how to get the right file from the tool.
 
     Raises:
         DataError: missing, a directory, not UTF-8, not JSON, nested too deep, or not the
-            format's shape (a Label Studio file under ``argilla`` and the reverse are named).
+            tool's shape (a Label Studio file under ``argilla`` and the reverse are named).
     """
     from synth.core import read_text
 
-    fix = _FIX[fmt]
     if path.is_dir():
         raise DataError(f"the {fmt} export is a directory, not a file", where=str(path), fix=fix)
     if not path.is_file():
@@ -76,10 +72,10 @@ def read_export(path: Path, fmt: str) -> list[Any]:
     except RecursionError:
         raise DataError(f"the {fmt} export is nested too deeply to be an export",
                         where=str(path), fix=fix) from None
-    if fmt == "argilla" and isinstance(data, Mapping) and "records" in data:
-        data = data["records"]
+    if records is not None and isinstance(data, Mapping) and records in data:
+        data = data[records]
     if not isinstance(data, list) or not all(isinstance(r, Mapping) for r in data):
-        raise DataError(f"the {fmt} export is not {_SHAPES[fmt]}", where=str(path),
+        raise DataError(f"the {fmt} export is not {shape}", where=str(path),
                         fix=f"pass the JSON file {fmt} exported")
     other = _looks_like(data)
     if other is not None and other != fmt:
@@ -142,162 +138,17 @@ def _text_answer(value: Any, name: str, at: _Where) -> str | None:
                    fix="a note is plain text; answer it in the tool's text area")
 
 
-def _ls_result(results: Any, at: _Where) -> dict[str, str]:
-    if not isinstance(results, list):
-        raise at.error(f"an annotation's 'result' is {_type(results)}, not a list",
-                       fix=_LS_FIX)
-    choices: dict[str, str] = {}
-    for res in results:
-        if not isinstance(res, Mapping):
-            raise at.error(f"a 'result' item is {_type(res)} ({res!r:.60}), not an object",
-                           fix=_LS_FIX)
-        name, value = str(res.get("from_name")), res.get("value")
-        if not isinstance(value, Mapping):
-            raise at.error(f"the {name!r} result's 'value' is {_type(value)}, not an object",
-                           fix=_LS_FIX)
-        answer = None
-        if res.get("type") == "choices":
-            answer = _one_choice(value.get("choices"), name, at)
-        elif res.get("type") == "textarea":
-            answer = _text_answer(value.get("text"), name, at)
-        if answer is not None:
-            choices[name] = answer
-    return choices
-
-
-def _who(value: Any) -> str:
-    if isinstance(value, Mapping):
-        value = value.get("email") or value.get("id")
-    return f"label-studio:{value}" if value not in (None, "") else "label-studio"
-
-
-def label_studio_answers(data: list[Mapping[str, Any]], path: Path) -> list[Answer]:
-    """The answers of a Label Studio JSON or JSON-MIN export (cancelled ones left out)."""
-    out = []
-    for i, rec in enumerate(data):
-        at = _Where(path, i)
-        if "annotation_id" in rec or ("sid" in rec and "data" not in rec):  # JSON-MIN
-            out += _ls_min_answer(rec, at)
-            continue
-        task = rec.get("data")
-        if not isinstance(task, Mapping) or task.get("sid") is None:
-            raise at.error("the task has no synthcheck sentence id (data.sid)",
-                           fix="import the file exported from a project made with "
-                               "synthcheck annotate export")
-        anns = rec.get("annotations")
-        if anns is None:
-            continue
-        if not isinstance(anns, list):
-            raise at.error(f"'annotations' is {_type(anns)}, not a list", fix=_LS_FIX)
-        for ann in anns:
-            if not isinstance(ann, Mapping):
-                raise at.error(f"an annotation is {_type(ann)}, not an object", fix=_LS_FIX)
-            if ann.get("was_cancelled"):
-                continue
-            when = ann.get("updated_at") or ann.get("created_at")
-            key = (f"label-studio:{ann['id']}@{when}" if ann.get("id") is not None else None)
-            out.append(Answer(str(task["sid"]), i, _ls_result(ann.get("result") or [], at),
-                              _who(ann.get("completed_by")), key,
-                              when if isinstance(when, str) else None))
-    return out
-
-
-def _ls_min_answer(rec: Mapping[str, Any], at: _Where) -> list[Answer]:
-    """JSON-MIN: the task's data at the top level, each control's answer under its name
-    (a single choice as a string, several as ``{"choices": [...]}``, a text area as a
-    string or a list of lines)."""
-    if rec.get("sid") is None:
-        raise at.error("the record has no synthcheck sentence id ('sid')",
-                       fix="import the file exported from a project made with synthcheck "
-                           "annotate export")
-    choices: dict[str, str] = {}
-    for name in ("label", "tag"):
-        value = rec.get(name)
-        if isinstance(value, Mapping):
-            value = _one_choice(value.get("choices"), name, at)
-        elif value is not None and not isinstance(value, str):
-            raise at.error(f"the {name!r} answer is {_type(value)}, not a choice",
-                           fix=_LS_FIX)
-        if value:
-            choices[name] = value
-    if rec.get("note") is not None:
-        note = _text_answer(rec["note"], "note", at)
-        if note:
-            choices["note"] = note
-    if not choices:
-        return []
-    when = rec.get("updated_at") or rec.get("created_at")
-    aid = rec.get("annotation_id")
-    return [Answer(str(rec["sid"]), at.record, choices, _who(rec.get("annotator")),
-                   f"label-studio:{aid}@{when}" if aid is not None else None,
-                   when if isinstance(when, str) else None)]
-
-
-_AR_FIX = ("export the records with the Argilla SDK (rg.Dataset.records.to_list"
-           "(flatten=False)); responses are {question: [{value, user_id, status}]}")
-
-
-def argilla_answers(data: list[Mapping[str, Any]], path: Path) -> list[Answer]:
-    """The submitted answers of Argilla records, one :class:`Answer` per user. A response
-    without ``status`` counts only when its record's ``status`` is ``completed``; drafts
-    and discarded responses are left out."""
-    out = []
-    for i, rec in enumerate(data):
-        at = _Where(path, i)
-        if rec.get("id") is None:
-            raise at.error("the record has no 'id' (the synthcheck sentence id)",
-                           fix="import the records exported from a dataset made with "
-                               "synthcheck annotate export")
-        responses = rec.get("responses") or {}
-        if not isinstance(responses, Mapping):
-            raise at.error(f"'responses' is {_type(responses)}, not an object keyed by "
-                           f"question", fix=_AR_FIX)
-        by_user: dict[str, dict[str, str]] = {}
-        for question, answers in responses.items():
-            if not isinstance(answers, list):
-                raise at.error(f"the responses to {question!r} are {_type(answers)}, not a "
-                               f"list of {{value, user_id, status}}", fix=_AR_FIX)
-            for ans in answers:
-                if not isinstance(ans, Mapping):
-                    raise at.error(f"a response to {question!r} is {_type(ans)}, not "
-                                   f"{{value, user_id, status}}", fix=_AR_FIX)
-                status = ans.get("status") or (
-                    "submitted" if rec.get("status") == "completed" else None)
-                if status != "submitted":
-                    continue  # drafts, discarded, or not known to be submitted
-                value = ans.get("value")
-                if question == "note":
-                    text = _text_answer(value, question, at)
-                    if text:
-                        by_user.setdefault(str(ans.get("user_id")), {})[question] = text
-                    continue
-                if isinstance(value, list):
-                    value = _one_choice(value, question, at)
-                elif not isinstance(value, str):
-                    raise at.error(f"the {question!r} answer is {_type(value)} "
-                                   f"({value!r:.60}), not a label", fix=_AR_FIX)
-                if value:
-                    by_user.setdefault(str(ans.get("user_id")), {})[question] = value
-        for user, choices in by_user.items():
-            digest = hashlib.sha256(json.dumps(choices, sort_keys=True).encode()).hexdigest()
-            out.append(Answer(str(rec["id"]), i, choices, f"argilla:{user}",
-                              f"argilla:{rec['id']}:{user}@{digest[:12]}",
-                              rec.get("updated_at") if isinstance(rec.get("updated_at"), str)
-                              else None))
-    return out
-
-
 def read_answers(fmt: str, path: str | Path) -> list[Answer]:
-    """Every answer in a tool's export (see the module docstring).
+    """Every answer in the export of the annotation tool ``fmt`` (see the module docstring).
 
     Raises:
+        ConfigError: an unknown tool ("did you mean").
         DataError: the file or one of its records is not the tool's export shape (names the
             record and the field).
     """
-    path = Path(path)
-    data = read_export(path, fmt)
-    return (label_studio_answers(data, path) if fmt == "label-studio"
-            else argilla_answers(data, path))
+    from formalize.review._tools import annotation_tool
+
+    return annotation_tool(fmt).answers(Path(path))
 
 
 @dataclass
@@ -349,8 +200,9 @@ def _decision(ans: Answer, item: Mapping[str, Any] | None, labels: list[str], wh
 
 def import_annotations(run_dir: str | Path, fmt: str, path: str | Path, *,
                        annotator: str | None = None) -> Imported:
-    """Append the reviewers' decisions in ``path`` (Label Studio's JSON or JSON-MIN export,
-    or Argilla's exported records) to the run's review log, keeping each annotator's label
+    """Append the reviewers' decisions in ``path`` (the export of the annotation tool
+    ``fmt``: Label Studio's JSON or JSON-MIN export, Argilla's records, or any registered
+    tool's) to the run's review log, keeping each annotator's label
     and the tool's own time; an answer already imported (same tool key) is skipped. Every
     record is checked before the first is appended, so a bad file leaves the log as it was.
 
@@ -359,10 +211,11 @@ def import_annotations(run_dir: str | Path, fmt: str, path: str | Path, *,
             sentence id, review tag or label.
     """
     from formalize._run_outputs import RunOutputs
-    from formalize.review._annotate import _check_format, _known_ids, annotation_items
+    from formalize.review._annotate import _known_ids, annotation_items
     from formalize.review._log import ReviewLog, closest_ids
+    from formalize.review._tools import annotation_tool
 
-    _check_format(fmt)
+    unit = annotation_tool(fmt).record_unit
     answers = read_answers(fmt, path)
     run = Path(run_dir)
     ReviewLog(run).check_writable()
@@ -374,7 +227,7 @@ def import_annotations(run_dir: str | Path, fmt: str, path: str | Path, *,
     result = Imported()
     pending = []
     for ans in answers:
-        where = f"{path}, record {ans.record}"
+        where = f"{path}, {unit} {ans.record}"
         if ans.sid not in known:  # every id checked before anything is appended
             raise DataError(f"unknown sentence id {ans.sid!r}", where=where,
                             fix="import decisions into the run they were exported from; "

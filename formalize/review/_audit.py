@@ -4,8 +4,9 @@ back (see :mod:`discovery._audit` for the figures).
 ``export_audit`` draws a seeded sample of the hard subset and a random control from the rest
 of the corpus, keeps it in ``RUN/review/audit-sample.json`` (with each sentence's group and
 the task model's label, which the annotator never sees) and writes the texts alone, shuffled,
-for Label Studio or Argilla. :class:`AuditLog` is the notebook's way (and the importers'):
-one label per sentence, a task label or ``no label applies``, in ``RUN/review/audit.jsonl``.
+for a registered annotation tool (Label Studio, Argilla, ...). :class:`AuditLog` is the
+notebook's way (and the importers'): one label per sentence, a task label or ``no label
+applies``, in ``RUN/review/audit.jsonl``.
 """
 
 from __future__ import annotations
@@ -87,10 +88,9 @@ def export_audit(run_dir: str | Path, fmt: str, out: str | Path, *, n_hard: int 
         DataError: see :func:`draw_sample`; a bad format or ``out``.
     """
     from discovery import AUDIT_SAMPLE
-    from formalize.review._annotate import _check_format, check_export_paths, write_tool_files
+    from formalize.review._annotate import check_export_paths, write_tool_files
     from synth.core import provenance, write_json_atomic
 
-    _check_format(fmt)
     paths = check_export_paths(fmt, out)
     run = Path(run_dir)
     sample = draw_sample(run, n_hard=n_hard, n_control=n_control, seed=seed)
@@ -121,10 +121,12 @@ class AuditLog:
         self.annotator = annotator
         sample = read_audit_sample(self.run_dir)
         if sample is None:
+            from formalize.review._tools import ANNOTATION_TOOLS
+
             raise DataError("the run has no audit sample", where=str(self.run_dir),
                             fix="draw one first: synthcheck annotate export --audit --run "
-                                f"{self.run_dir} --format label-studio|argilla --out FILE, "
-                                "or formalize.review.export_audit")
+                                f"{self.run_dir} --format {'|'.join(ANNOTATION_TOOLS)} "
+                                "--out FILE, or formalize.review.export_audit")
         self.sample = sample
         self.choices = [*map(str, sample.get("labels") or []), NO_LABEL]
         self._ids = {str(it.get("id")) for it in sample["items"]}
@@ -183,15 +185,15 @@ def import_audit(run_dir: str | Path, fmt: str, path: str | Path, *,
         DataError: see :func:`formalize.review._annotate_import.read_answers`; an answer
             without a label, with a tag instead, or on a sentence outside the sample.
     """
-    from formalize.review._annotate import _check_format
     from formalize.review._annotate_import import read_answers
+    from formalize.review._tools import annotation_tool
 
-    _check_format(fmt)
+    unit = annotation_tool(fmt).record_unit  # an unknown tool: named before the sample is read
     log = AuditLog(run_dir, annotator=annotator)
     answers = read_answers(fmt, path)
     pending = []
     for ans in answers:
-        where = f"{path}, record {ans.record}"
+        where = f"{path}, {unit} {ans.record}"
         label = ans.choices.get("label")
         if label is None:
             raise DataError(f"sentence {ans.sid!r} has no label answer", where=where,
