@@ -9,8 +9,8 @@ the job's fields), any further outputs, and completes the stage with the outputs
 The rank, mine, labelled and slice stages (``semantic``, ``metadata``, ``occlusion``,
 plug-in finding sources, ``findings``) run through it.
 
-A job that writes as it goes (scoring and focus rounds resume in chunks; evaluate, verify
-and the report write their own files) holds a :class:`StageJob`::
+A job that writes as it goes (scoring and focus rounds resume in chunks) holds a
+:class:`StageJob`::
 
     job = StageJob(run_dir, stage="score", stage_hash=h, outputs=paths)
     if job.current():
@@ -18,6 +18,9 @@ and the report write their own files) holds a :class:`StageJob`::
     with job.open(record, running=True, undo_under=parts):  # manifest back on error
         ...  # compute, write chunks and the outputs, job.write_meta(path, **fields)
     job.complete(sentences=n, seconds=job.seconds())
+
+Evaluate, verify and the report write their own files into a manifest the earlier stages
+opened: they use ``job.current()`` and ``job.complete(...)`` alone.
 
 No other module calls :meth:`RunDir.open_stage <synth.core.RunDir.open_stage>` or
 :meth:`RunDir.complete <synth.core.RunDir.complete>` (``tests/discovery/test_runner.py``
@@ -110,13 +113,12 @@ class StageJob:
         return {"skipped": True, "stage_hash": self.stage_hash, **fields}
 
     @contextlib.contextmanager
-    def open(self, record: Mapping[str, Any] | None, *, running: bool = False,
+    def open(self, record: Mapping[str, Any], *, running: bool = False,
              undo_under: Path | None = None) -> Iterator[StageJob]:
         """Open the stage in the manifest for the body's writes.
 
         Args:
-            record: the run config to record as the manifest's ``config`` (None: record
-                none, the stage only completes in a manifest another stage made).
+            record: the run config to record as the manifest's ``config``.
             running: mark the stage ``running`` now (a killed run shows it).
             undo_under: a folder whose new files the body may leave on bad input.
 
@@ -127,8 +129,7 @@ class StageJob:
         """
         saved = manifest_bytes(self.run) if running else None
         before = files_under(undo_under) if undo_under is not None else set()
-        if record is not None:
-            self.run.open_stage(dict(record), self.stage, self.stage_hash)
+        self.run.open_stage(dict(record), self.stage, self.stage_hash)
         if running:
             self.run.set_stage(self.stage, "running", stage_hash=self.stage_hash)
         try:
