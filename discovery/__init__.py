@@ -159,6 +159,7 @@ from discovery._rank_mine import (
 )
 from discovery._ranking import METRICS, DivergenceRanker, HardSubset, divergence
 from discovery._reference import FewShotReference
+from discovery._runner import JobRows, StageJob, run_job
 from discovery._score_job import score_run
 from discovery._scorers import (
     CallableScorer,
@@ -220,6 +221,9 @@ __all__ = [
     "FindingKind",
     "FindingSource",
     "ScoredCorpus",
+    "StageJob",
+    "JobRows",
+    "run_job",
     "balanced_turns",
     "check_source_names",
     "corpus_counts",

@@ -16,7 +16,6 @@ documents, the models and the mining stage's hash) in the manifest like the othe
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,8 +38,9 @@ from discovery._focus_rounds import (
     select_candidates,
 )
 from discovery._judge import Judgement, JudgeRule, judge
+from discovery._runner import StageJob
 from discovery._slice_stages import JUDGE_SCHEME
-from discovery._stage_state import check_upstream, output_digests, outputs_problem
+from discovery._stage_state import check_upstream
 from synth.core import (
     DataError,
     LabelSpace,
@@ -48,8 +48,6 @@ from synth.core import (
     config_hash,
     iter_jsonl,
     output_dump,
-    provenance,
-    write_json_atomic,
     write_jsonl,
 )
 
@@ -155,7 +153,8 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                      models: FocusModels, candidates: Sequence[str] | None = None,
                      config_dump: dict[str, Any] | None = None,
                      progress: bool = True, mining: MiningConfig | None = None,
-                     sources: Mapping[str, str] | None = None) -> dict[str, Any]:
+                     sources: Mapping[str, str] | None = None,
+                     stage_hash: str | None = None) -> dict[str, Any]:
     """Run ``cfg.rounds`` focus rounds into ``run_dir`` and write ``focus.jsonl``.
 
     Args:
@@ -163,7 +162,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
             per-candidate parts under ``focus/.parts/`` are written there).
         cfg: the focus section.
         labels: the task's labels (column order of every probability array).
-        generator: the stage-1 ``GeneratorConfig`` (prompt, sampling and its seed, segment,
+        generator: the stage-1 ``GeneratorConfig`` (prompt, sampling, the run seed, segment,
             batch size).
         seed_docs: the seed corpus texts queries are drawn from.
         base: the scored base corpus and its hard subset.
@@ -176,6 +175,8 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
         mining: the mining section candidates are mined with (default: its defaults).
         sources: candidate -> the kind that proposed it (``ngram``, ``semantic``, ``word``,
             ``user``), recorded as each row's ``source`` (default: ``ngram``).
+        stage_hash: the stage hash the caller's stage declaration computed (default:
+            :func:`focus_stage_hash` of these arguments).
 
     Returns:
         ``{"skipped", "stage_hash", "candidates", "confirmed", "sentences", "prompts",
@@ -184,8 +185,6 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
     Raises:
         DataError: the base corpus is empty, or its scores do not match its texts.
     """
-    from synth.core import progress_bar
-
     n_base = len(base.texts)
     if n_base == 0 or base.task.shape != (n_base, len(labels)) \
             or base.reference.shape != base.task.shape:
@@ -193,14 +192,11 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                         f"{base.task.shape}, reference {base.reference.shape})",
                         where=str(run_dir), fix="run `synthcheck score` first")
     run = RunDir(run_dir)
-    shash = focus_stage_hash(cfg, labels, generator, seed_docs, base, models)
+    shash = stage_hash or focus_stage_hash(cfg, labels, generator, seed_docs, base, models)
     out = FOCUS.path(run.path)
-    if run.is_current(STAGE, shash) and outputs_problem(run, STAGE, [out]) is None:
-        return {"skipped": True, "stage_hash": shash}
-    started = time.perf_counter()
-    base_judgement = base.judgement()
-    base_fail = base_judgement.fails
-    base_judged = base_judgement.judged
+    job = StageJob(run, stage=STAGE, stage_hash=shash, outputs=[out])
+    if job.current():
+        return job.skipped()
     if candidates is None:
         m = mining or MiningConfig()
         candidates = select_candidates(base.texts, base.hard_indices, n=cfg.candidates,
@@ -209,7 +205,41 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                                        stopwords=m.stopwords, prior_strength=m.prior_strength,
                                        extra=cfg.ngrams)
     candidates = list(dict.fromkeys(candidates))
-    run.open_stage(config_dump or {"focus": cfg.model_dump(mode="json")}, STAGE, shash)
+    base_judgement = base.judgement()
+    with job.open(config_dump or {"focus": cfg.model_dump(mode="json")}):
+        rows, sentences, prompts = _rounds(run, shash, cfg, labels, generator=generator,
+                                           seed_docs=seed_docs, base=base,
+                                           base_judgement=base_judgement, models=models,
+                                           candidates=candidates, sources=sources,
+                                           progress=progress)
+        write_jsonl(out, rows)
+        total = sum(len(v) for v in sentences.values())
+        abstained = sum(1 for v in sentences.values() for x in v if x.get("abstained"))
+        job.write_meta(out, focus=cfg.model_dump(mode="json"), candidates=len(rows),
+                       sentences=total, abstained=abstained, base_sentences=n_base,
+                       base_judged=int(base_judgement.judged.sum()),
+                       base_rate=base_judgement.base_rate, rule=base.rule.describe(),
+                       stage=STAGE)
+    seconds = job.seconds()
+    confirmed = [row["ngram"] for row in rows if row["confirmed"]]
+    job.complete(candidates=len(rows), sentences=total, abstained=abstained,
+                 base_rate=base_judgement.base_rate, confirmed=len(confirmed), prompts=prompts,
+                 seconds=round(seconds, 2))
+    return {"skipped": False, "stage_hash": shash, "candidates": len(rows),
+            "confirmed": confirmed, "sentences": total, "prompts": prompts, "seconds": seconds}
+
+
+def _rounds(run: RunDir, shash: str, cfg: FocusConfig, labels: LabelSpace, *,
+            generator: GeneratorConfig, seed_docs: Sequence[str], base: FocusBase,
+            base_judgement: Judgement, models: FocusModels, candidates: Sequence[str],
+            sources: Mapping[str, str] | None, progress: bool
+            ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]], int]:
+    """The rounds themselves (see :func:`run_focus_rounds`): the rows, every candidate's
+    scored sentences, and the prompts generated."""
+    from synth.core import progress_bar
+
+    base_fail = base_judgement.fails
+    base_judged = base_judgement.judged
     seen = set(base.texts)
     sentences: dict[str, list[dict[str, Any]]] = {c: [] for c in candidates}
     rows: list[dict[str, Any]] = []
@@ -243,7 +273,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                 seen.update(x["text"] for x in kept[c])
             elif c not in raw:  # the first candidate of its group: generate the whole group
                 group = [x for x in pending if group_of[x] == g]
-                queries = {x: focus_queries(x, seed_docs, cfg, seed=generator.sampling.seed,
+                queries = {x: focus_queries(x, seed_docs, cfg, seed=generator.seed,
                                             round_=r, start=(r - 1) * cfg.budget)
                            for x in group}
                 flat = [q for x in group for q in queries[x]]
@@ -270,22 +300,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                                   int(base_judged.sum()), cfg.alpha)
         for row in rows:
             row["source"] = (sources or {}).get(row["ngram"], "ngram")
-    write_jsonl(out, rows)
-    seconds = time.perf_counter() - started
-    total = sum(len(v) for v in sentences.values())
-    abstained = sum(1 for v in sentences.values() for x in v if x.get("abstained"))
-    write_json_atomic(FOCUS.meta(run.path), {
-        **provenance(shash), "focus": cfg.model_dump(mode="json"), "candidates": len(rows),
-        "sentences": total, "abstained": abstained, "base_sentences": n_base,
-        "base_judged": int(base_judged.sum()), "base_rate": base_judgement.base_rate,
-        "rule": base.rule.describe(), "stage": STAGE})
-    confirmed = [row["ngram"] for row in rows if row["confirmed"]]
-    run.complete(STAGE, shash, stage_hash=shash, candidates=len(rows), sentences=total,
-                 abstained=abstained, base_rate=base_judgement.base_rate,
-                 confirmed=len(confirmed), prompts=prompts, seconds=round(seconds, 2),
-                 digests=output_digests(run, [out]))
-    return {"skipped": False, "stage_hash": shash, "candidates": len(rows),
-            "confirmed": confirmed, "sentences": total, "prompts": prompts, "seconds": seconds}
+    return rows, sentences, prompts
 
 
 def _score_group(group: Sequence[str], kept: Mapping[str, list[dict[str, Any]]],
@@ -370,7 +385,8 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
               seed_docs: Sequence[str], models: FocusModels,
               config_dump: Mapping[str, Any] | None = None, mine_hash: str | None = None,
               progress: bool = True, pool: Mapping[str, str] | None = None,
-              slices_upstream: Mapping[str, str | None] | None = None) -> dict[str, Any]:
+              slices_upstream: Mapping[str, str | None] | None = None,
+              stage_hash: str | None = None) -> dict[str, Any]:
     """The focus stage on a run directory with a current mining stage: with ``focus.select:
     mined`` the candidates are the ``focus.candidates`` n-grams most enriched in the hard
     subset (down to ``focus.min_support``) plus ``focus.ngrams``; with ``balanced`` (the
@@ -384,6 +400,9 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
             models (e.g. the ranked task model's and the reference's hashes).
         mine_hash: the mine stage hash the caller's config gives; n-grams mined with another
             one are refused.
+        stage_hash: the focus stage hash the caller's stage declaration computed (it must
+            be :func:`focus_hash` of these arguments): a current stage is then skipped before
+            the scores are read (default: computed from them).
 
     Raises:
         DataError: the scores, hard subset or n-grams are missing or were changed.
@@ -395,6 +414,10 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
     run = RunDir(run_dir)
     upstream = check_upstream(run, "mine", mine_hash, what="n-grams", command="mine")
     check_upstream(run, "rank", None, what="hard subset", command="rank")
+    if stage_hash is not None:
+        job = StageJob(run, stage=STAGE, stage_hash=stage_hash, outputs=[FOCUS.path(run.path)])
+        if job.current():
+            return job.skipped()
     # The base corpus is the judged sentences: the base rate is the slices' one.
     c = load_judged(run.path, labels=labels, task_name=ranked_task_name(ranking, task_models),
                     ranking=ranking).judged()
@@ -411,7 +434,7 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
     return run_focus_rounds(run.path, focus, labels, generator=generator, seed_docs=seed_docs,
                      base=base, models=models, mining=mining, progress=progress,
                      config_dump=dict(config_dump) if config_dump is not None else None,
-                     candidates=candidates, sources=sources)
+                     candidates=candidates, sources=sources, stage_hash=stage_hash)
 
 
 def focus_upstream(focus: FocusConfig, mine_hash: str,

@@ -16,7 +16,6 @@ meta file and the manifest (``pool``, ``evaluation_rows``, ``rows``).
 from __future__ import annotations
 
 import hashlib
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,9 +34,6 @@ from synth.core import (
     config_hash,
     derive_seed,
     output_dump,
-    provenance,
-    write_json_atomic,
-    write_jsonl,
 )
 
 if TYPE_CHECKING:
@@ -244,36 +240,30 @@ def labelled_run(run_dir: str | Path, *, labels: LabelSpace, labelled: LabelledC
     """
     from discovery._embed import SentenceEmbedder
     from discovery._labelled import gold_failures
+    from discovery._runner import JobRows, run_job
     from discovery._slice_stages import _embeddings
-    from discovery._stage_state import output_digests, outputs_problem
 
     run = RunDir(run_dir)
     shash = labelled_stage_hash(labelled, evaluation, labels=labels, models_key=models_key,
                                 encoder=encoder, corpus=corpus)
-    out = run.path / OUTPUT
-    if run.is_current("labelled", shash) and outputs_problem(run, "labelled", [out]) is None:
-        return {"skipped": True, "stage_hash": shash}
-    started = time.perf_counter()
-    rows = labelled_rows(labels, labelled, evaluation, corpus)
-    task = np.asarray(task_fn(rows.data.texts), dtype=np.float64)
-    embed_fn, emb = None, None
-    if labelled.semantic or labelled.occlusion:
-        embed_fn = SentenceEmbedder(encoder, batch_size=batch_size).embed
-    if labelled.semantic:
-        emb = _embeddings(run, rows.data.texts, encoder, batch_size, progress)
-    found = find_on_labelled(rows, labels, task, labelled, task_fn=task_fn, embed_fn=embed_fn,
-                             embeddings=emb)
-    fail = gold_failures(task, rows.data.labels, labels.list)
-    info = {**rows.info, "base_rate": float(fail.mean()), "errors": int(fail.sum()),
-            "significant": sum(bool(r["significant"]) for r in found)}
-    run.open_stage(dict(config_dump) if config_dump is not None else {"stage": "labelled"},
-                   "labelled", shash)
-    write_jsonl(out, found)
-    write_json_atomic(out.with_name(out.name + ".meta.json"),
-                      {**provenance(shash), "stage": "labelled", "findings": len(found),
-                       **info})
-    seconds = round(time.perf_counter() - started, 2)
-    run.complete("labelled", shash, stage_hash=shash, findings=len(found), seconds=seconds,
-                 digests=output_digests(run, [out]), **info)
-    return {"skipped": False, "stage_hash": shash, "findings": len(found), "seconds": seconds,
-            **info}
+
+    def compute() -> JobRows:
+        rows = labelled_rows(labels, labelled, evaluation, corpus)
+        task = np.asarray(task_fn(rows.data.texts), dtype=np.float64)
+        embed_fn, emb = None, None
+        if labelled.semantic or labelled.occlusion:
+            embed_fn = SentenceEmbedder(encoder, batch_size=batch_size).embed
+        if labelled.semantic:
+            emb = _embeddings(run, rows.data.texts, encoder, batch_size, progress)
+        found = find_on_labelled(rows, labels, task, labelled, task_fn=task_fn,
+                                 embed_fn=embed_fn, embeddings=emb)
+        fail = gold_failures(task, rows.data.labels, labels.list)
+        info = {**rows.info, "base_rate": float(fail.mean()), "errors": int(fail.sum()),
+                "significant": sum(bool(r["significant"]) for r in found)}
+        return JobRows(found, meta=dict(stage="labelled", findings=len(found), **info),
+                       record=dict(findings=len(found), **info))
+
+    return run_job(run.path, stage="labelled", stage_hash=shash, outputs=[LABELLED],
+                   compute=compute, timed=True,
+                   record=lambda: dict(config_dump) if config_dump is not None
+                   else {"stage": "labelled"})

@@ -11,7 +11,6 @@ written once everything is computed, so they are unchanged too).
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from discovery._data import read_corpus
 from discovery._kinds import is_few_shot
 from discovery._protocols import TaskScorer
 from discovery._reference import FewShotReference
+from discovery._runner import StageJob
 from discovery._stage_checks import check_stage2
 from discovery._stage_hashes import (
     _fingerprint,
@@ -49,22 +49,12 @@ from discovery._stage_hashes import (
     stage_record,
     task_model_hash,
 )
-from discovery._stage_state import (
-    files_under,
-    manifest_bytes,
-    output_digests,
-    outputs_problem,
-    remove_new_files,
-    restore_manifest,
-    write_meta,
-)
 from discovery._task_models import _check_task_names, build_task_scorers
 from synth.core import (
     ConfigError,
     Executor,
     LabelSpace,
     RunDir,
-    SynthcheckError,
     config_hash,
     write_jsonl,
 )
@@ -78,7 +68,8 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
               evaluation: EvaluationConfig, config_dump: Mapping[str, Any] | None = None,
               task_scorers: Mapping[str, TaskScorer] | None = None,
               reference_scorer: FewShotReference | None = None,
-              progress: bool = True, executor: Executor | None = None) -> dict[str, Any]:
+              progress: bool = True, executor: Executor | None = None,
+              stage_hash: str | None = None) -> dict[str, Any]:
     """Score every corpus sentence with each task model and the reference.
 
     Writes ``scores/task-<name>.jsonl`` ``{"id", "probs"}`` and ``scores/reference.jsonl``
@@ -104,6 +95,8 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
         executor: scores the chunks on its workers, each holding one loaded model (default:
             this process). Models given in ``task_scorers``/``reference_scorer`` stay here.
             Chunks are written by this process, so the files are the same bytes.
+        stage_hash: the stage hash the caller's stage declaration computed (default:
+            :func:`score_stage_hash` on the corpus read here).
     """
     if not task_models:
         raise ConfigError("no task models to score", where="task_models",
@@ -111,51 +104,40 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
     _check_task_names(task_models)
     run = RunDir(run_dir)
     ids, texts = read_corpus(run.path)
-    fp = _fingerprint(ids, texts)
-    shash = score_stage_hash(labels=labels, task_models=task_models, reference=reference,
-                             evaluation=evaluation, corpus_fp=fp,
-                             upstream=run.stage_hash("generate"))
+    if stage_hash is None:
+        stage_hash = score_stage_hash(labels=labels, task_models=task_models,
+                                      reference=reference, evaluation=evaluation,
+                                      corpus_fp=_fingerprint(ids, texts),
+                                      upstream=run.stage_hash("generate"))
     out_dir = REFERENCE_SCORES.path(run.path).parent
     outputs = [TASK_SCORES.path(run.path, name=t.name) for t in task_models] + [
         REFERENCE_SCORES.path(run.path)]
-    if run.is_current("score", shash) and outputs_problem(run, "score", outputs) is None:
-        return {"skipped": True, "stage_hash": shash, "sentences": len(ids)}
+    job = StageJob(run, stage="score", stage_hash=stage_hash, outputs=outputs)
+    if job.current():
+        return job.skipped(sentences=len(ids))
     names = labels.list
     # Every spec, the prompt, shots and label words are checked before anything is written.
     check_stage2(labels, task_models=task_models, reference=reference,
                  built=list(task_scorers or {}), reference_built=reference_scorer is not None)
-    saved = manifest_bytes(run)
-    parts_before = files_under(out_dir)
     record = dict(config_dump) if config_dump is not None else stage_record(
         labels, reference=reference, task_models=list(task_models), evaluation=evaluation)
-    run.open_stage(record, "score", shash)
-    run.set_stage("score", "running", stage_hash=shash)
-    started = time.perf_counter()
-    try:
+    # Bad input (a model's bad output, a model that cannot load) puts every byte back;
+    # anything else (out of memory, a bug) keeps the chunks scored so far for a rerun.
+    with job.open(record, running=True, undo_under=out_dir):
         task_probs, raw, calib, task_calib, abstain_calib = _score_all(
             ids, texts, run.path, labels=labels, task_models=task_models, reference=reference,
             evaluation=evaluation, task_scorers=task_scorers, reference_scorer=reference_scorer,
             progress=progress, executor=executor)
-    except SynthcheckError:
-        # Bad input (a model's bad output, a model that cannot load): every byte back.
-        restore_manifest(run, saved)
-        remove_new_files(out_dir, parts_before)
-        raise
-    except Exception:
-        # Anything else (out of memory, a bug): the chunks scored so far are kept for a
-        # rerun, the manifest is put back.
-        restore_manifest(run, saved)
-        raise
     for tm, probs in zip(task_models, task_probs, strict=True):
         path = TASK_SCORES.path(run.path, name=tm.name)
         write_jsonl(path, ({"id": i, "probs": dict(zip(names, map(float, row), strict=True))}
                            for i, row in zip(ids, probs, strict=True)))
         extra = {"calibration": _calib_info(task_calib[tm.name], names)} \
             if tm.name in task_calib else {}
-        write_meta(path, task_model_hash(tm, labels=labels, reference=reference,
-                                          evaluation=evaluation),
-                    task_model=tm.model_dump(mode="json"),
-                    labels=names, sentences=len(ids), stage="score", **extra)
+        job.write_meta(path, task_model_hash(tm, labels=labels, reference=reference,
+                                              evaluation=evaluation),
+                       task_model=tm.model_dump(mode="json"),
+                       labels=names, sentences=len(ids), stage="score", **extra)
     k = len(names)
     probs = calib.predict_proba(raw[:, :k]) if len(raw) else np.zeros((0, k))
     path = REFERENCE_SCORES.path(run.path)
@@ -170,16 +152,15 @@ def score_run(run_dir: str | Path, *, labels: LabelSpace,
     if abstain_calib is not None and reference.abstain is not None:
         ab_info["abstain"] = {**reference.abstain.model_dump(mode="json"),
                               **_calib_info(abstain_calib, [*names, ABSTAIN_COLUMN])}
-    write_meta(path, reference_hash(reference, labels),
-                reference=reference.model_dump(mode="json"), labels=names,
-                calibration=_calib_info(calib, names),
-                sentences=len(ids), stage="score", **ab_info)
-    seconds = time.perf_counter() - started
-    run.complete("score", shash, stage_hash=shash, sentences=len(ids),
-                 seconds=round(seconds, 2),
-                 outputs=[str(p.relative_to(run.path)) for p in outputs],
-                 digests=output_digests(run, outputs))
-    return {"skipped": False, "stage_hash": shash, "sentences": len(ids), "seconds": seconds}
+    job.write_meta(path, reference_hash(reference, labels),
+                   reference=reference.model_dump(mode="json"), labels=names,
+                   calibration=_calib_info(calib, names),
+                   sentences=len(ids), stage="score", **ab_info)
+    seconds = job.seconds()
+    job.complete(sentences=len(ids), seconds=round(seconds, 2),
+                 outputs=[str(p.relative_to(run.path)) for p in outputs])
+    return {"skipped": False, "stage_hash": stage_hash, "sentences": len(ids),
+            "seconds": seconds}
 
 
 def _calib_info(calib: Any, labels: Sequence[str]) -> dict[str, Any]:

@@ -8,15 +8,12 @@ import contextlib
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from synth.core import (
     DataError,
     RunDir,
     RunDirError,
     atomic_open,
-    provenance,
-    write_json_atomic,
 )
 
 
@@ -124,8 +121,3 @@ def check_upstream(run: RunDir, stage: str, expected: str | None, *, what: str,
                 f"the run was made with")
     return upstream
 
-
-def write_meta(path: Path, stage_hash: str, **info: Any) -> None:
-    """Write ``<path>.meta.json``: the provenance of ``stage_hash`` plus ``info``."""
-    write_json_atomic(path.with_name(path.name + ".meta.json"),
-                      {**provenance(stage_hash), **info})

@@ -195,7 +195,13 @@ class GeneratorConfig(BaseModel):
     def _known_engine(cls, backend: str) -> str:
         return check_engine(backend)
     sampling: SamplingConfig = Field(default_factory=SamplingConfig)
-    """Sampling parameters and the run seed."""
+    """Sampling parameters (what a backend reads)."""
+    seed: int = Field(0, ge=0)
+    """Run seed; prompt i's randomness derives from (seed, prompt index) only: its query from
+    ``derive_rng(seed, "query", i)``, its sampling from ``derive_seed(seed, "prompt", i)``
+    (backends take those per-prompt seeds; focus rounds derive theirs from it too). Formerly
+    ``generator.sampling.seed``, which is still read (with a warning) and hashed where it was,
+    so a run keeps its hashes and outputs."""
     segment: SegmentConfig = Field(default_factory=SegmentConfig)
     """Sentence filtering."""
     n: int = runtime_field(256, ge=1)
@@ -214,6 +220,44 @@ class GeneratorConfig(BaseModel):
     manifest and ``corpus/stats.json`` record the concrete dtype, so machines that resolve
     it differently write different corpora under different hashes (pin a dtype to make
     array jobs on mixed machines agree). Scoring (``reference``) stays float32 on CPU."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _seed_from_sampling(cls, data: object) -> object:
+        """Read the run seed's former place, ``generator.sampling.seed`` (a warning says to
+        move it); both places with different values are refused."""
+        if not isinstance(data, dict):
+            return data
+        sampling = data.get("sampling")
+        if not isinstance(sampling, dict) or "seed" not in sampling:
+            return data
+        data = {**data, "sampling": {k: v for k, v in sampling.items() if k != "seed"}}
+        old = sampling["seed"]
+        if "seed" in data and data["seed"] != old:
+            raise ValueError(f"generator.sampling.seed ({old!r}) and generator.seed "
+                             f"({data['seed']!r}) are both set: generator.sampling.seed is the "
+                             f"run seed's former name; keep generator.seed only")
+        import warnings
+
+        from synth.core._errors import ConfigDeprecation
+
+        warnings.warn(ConfigDeprecation(
+            "generator.sampling.seed", f"the run seed is now generator.seed (same value, same "
+            f"hashes and outputs): write `seed: {old!r}` under generator: (-P "
+            f"generator.seed={old!r})"),
+            stacklevel=2)
+        return {**data, "seed": old}
+
+    def output_layout(self, dump: dict[str, object]) -> dict[str, object]:
+        """The payload every hash reads (:func:`~synth.core.output_dump`): the run seed
+        where it was before it had a field of its own (``sampling.seed``), so runs keep
+        their stage hashes and outputs byte for byte."""
+        dump = dict(dump)
+        seed = dump.pop("seed")
+        sampling = dump["sampling"]
+        assert isinstance(sampling, dict)
+        dump["sampling"] = {**sampling, "seed": seed}
+        return dump
 
     @model_validator(mode="after")
     def _reasonable_size(self) -> GeneratorConfig:

@@ -108,7 +108,7 @@ def prompt_condition(cfg: Stage1Config, index: int) -> str | None:
     """The word that fills ``{label}`` in prompt ``index``'s template (``None`` without
     ``generator.prompt.labels``): a uniform draw from ``derive_rng(seed, "label", index)``,
     so it depends on the prompt's index alone, never on its shard or batch."""
-    return draw_condition(cfg.generator.prompt, cfg.generator.sampling.seed, index)
+    return draw_condition(cfg.generator.prompt, cfg.generator.seed, index)
 
 
 def render_prompt(prompt: PromptConfig, backend: Backend, query: str,
@@ -147,7 +147,7 @@ def _generate_queries(
 ) -> tuple[list[dict[str, Any]], SentenceFilter, int]:
     """Generate the records of shard ``shard`` from its sampled ``queries`` (what a worker
     that holds only a backend runs); return (records, filter with drop counts, tokens)."""
-    seed = cfg.generator.sampling.seed
+    seed = cfg.generator.seed
     conditions = [prompt_condition(cfg, q.index) for q in queries]
     prompts = [_prompt_for(cfg, backend, q.text, c) for q, c in zip(queries, conditions,
                                                                        strict=True)]
@@ -246,7 +246,7 @@ def run_generation(
         # Read the seed corpus and resolve the model before anything is written, so bad
         # input (a missing file, k too large, an unknown model) leaves the directory as it was.
         sampler = QuerySampler(load_seed_corpus(cfg.corpus), cfg.queries,
-                               cfg.generator.sampling.seed)
+                               cfg.generator.seed)
         if executor is None:
             backend = backend or generator_backend(cfg.generator)
         else:  # the workers load the model now, so a bad spec is refused before any write

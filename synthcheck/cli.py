@@ -91,8 +91,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    with _visible_output():
+    with _visible_output(), _config_warnings():
         return _run(args)
+
+
+@contextlib.contextmanager
+def _config_warnings() -> Iterator[None]:
+    """A moved config field (:class:`synth.core.ConfigDeprecation`) prints as
+    ``warning: <field> is deprecated (<where>): <fix>``, each time a config is loaded; other
+    warnings show as Python shows them."""
+    import warnings
+
+    from synth.core import ConfigDeprecation
+
+    shown = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: Any = None, line: str | None = None) -> None:
+        if isinstance(message, ConfigDeprecation):
+            print(f"warning: {message}", file=sys.stderr, flush=True)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", ConfigDeprecation)
+        warnings.showwarning = show
+        yield
 
 
 @contextlib.contextmanager

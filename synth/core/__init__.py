@@ -19,6 +19,7 @@ from synth.core._config import (
     validation_to_config_error,
 )
 from synth.core._errors import (
+    ConfigDeprecation,
     ConfigError,
     DataError,
     ModelNotAvailable,
@@ -64,6 +65,7 @@ __all__ = [
     "progress_bar",
     "progress_enabled",
     "STRICT",
+    "ConfigDeprecation",
     "ConfigError",
     "DataError",
     "Executor",

@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,7 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails, PydanticUndefined
 
-from synth.core._errors import ConfigError, DataError
+from synth.core._errors import ConfigDeprecation, ConfigError, DataError
 from synth.core._io import read_text
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -335,13 +336,22 @@ def load_config(
                           where=_where(str(path), node, loc, overrides),
                           fix="use a finite number")
     try:
-        return model.model_validate_json(json.dumps(data, default=str), strict=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cfg = model.model_validate_json(json.dumps(data, default=str), strict=True)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(p for p in err["loc"]
                     if not (isinstance(p, str) and p.startswith("function-")))
         what, fix = describe_field_error(err, format_loc(loc))
         raise ConfigError(what, where=_where(str(path), node, loc, overrides), fix=fix) from None
+    for w in caught:  # a moved field: the warning names the file (or -P) and line
+        message = w.message
+        if isinstance(message, ConfigDeprecation):
+            message = ConfigDeprecation(message.field, message.fix, where=_where(
+                str(path), node, message.field.split("."), overrides))
+        warnings.warn_explicit(message, w.category, w.filename, w.lineno)
+    return cfg
 
 
 def config_hash(payload: Any) -> str:
@@ -378,8 +388,11 @@ def output_dump(value: Any) -> Any:
     recursively: the one payload that stage hashes are computed from."""
     if isinstance(value, BaseModel):
         cls = type(value)
-        return {name: output_dump(getattr(value, name)) for name in cls.model_fields
+        dump = {name: output_dump(getattr(value, name)) for name in cls.model_fields
                 if not is_runtime_field(cls, name)}
+        # A model may keep a moved field where hashes had it (``output_layout``).
+        layout = getattr(value, "output_layout", None)
+        return layout(dump) if callable(layout) else dump
     if isinstance(value, list | tuple):
         return [output_dump(v) for v in value]
     if isinstance(value, dict):

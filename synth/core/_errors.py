@@ -53,3 +53,18 @@ class ModelNotAvailable(SynthcheckError):
 
 class RunDirError(SynthcheckError):
     """A run directory belongs to another config, or cannot be resumed."""
+
+
+class ConfigDeprecation(FutureWarning):
+    """A config field that moved: still read (to the same effect), with this warning. The
+    CLI prints it as ``warning: <field> is deprecated (<where>): <fix>``.
+
+    Args:
+        field: the old field's dotted path (e.g. ``generator.sampling.seed``).
+        fix: where it lives now, e.g. "write `seed: 0` under generator: instead".
+        where: the file (and line) or ``-P`` override it came from (default: the field).
+    """
+
+    def __init__(self, field: str, fix: str, where: str | None = None) -> None:
+        self.field, self.fix, self.where = field, fix, where
+        super().__init__(f"{field} is deprecated ({where or f'field {field!r}'}): {fix}")

@@ -47,8 +47,8 @@ class Backend(Protocol):
     ) -> list[Generation]:
         """Sample one continuation per prompt; ``seeds[i]`` drives prompt i's randomness.
 
-        ``seeds`` is the only seed a backend reads: ``params.seed`` is the run seed the caller
-        derived them from (``derive_seed(seed, "prompt", i)``), never used here."""
+        ``seeds`` is the only seed a backend reads (the caller derives them from the run
+        seed, ``GeneratorConfig.seed``: ``derive_seed(seed, "prompt", i)``)."""
         ...
 
     def label_logprobs(

@@ -6,7 +6,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class SamplingConfig(BaseModel):
-    """How the generator samples continuations (nucleus sampling by default)."""
+    """How the generator samples continuations (nucleus sampling by default). No seed: a
+    backend takes one per prompt (``generate(prompts, params, seeds)``); the run seed they
+    derive from is ``GeneratorConfig.seed``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
@@ -20,7 +22,3 @@ class SamplingConfig(BaseModel):
     """Most tokens generated per prompt."""
     stop_at_sentence_end: bool = True
     """Stop each row once its first sentence is finished (saves most of the compute)."""
-    seed: int = Field(0, ge=0)
-    """Run seed; prompt i's randomness derives from (seed, prompt index) only: its query from
-    ``derive_rng(seed, "query", i)``, its sampling from ``derive_seed(seed, "prompt", i)``
-    (backends take those per-prompt seeds and never read this field)."""

@@ -79,16 +79,20 @@ def run_corpus_size(run_dir: str | Path) -> int | None:
 
 
 def run(s: EvaluateSections, ctx: StageContext) -> StageRun:
-    """Evaluate unless ``eval.json`` is current; the few-shot models' held-out raw
-    log-probs are kept in the run (see :func:`evaluate_sections`). ``ctx.scorers`` is looked
-    up per model (only those needed are loaded)."""
-    from discovery import write_eval_json
+    """Evaluate unless ``eval.json`` is current (through :class:`discovery.StageJob`: its
+    recorded hash, the corpus size ``ranking.top_k`` scales by, the file's digest and its
+    own provenance); the few-shot models' held-out raw log-probs are kept in the run (see
+    :func:`evaluate_sections`). ``ctx.scorers`` is looked up per model (only those needed
+    are loaded)."""
+    from discovery import StageJob, write_eval_json
 
     ehash = stage_hash(s)
     path = EVAL.path(ctx.run.path)
     scaled = s.ranking.top_k is not None and s.models.evaluation.include_reference
     size = {"corpus": run_corpus_size(ctx.run.path)} if scaled else {}  # top_k scales by it
-    stored = ctx.run.current_output("evaluate", ehash, path, **size)
+    job = StageJob(ctx.run, stage="evaluate", stage_hash=ehash, outputs=outputs(s, ctx.run.path))
+    stored = ctx.run.current_output("evaluate", ehash, path, **size) \
+        if job.current(**size) else None
     if stored is not None and isinstance(stored.get("reports"), dict):
         evaluation = stored
         ran = False
@@ -97,7 +101,7 @@ def run(s: EvaluateSections, ctx: StageContext) -> StageRun:
                                                  corpus_size=size.get("corpus"),
                                                  raw_dir=ctx.run.path)
         write_eval_json(path, reports, ehash, **reliability)
-        ctx.run.complete("evaluate", ehash, models=sorted(reports), **size)
+        job.complete(models=sorted(reports), **size)
         evaluation = {"reports": reports, **reliability}
         ran = True
     # "evaluation" keeps the hard subset's precision beside the reports

@@ -8,6 +8,7 @@ bias the score stage fitted (:class:`discovery.ScoringModels`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,14 +65,15 @@ def seed_texts(s: FocusSections) -> list[str]:
 def stage_hash(s: FocusSections, upstream: Hashes, run_dir: Path | None) -> str | None:
     """The focus and generator sections, the labels, the seed documents, the mine stage's
     hash, the two models' key and the failure rule (None without a mine hash)."""
+    return _stage_hash(s, upstream, seed_texts(s)) if upstream.get("mine") else None
+
+
+def _stage_hash(s: FocusSections, upstream: Hashes, docs: Sequence[str]) -> str:
     from discovery import focus_hash, focus_upstream, source_hashes
 
-    mine = upstream.get("mine")
-    if not mine:
-        return None
     pool = source_hashes(upstream, POOL_STAGES)
-    return focus_hash(s.focus, s.models.labels, s.generator, seed_texts(s),
-                      upstream=focus_upstream(s.focus, mine, pool),
+    return focus_hash(s.focus, s.models.labels, s.generator, docs,
+                      upstream=focus_upstream(s.focus, str(upstream["mine"]), pool),
                       models_key=s.scoring.key, min_margin=s.ranking.min_reference_margin)
 
 
@@ -81,21 +83,24 @@ def outputs(s: FocusSections, run_dir: Path) -> list[Path]:
 
 def run(s: FocusSections, ctx: StageContext) -> StageRun:
     """The focus rounds on a current mine stage (the corpus, scores, hard subset and
-    n-grams must have been made with these sections); the models are
-    :meth:`discovery.ScoringModels.focus_models`, loaded only when some candidate's
-    sentences are missing."""
-    from discovery import candidate_pool, focus_run, source_hashes
+    n-grams must have been made with these sections). The upstream hashes, the seed
+    documents and the stage hash (the declaration's) are computed once; a current stage is
+    skipped before the scores are read."""
+    from discovery import candidate_pool as pool
+    from discovery import focus_run, source_hashes
 
     check_corpus(ctx.run.path, ctx.hash_of("generate"))
-    upstream = {u: ctx.hash_of(u) for u in POOL_STAGES}
+    upstream = {u: ctx.hash_of(u) for u in ("mine", *POOL_STAGES)}
+    docs = seed_texts(s)
     out = focus_run(ctx.run.path, labels=s.models.labels, focus=s.focus, ranking=s.ranking,
                     mining=s.mining, task_models=s.models.task_models,
-                    generator=s.generator, seed_docs=seed_texts(s),
+                    generator=s.generator, seed_docs=docs,
                     models=s.scoring.focus_models(ctx.run.path, s.generator, ctx.scorers),
-                    config_dump=ctx.record, mine_hash=ctx.hash_of("mine"),
+                    config_dump=ctx.record, mine_hash=upstream["mine"],
                     progress=ctx.progress,
-                    pool=candidate_pool(ctx.run.path, s.focus, upstream),
-                    slices_upstream=source_hashes(upstream, POOL_STAGES))
+                    pool=pool(ctx.run.path, s.focus, {u: upstream[u] for u in POOL_STAGES}),
+                    slices_upstream=source_hashes(upstream, POOL_STAGES),
+                    stage_hash=_stage_hash(s, upstream, docs) if upstream["mine"] else None)
     return StageRun(not out.get("skipped"), {"focus": out})
 
 

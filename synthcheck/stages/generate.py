@@ -30,7 +30,7 @@ def outputs(s: Stage1Config, run_dir: Path) -> list[Path]:
 
 
 def run(s: Stage1Config, ctx: StageContext) -> StageRun:
-    """Generate the missing shards (the run seed is ``s.generator.sampling.seed``: each
+    """Generate the missing shards (the run seed is ``s.generator.seed``: each
     prompt's query and sampling seed are derived from it and the prompt index)."""
     from synth import run_generation
 

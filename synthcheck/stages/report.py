@@ -50,16 +50,18 @@ def outputs(s: None, run_dir: Path) -> list[Path]:
 
 
 def run(s: None, ctx: StageContext) -> StageRun:
-    """Write report.html and summary.md unless both exist and are current."""
+    """Write report.html and summary.md unless both are current (through
+    :class:`discovery.StageJob`: the recorded hash and the files' digests)."""
+    from discovery import StageJob
     from synthcheck.report import write_report
 
     run_dir = ctx.run
-    rhash = report_hash(run_dir)
-    if run_dir.is_current("report", rhash) and all(p.is_file()
-                                                   for p in outputs(s, run_dir.path)):
+    job = StageJob(run_dir, stage="report", stage_hash=report_hash(run_dir),
+                   outputs=outputs(s, run_dir.path))
+    if job.current():
         return StageRun(False, {"report": REPORT_HTML.path(run_dir.path)})
     path = write_report(run_dir.path)
-    run_dir.complete("report", rhash, path=str(path.relative_to(run_dir.path)))
+    job.complete(path=str(path.relative_to(run_dir.path)))
     return StageRun(True, {"report": path})
 
 

@@ -37,13 +37,15 @@ def outputs(s: TaskModelSections, run_dir: Path) -> list[Path]:
 
 def run(s: TaskModelSections, ctx: StageContext) -> StageRun:
     """Score the chunks still missing (the models are loaded only if one is); the chunks
-    run on ``ctx.executor`` (default: this process)."""
+    run on ``ctx.executor`` (default: this process). The stage hash is the declaration's
+    (:func:`stage_hash`), computed once."""
     from discovery import score_run
 
     check_corpus(ctx.run.path, ctx.hash_of("generate"))
     out = score_run(ctx.run.path, labels=s.labels, task_models=s.task_models,
                     reference=s.reference, evaluation=s.evaluation, config_dump=ctx.record,
-                    progress=ctx.progress, executor=ctx.executor)
+                    progress=ctx.progress, executor=ctx.executor,
+                    stage_hash=ctx.hash_of("score"))
     return StageRun(not out["skipped"], {"score": out})
 
 

@@ -69,17 +69,18 @@ def run(s: VerifySections, ctx: StageContext) -> StageRun:
     """Run the suite against every task model unless suite and models are unchanged (a
     test over ``verify.max_cases_per_test`` is sampled, with a ``ctx.log`` note). The
     held-out recall shown beside each model is the evaluate stage's."""
-    from discovery import recall_by_model
+    from discovery import StageJob, recall_by_model
     from formalize import VerifyResult, load_suite
     from synthcheck._verify import check_verify_size, run_verify
 
     assert s.suite is not None  # the stage is off without one
     suite = load_suite(s.suite, allow_outside_files=ctx.allow_outside_files)
     suite.check_labels(s.models.labels.list, task_source="the run config's task.labels")
-    vhash = verify_hash(s, suite)
+    vhash = verify_hash(s, suite)  # from the suite loaded here (outside files allowed or not)
     out = VERIFY.path(ctx.run.path, suite=suite.name)
-    stored = ctx.run.current_output("verify", vhash, VERIFY_SUMMARY.path(ctx.run.path,
-                                                                         suite=suite.name))
+    summary = VERIFY_SUMMARY.path(ctx.run.path, suite=suite.name)
+    job = StageJob(ctx.run, stage="verify", stage_hash=vhash, outputs=[summary])
+    stored = ctx.run.current_output("verify", vhash, summary) if job.current() else None
     if stored is not None:
         return StageRun(False, {"verify": VerifyResult.from_summary_json(stored)})
     _, plan = check_verify_size(suite, s.verify)  # refuse an oversized suite before scoring
@@ -89,7 +90,7 @@ def run(s: VerifySections, ctx: StageContext) -> StageRun:
     recall = recall_by_model(ctx.results.get("evaluate") or {})
     result, _ = run_verify(suite, {t.name: scorers[t.name] for t in s.models.task_models},
                            s.verify, out, vhash, recall, progress=ctx.progress)
-    ctx.run.complete("verify", vhash, suite=suite.name, path=str(out.relative_to(ctx.run.path)))
+    job.complete(suite=suite.name, path=str(out.relative_to(ctx.run.path)))
     return StageRun(True, {"verify": result})
 
 

@@ -236,7 +236,7 @@ def test_merge_refuses_a_foreign_part_before_touching_the_output(
     assert main(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "p0"),
                  "--shard", "0/2", "-q"]) == 0
     assert main(["generate", "-c", str(cfg_path), "--run", str(tmp_path / "other"),
-                 "--shard", "1/2", "-q", "-P", "generator.sampling.seed=5"]) == 0
+                 "--shard", "1/2", "-q", "-P", "generator.seed=5"]) == 0
     capsys.readouterr()
     code, err = run_cli(["merge", "-c", str(cfg_path), "--run", str(tmp_path / "m"),
                          str(tmp_path / "p0"), str(tmp_path / "other")], capsys)

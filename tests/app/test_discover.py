@@ -162,7 +162,7 @@ def test_suite_edit_reruns_only_verify_and_report(cfg_path: Path, tmp_path: Path
 def test_run_dir_of_another_config_is_refused(cfg_path: Path, tmp_path: Path) -> None:
     discover(load_run_config(cfg_path), tmp_path / "r", progress=False, log=lambda s: None)
     before = outputs(tmp_path / "r")
-    other = load_run_config(cfg_path, ["generator.sampling.seed=7"])
+    other = load_run_config(cfg_path, ["generator.seed=7"])
     with pytest.raises(RunDirError, match="run directory belongs to another config"):
         discover(other, tmp_path / "r", progress=False, log=lambda s: None)
     assert outputs(tmp_path / "r") == before
@@ -361,7 +361,7 @@ def test_cli_run_dir_of_another_config_is_refused(cfg_path: Path, tmp_path: Path
     assert main(["discover", "-c", str(cfg_path), "--run", str(run), "-q"]) == 0
     capsys.readouterr()
     before = snapshot(run)
-    code = main(["discover", "-c", str(cfg_path), "-P", "generator.sampling.seed=7",
+    code = main(["discover", "-c", str(cfg_path), "-P", "generator.seed=7",
                  "--run", str(run), "-q"])
     out, err = capsys.readouterr()
     assert code == 2

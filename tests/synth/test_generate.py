@@ -31,7 +31,7 @@ def test_same_seed_same_bytes_other_seed_other_text(tmp_path: Path, corpus_file:
     run_generation(cfg, tmp_path / "b", backend=FakeBackend(), progress=False)
     assert corpus_bytes(tmp_path / "a") == corpus_bytes(tmp_path / "b")
     assert len(corpus_bytes(tmp_path / "a")) == 4  # 10 prompts in shards of 3
-    other = load_run_config(tmp_path / "c.yaml", ["generator.sampling.seed=1"])
+    other = load_run_config(tmp_path / "c.yaml", ["generator.seed=1"])
     run_generation(other, tmp_path / "c", backend=FakeBackend(), progress=False)
     texts = {r["text"] for r in iter_corpus(tmp_path / "a")}
     assert texts != {r["text"] for r in iter_corpus(tmp_path / "c")}

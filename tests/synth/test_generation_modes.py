@@ -38,7 +38,7 @@ def test_label_conditioned_prompts_are_seeded_recorded_and_shard_independent(
     other = load_run_config(tmp_path / "c.yaml", ["generator.shard_size=7"])
     assert [prompt_condition(other, i) for i in range(40)] == \
         [prompt_condition(cfg, i) for i in range(40)]
-    seed1 = load_run_config(tmp_path / "c.yaml", ["generator.sampling.seed=1"])
+    seed1 = load_run_config(tmp_path / "c.yaml", ["generator.seed=1"])
     assert [prompt_condition(seed1, i) for i in range(40)] != \
         [prompt_condition(cfg, i) for i in range(40)]
     run_generation(other, tmp_path / "b", backend=FakeBackend(), progress=False)

@@ -66,7 +66,7 @@ def test_neighbouring_run_seeds_use_disjoint_prompt_seeds(tmp_path: Path, corpus
     cfg_path = write_config(tmp_path / "c.yaml", corpus_file, n=64, shard_size=16)
     used = {}
     for seed in (0, 1):
-        cfg = load_run_config(cfg_path, [f"generator.sampling.seed={seed}"])
+        cfg = load_run_config(cfg_path, [f"generator.seed={seed}"])
         backend = SeedRecorder()
         run_generation(cfg, tmp_path / f"s{seed}", backend=backend, progress=False)
         used[seed] = backend.seeds
