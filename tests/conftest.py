@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.app.runbuilder import TINY_DOCS
+from tests.synthcheck.runbuilder import TINY_DOCS
 from tests.synth.synth_fixtures import build_tiny_llama
 
 TESTS = Path(__file__).resolve().parent
@@ -23,13 +23,13 @@ TESTS = Path(__file__).resolve().parent
 
 @pytest.fixture(scope="module")
 def task_models_on_path() -> Iterator[None]:
-    """tests/app and tests/discovery on ``sys.path`` for a test module (undone after it), as a
+    """tests/synthcheck and tests/discovery on ``sys.path`` for a test module (undone after it), as a
     user's ``PYTHONPATH``: its configs name toy task models there by bare module name
     (``python:toy_models:...``, ``python:runbuilder:...``, ``python:discovery_fixtures:...``).
     Use it with ``pytestmark = pytest.mark.usefixtures("task_models_on_path")``."""
     with pytest.MonkeyPatch.context() as patch:
         patch.syspath_prepend(str(TESTS / "discovery"))
-        patch.syspath_prepend(str(TESTS / "app"))
+        patch.syspath_prepend(str(TESTS / "synthcheck"))
         yield
 
 
@@ -63,7 +63,7 @@ def mini_config(tmp_path: Path, tiny_dir: Path) -> Callable[..., Path]:
     """``mini_config(**sections)`` writes the mini run's config to ``tmp_path/c.yaml`` and
     returns its path; each keyword replaces that whole section (in place, keeping the order)
     or adds it after the others. The generator is named ``hf:unused``: fake it (see
-    ``tests.app.runbuilder.fake_generator``), and put tests/app on ``sys.path`` for the
+    ``tests.synthcheck.runbuilder.fake_generator``), and put tests/synthcheck on ``sys.path`` for the
     ``python:toy_models`` task model (``monkeypatch.syspath_prepend``)."""
 
     def write(**sections: Any) -> Path:

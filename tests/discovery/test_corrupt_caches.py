@@ -83,8 +83,8 @@ def test_an_encoder_folder_without_a_model(tmp_path: Path) -> None:
 def test_a_damaged_eval_json(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                              content: bytes, message: str) -> None:
     from synthcheck._cmd_stage2 import _stored_distrust
-    from tests.app.runbuilder import build_run
-    from tests.app.test_cli_discovery import assert_user_error, cli, snapshot
+    from tests.synthcheck.runbuilder import build_run
+    from tests.synthcheck.test_cli_discovery import assert_user_error, cli, snapshot
 
     run = build_run(tmp_path / "run", verify=False)
     (run / "eval.json").write_bytes(content)

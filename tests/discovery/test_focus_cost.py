@@ -30,7 +30,7 @@ def test_the_estimate_and_the_check_count_the_same_prompts(tmp_path) -> None:  #
 def test_the_docs_state_the_formula_with_the_defaults_numbers() -> None:
     """docs/discovery.md, the ``focus.budget`` docstring and ``MAX_FOCUS_PROMPTS``'s state
     the default's cost with :meth:`FocusConfig.prompts`'s numbers (the stage counts what it
-    sends with it: tests/app/test_focus_stage.py)."""
+    sends with it: tests/synthcheck/test_focus_stage.py)."""
     import re
     from pathlib import Path
 

@@ -10,7 +10,7 @@ import pytest
 
 from formalize import ReviewLog
 from synthcheck.cli import main
-from tests.app.runbuilder import build_run
+from tests.synthcheck.runbuilder import build_run
 from tests.exports.conftest import run_tool
 
 pytestmark = pytest.mark.exports

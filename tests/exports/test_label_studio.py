@@ -12,7 +12,7 @@ import pytest
 
 from formalize import ReviewLog, import_annotations, import_audit
 from synthcheck.cli import main
-from tests.app.runbuilder import build_run
+from tests.synthcheck.runbuilder import build_run
 from tests.exports.conftest import LABEL_STUDIO, need
 from tests.exports.label_studio_server import LabelStudio
 

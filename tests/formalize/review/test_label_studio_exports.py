@@ -1,7 +1,7 @@
 """Files a real Label Studio 1.23.2 server wrote (captured into data/label-studio-1.23.2/ by
 `tests/exports/label_studio_server.py`, the driver `make test-exports` runs live):
 
-- ``tasks.json``/``tasks.xml``: `annotate export` of tests/app/runbuilder's run, created as a
+- ``tasks.json``/``tasks.xml``: `annotate export` of tests/synthcheck/runbuilder's run, created as a
   project (Label Studio validated the config against the tasks);
 - ``ls-json.json``/``ls-json-min.json``: the project's JSON and JSON-MIN exports after a
   reviewer answered 5 of its 10 tasks; ``ls-json-later.json``: after one answer was changed;
@@ -18,7 +18,7 @@ import pytest
 
 from formalize import ReviewLog, tagged_sentences
 from synthcheck.cli import main
-from tests.app.runbuilder import build_run
+from tests.synthcheck.runbuilder import build_run
 
 DATA = Path(__file__).parent / "data" / "label-studio-1.23.2"
 

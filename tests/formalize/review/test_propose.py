@@ -18,7 +18,7 @@ from formalize import (
 )
 from synth.core import TemplateError
 from synthcheck.cli import main
-from tests.app import runbuilder  # noqa: E402  (the shared synthetic run, in tests/app)
+from tests.synthcheck import runbuilder  # noqa: E402  (the shared synthetic run, in tests/synthcheck)
 
 LEX = {"NOUN": ["movie", "book", "film", "album"], "POS_VERB": ["love", "like"],
        "POS_ADJ": ["great", "amazing"], "PRONOUN": ["I", "you", "he"]}

@@ -1,7 +1,7 @@
 """docs/architecture.md's module tree names exactly the modules the packages hold.
 
 Run as a script, it prints the tree (paste it into the doc):
-``python tests/app/test_architecture_doc.py``.
+``python tests/synthcheck/test_architecture_doc.py``.
 """
 
 from __future__ import annotations

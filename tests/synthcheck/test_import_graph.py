@@ -2,7 +2,7 @@
 nothing imported): no cycle between modules, and no floor imports a floor above it
 (synth <- discovery <- formalize <- synthcheck).
 
-``python tests/app/test_import_graph.py [ROOT]`` prints every cycle (strongly connected group
+``python tests/synthcheck/test_import_graph.py [ROOT]`` prints every cycle (strongly connected group
 of modules) and upward import under ROOT (default: this checkout), then their counts.
 """
 

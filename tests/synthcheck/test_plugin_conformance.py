@@ -4,7 +4,7 @@ pipeline, and docs/architecture.md's "Adding things" table names the files a new
 The fakes: an engine (``tests/synth/engines/test_engine_registry.py``: ``synthcheck generate``),
 a task-model kind (here: ``synthcheck verify --model keywords:...``), a test type and a format
 (``tests/formalize/test_registry.py``), a finding source (``discovery/_enrichment.py``, run by
-``tests/app/test_discover.py``'s pipeline and ``tests/discovery/test_enrichment.py``), an
+``tests/synthcheck/test_discover.py``'s pipeline and ``tests/discovery/test_enrichment.py``), an
 annotation tool (here: a CSV sheet through ``synthcheck annotate export`` / ``import``, the
 blind audit's too, on the mini run). The table states how many files each touches (the
 fake's own module and its registration line) and names the registry each fake registers into.
@@ -28,7 +28,7 @@ from discovery import NO_LABEL, TASK_MODEL_KINDS, CallableScorer, TaskModelKind
 from formalize import ANNOTATION_TOOLS, AnnotationTool, Answer
 from synth.core import DataError, write_text_atomic
 from synthcheck.cli import main
-from tests.app import runbuilder
+from tests.synthcheck import runbuilder
 from tests.synth.fakes import FakeBackend
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ TOUCHES = {
     "a task-model kind": ["discovery/_kinds.py"],
     "an annotation tool": ["formalize/review/_mytool.py", "formalize/review/_tools.py"],
 }
-HERE = "tests/app/test_plugin_conformance.py"
+HERE = "tests/synthcheck/test_plugin_conformance.py"
 # Each kind's fake (the file it is in), the registry it registers into and the call it
 # registers with there: the table names that registry, defined in the registration file.
 FAKES = {

@@ -2,7 +2,7 @@
 outside the ``artifact(...)`` declarations, and every declared JSON Lines file of a real run
 matches its row model.
 
-``python tests/app/test_artifacts.py [ROOT]`` prints the literals found under ROOT (default:
+``python tests/synthcheck/test_artifacts.py [ROOT]`` prints the literals found under ROOT (default:
 this checkout), one per line, then their count.
 """
 

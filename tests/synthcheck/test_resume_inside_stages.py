@@ -18,7 +18,7 @@ import discovery._chunks as chunks  # noqa: E402
 import discovery._focus_stage as focus_stage  # noqa: E402
 import discovery._slice_stages as slice_stages  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
-from tests.app.test_slice_stages import _fake_generator, cfg_path, outputs, quiet  # noqa: E402,F401
+from tests.synthcheck.test_slice_stages import _fake_generator, cfg_path, outputs, quiet  # noqa: E402,F401
 
 
 class Killed(Exception):

@@ -22,7 +22,7 @@ from synth import generation_config_hash  # noqa: E402
 from synth.core import RunDir  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
-from tests.app.test_cli_discovery import (  # noqa: E402
+from tests.synthcheck.test_cli_discovery import (  # noqa: E402
     assert_user_error,
     cli,
     make_run,
@@ -344,7 +344,7 @@ def test_export_to_an_unwritable_path(tmp_path, capsys) -> None:
     finally:
         locked.chmod(0o700)
     # A missing parent folder is created (two missing levels are refused: a typo's path,
-    # tests/app/test_out_paths.py).
+    # tests/synthcheck/test_out_paths.py).
     out = tmp_path / "new" / "out.csv"
     assert cli(["export", "--suite", suite, "--format", "capability-csv", "--out", out],
                capsys)[0] == 0 and out.is_file()

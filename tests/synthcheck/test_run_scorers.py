@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from synthcheck import load_run_scorers  # noqa: E402
-from tests.app import runbuilder  # noqa: E402
+from tests.synthcheck import runbuilder  # noqa: E402
 
 
 def _set_config(run: Path, **changes: object) -> None:

@@ -2,7 +2,7 @@
 (issue 28), on a small run: a tiny random Llama as the reference, the fake generator of the
 tests, a slowed keyword task model (``TOY_DELAY``) and 8-text scoring chunks.
 
-    python -m tests.app.measure_kill_resume OUT_DIR    (from the checkout's root)
+    python -m tests.synthcheck.measure_kill_resume OUT_DIR    (from the checkout's root)
 
 For each stage it runs `discover` uninterrupted, then again in a process that is SIGKILLed
 inside the stage, then resumes it, and prints what the resumed run redid (occlusion: task
@@ -76,7 +76,7 @@ def child(mode: str, cfg: Path, run: Path, log: Path, env: dict[str, str]) -> su
 
 
 def main(out: Path) -> None:
-    from tests.app import runbuilder
+    from tests.synthcheck import runbuilder
     from tests.synth.synth_fixtures import build_tiny_llama
 
     out.mkdir(parents=True, exist_ok=True)
@@ -95,7 +95,7 @@ def main(out: Path) -> None:
                    "metadata": {"min_size": 2},
                    "occlusion": {"reference_words": 3, "reference_sentences": 2}},
         "evaluation": {"size": 8, "include_reference": False}}, sort_keys=False))
-    # the checkout (`tests.synth.fakes`) and tests/app (`python:toy_models`)
+    # the checkout (`tests.synth.fakes`) and tests/synthcheck (`python:toy_models`)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parents[1]), str(HERE)])}
     full = out / "full"
     p = child("full", cfg, full, out / "full.json", env)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from synthcheck.cli import main
-from tests.app import runbuilder  # noqa: E402
+from tests.synthcheck import runbuilder  # noqa: E402
 
 PIL_Image = pytest.importorskip("PIL.Image", reason="Pillow decodes the figures")
 

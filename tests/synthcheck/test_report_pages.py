@@ -15,8 +15,8 @@ import pytest
 from synthcheck.cli import main
 from synthcheck.report import build_report
 from synthcheck.report._figures import ZERO_STUB, fail_rate_figure
-from tests.app import runbuilder  # noqa: E402
-from tests.app.test_report import Page  # noqa: E402
+from tests.synthcheck import runbuilder  # noqa: E402
+from tests.synthcheck.test_report import Page  # noqa: E402
 
 
 @pytest.fixture(scope="module")

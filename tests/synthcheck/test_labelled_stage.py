@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
-from tests.app import runbuilder  # noqa: E402
+from tests.synthcheck import runbuilder  # noqa: E402
 from tests.synth.fakes import FakeBackend  # noqa: E402
 
 

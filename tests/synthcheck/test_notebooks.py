@@ -1,5 +1,5 @@
 """notebooks/review.ipynb and notebooks/formalize.ipynb, executed headless with nbclient in a
-fresh kernel against a small run built in the test (tests/app/runbuilder.py).
+fresh kernel against a small run built in the test (tests/synthcheck/runbuilder.py).
 
 The kernel is this interpreter (a kernelspec written into a temporary JUPYTER_PATH), so the
 notebooks import the same synthcheck as the tests. They pick the run up from
@@ -27,7 +27,7 @@ from formalize import ReviewLog, load_suite  # noqa: E402
 from synth.core import read_jsonl  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-from tests.app import runbuilder  # noqa: E402  (the shared synthetic run)
+from tests.synthcheck import runbuilder  # noqa: E402  (the shared synthetic run)
 
 NOTEBOOKS = ROOT / "notebooks"
 KERNEL = "synthcheck-test"
@@ -47,7 +47,7 @@ def kernel_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "runtime"))
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))  # no user startup files
-    path = os.pathsep.join([str(ROOT / "tests" / "app"), str(ROOT),
+    path = os.pathsep.join([str(ROOT / "tests" / "synthcheck"), str(ROOT),
                             os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SYNTHCHECK_")}
     env.update(PYTHONPATH=path, MPLBACKEND="Agg")

@@ -11,7 +11,7 @@ import pytest
 
 from synth.core import progress_enabled
 from synthcheck.cli import main
-from tests.app.toy_models import write_toy_suite
+from tests.synthcheck.toy_models import write_toy_suite
 
 
 class Terminal(io.StringIO):

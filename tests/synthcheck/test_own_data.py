@@ -141,7 +141,7 @@ def product_reviews(path):
 
 @pytest.fixture
 def suite(tmp_path):
-    from tests.app.toy_models import TOY_SUITE
+    from tests.synthcheck.toy_models import TOY_SUITE
 
     (tmp_path / "toy.yaml").write_text(TOY_SUITE)
     return str(tmp_path / "toy.yaml")

@@ -23,8 +23,8 @@ from synthcheck.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guide.md"
 
-try:  # the notebook kernel fixture (tests/app/test_notebooks.py), for the tweet walk-through
-    from tests.app.test_notebooks import kernel_env  # noqa: F401
+try:  # the notebook kernel fixture (tests/synthcheck/test_notebooks.py), for the tweet walk-through
+    from tests.synthcheck.test_notebooks import kernel_env  # noqa: F401
 except pytest.skip.Exception:  # nbformat / nbclient / ipykernel missing
     kernel_env = None
 
@@ -176,7 +176,7 @@ def test_the_tweet_walkthrough_runs_and_the_notebook_works_from_root_and_noteboo
     assert summary["test_order"][-1] == "from review"
 
     # The formalize notebook on that run and suite, from the root and from notebooks/.
-    from tests.app import test_notebooks as nbt
+    from tests.synthcheck import test_notebooks as nbt
 
     (scratch / "notebooks").mkdir()
     env = {**kernel_env, "SYNTHCHECK_RUN": "tweets/run",

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from synthcheck.cli import main
-from tests.app.toy_models import write_toy_suite
+from tests.synthcheck.toy_models import write_toy_suite
 
 
 @pytest.fixture

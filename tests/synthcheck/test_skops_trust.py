@@ -17,7 +17,7 @@ HERE = Path(__file__).resolve().parent
 
 from discovery import SklearnScorer, TaskModelConfig  # noqa: E402
 from synth.core import ConfigError  # noqa: E402
-from tests.app.test_cli_discovery import assert_user_error, cli  # noqa: E402
+from tests.synthcheck.test_cli_discovery import assert_user_error, cli  # noqa: E402
 
 CODE_TYPES = "builtins.max,functools.partial,posix.system"
 

@@ -19,7 +19,7 @@ from synthcheck._cmd_discover import format_summary
 from synthcheck.cli import main
 
 HERE = Path(__file__).resolve().parent
-from tests.app.test_report import Page  # noqa: E402
+from tests.synthcheck.test_report import Page  # noqa: E402
 
 # 40 held-out examples; each model's p(positive) per text. Rows 0-9 are where the models
 # disagree most (task 0.9 vs reference 0.1: every metric ranks them first, the top 25% of

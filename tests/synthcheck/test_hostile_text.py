@@ -17,8 +17,8 @@ HERE = Path(__file__).resolve().parent
 
 from synth.core import markdown_text, read_jsonl, visible, write_jsonl  # noqa: E402
 from synthcheck import cli as cli_module  # noqa: E402
-from tests.app.runbuilder import build_run  # noqa: E402
-from tests.app.test_cli_discovery import cli  # noqa: E402
+from tests.synthcheck.runbuilder import build_run  # noqa: E402
+from tests.synthcheck.test_cli_discovery import cli  # noqa: E402
 
 HOSTILE = {
     "window title": "\x1b]0;pwned\x07",

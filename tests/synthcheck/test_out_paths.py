@@ -15,8 +15,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 
 from synth.core import DataError, check_outputs, write_text_atomic  # noqa: E402
-from tests.app.runbuilder import build_run  # noqa: E402
-from tests.app.test_cli_discovery import assert_user_error, cli, snapshot  # noqa: E402
+from tests.synthcheck.runbuilder import build_run  # noqa: E402
+from tests.synthcheck.test_cli_discovery import assert_user_error, cli, snapshot  # noqa: E402
 
 SUITE_YAML = """name: mini
 labels: [negative, positive]

@@ -15,7 +15,7 @@ import pytest
 
 from discovery import NO_LABEL, write_eval_json
 from synthcheck.cli import main
-from tests.app.runbuilder import PATTERNS, build_run
+from tests.synthcheck.runbuilder import PATTERNS, build_run
 
 HELD_OUT = {"hard_subset_precision": {"estimate": 0.8, "low": 0.6, "high": 0.9, "n": 40,
                                       "metric": "abs_top"},
