@@ -15,16 +15,16 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.synthcheck.runbuilder import TINY_DOCS
 from tests.synth.synth_fixtures import build_tiny_llama
+from tests.synthcheck.runbuilder import TINY_DOCS
 
 TESTS = Path(__file__).resolve().parent
 
 
 @pytest.fixture(scope="module")
 def task_models_on_path() -> Iterator[None]:
-    """tests/synthcheck and tests/discovery on ``sys.path`` for a test module (undone after it), as a
-    user's ``PYTHONPATH``: its configs name toy task models there by bare module name
+    """tests/synthcheck and tests/discovery on ``sys.path`` for a test module (undone after
+    it), as a user's ``PYTHONPATH``: its configs name toy task models there by bare module name
     (``python:toy_models:...``, ``python:runbuilder:...``, ``python:discovery_fixtures:...``).
     Use it with ``pytestmark = pytest.mark.usefixtures("task_models_on_path")``."""
     with pytest.MonkeyPatch.context() as patch:
@@ -63,8 +63,8 @@ def mini_config(tmp_path: Path, tiny_dir: Path) -> Callable[..., Path]:
     """``mini_config(**sections)`` writes the mini run's config to ``tmp_path/c.yaml`` and
     returns its path; each keyword replaces that whole section (in place, keeping the order)
     or adds it after the others. The generator is named ``hf:unused``: fake it (see
-    ``tests.synthcheck.runbuilder.fake_generator``), and put tests/synthcheck on ``sys.path`` for the
-    ``python:toy_models`` task model (``monkeypatch.syspath_prepend``)."""
+    ``tests.synthcheck.runbuilder.fake_generator``), and put tests/synthcheck on ``sys.path``
+    for the ``python:toy_models`` task model (``monkeypatch.syspath_prepend``)."""
 
     def write(**sections: Any) -> Path:
         cfg = mini_run(tmp_path, tiny_dir)

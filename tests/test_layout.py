@@ -1,7 +1,8 @@
 """The test tree's layout rules: helpers are imported as ``tests.<folder>.<module>`` (pyproject's
 pytest ``pythonpath = ["."]``), never by putting a folder on ``sys.path`` by hand, and never
 from a conftest module by name (with two conftest.py files in one run, ``from conftest import``
-finds whichever was collected last: `pytest tests/synthcheck tests/discovery` once failed to collect).
+finds whichever was collected last: `pytest tests/synthcheck tests/discovery` once failed to
+collect).
 Shared fixtures live in a conftest.py, shared helpers in a plain module beside it."""
 
 from __future__ import annotations

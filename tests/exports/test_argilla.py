@@ -10,8 +10,8 @@ import pytest
 
 from formalize import ReviewLog
 from synthcheck.cli import main
-from tests.synthcheck.runbuilder import build_run
 from tests.exports.conftest import run_tool
+from tests.synthcheck.runbuilder import build_run
 
 pytestmark = pytest.mark.exports
 

@@ -12,9 +12,9 @@ import pytest
 
 from formalize import ReviewLog, import_annotations, import_audit
 from synthcheck.cli import main
-from tests.synthcheck.runbuilder import build_run
 from tests.exports.conftest import LABEL_STUDIO, need
 from tests.exports.label_studio_server import LabelStudio
+from tests.synthcheck.runbuilder import build_run
 
 pytestmark = pytest.mark.exports
 

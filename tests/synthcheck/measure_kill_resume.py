@@ -76,8 +76,8 @@ def child(mode: str, cfg: Path, run: Path, log: Path, env: dict[str, str]) -> su
 
 
 def main(out: Path) -> None:
-    from tests.synthcheck import runbuilder
     from tests.synth.synth_fixtures import build_tiny_llama
+    from tests.synthcheck import runbuilder
 
     out.mkdir(parents=True, exist_ok=True)
     tiny = build_tiny_llama(out / "tiny")

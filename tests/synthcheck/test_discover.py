@@ -24,10 +24,11 @@ from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 from synthcheck.stages import STAGE_NAMES as STAGES  # noqa: E402
-from tests.synthcheck import runbuilder  # noqa: E402
 from tests.synth.fakes import FakeBackend  # noqa: E402
+from tests.synthcheck import runbuilder  # noqa: E402
 
-# A child process's path: the checkout (`tests.synth.fakes`) and tests/synthcheck (`python:toy_models`).
+# A child process's path: the checkout (`tests.synth.fakes`) and tests/synthcheck
+# (`python:toy_models`).
 CHILD_PATH = os.pathsep.join([str(HERE.parents[1]), str(HERE)])
 SUITE = {
     "name": "mini", "labels": ["negative", "positive"], "seed": 0,

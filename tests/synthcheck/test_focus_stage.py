@@ -19,8 +19,8 @@ from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 from synthcheck.report import build_report  # noqa: E402
 from synthcheck.stages import STAGE_NAMES as STAGES  # noqa: E402
-from tests.synthcheck import runbuilder  # noqa: E402
 from tests.synth.fakes import FakeBackend  # noqa: E402
+from tests.synthcheck import runbuilder  # noqa: E402
 
 BUDGET = 5
 

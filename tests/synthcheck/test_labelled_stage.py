@@ -19,8 +19,8 @@ HERE = Path(__file__).resolve().parent
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
-from tests.synthcheck import runbuilder  # noqa: E402
 from tests.synth.fakes import FakeBackend  # noqa: E402
+from tests.synthcheck import runbuilder  # noqa: E402
 
 
 def labelled_file(path: Path) -> Path:

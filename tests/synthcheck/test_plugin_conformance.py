@@ -28,8 +28,8 @@ from discovery import NO_LABEL, TASK_MODEL_KINDS, CallableScorer, TaskModelKind
 from formalize import ANNOTATION_TOOLS, AnnotationTool, Answer
 from synth.core import DataError, write_text_atomic
 from synthcheck.cli import main
-from tests.synthcheck import runbuilder
 from tests.synth.fakes import FakeBackend
+from tests.synthcheck import runbuilder
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -16,8 +16,8 @@ HERE = Path(__file__).resolve().parent
 from synth.core import read_jsonl  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover, evaluate_run_config  # noqa: E402
-from tests.synthcheck import runbuilder  # noqa: E402
 from tests.synth.fakes import FakeBackend  # noqa: E402
+from tests.synthcheck import runbuilder  # noqa: E402
 
 
 @pytest.fixture

@@ -23,8 +23,8 @@ from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 from synthcheck.stages import STAGE_NAMES as STAGES  # noqa: E402
-from tests.synthcheck import runbuilder  # noqa: E402
 from tests.synth.fakes import FakeBackend  # noqa: E402
+from tests.synthcheck import runbuilder  # noqa: E402
 
 FILES = ["slices.jsonl", "metadata.jsonl", "words.jsonl", "focus.jsonl", "findings.jsonl"]
 SCHEMA = {"id", "rank", "kind", "name", "terms", "example_ids", "n", "failures", "rate", "low",

@@ -22,6 +22,7 @@ from synth import generation_config_hash  # noqa: E402
 from synth.core import RunDir  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
+from tests.discovery.discovery_fixtures import save_tiny_llama  # noqa: E402
 from tests.synthcheck.test_cli_discovery import (  # noqa: E402
     assert_user_error,
     cli,
@@ -29,7 +30,6 @@ from tests.synthcheck.test_cli_discovery import (  # noqa: E402
     snapshot,
     write_cfg,
 )
-from tests.discovery.discovery_fixtures import save_tiny_llama  # noqa: E402
 
 SUITE = {"name": "mini", "labels": ["negative", "positive"], "builtin_lexicons": False,
          "lexicons": {"THING": ["film", "story"]},

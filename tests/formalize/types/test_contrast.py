@@ -1,0 +1,22 @@
+"""Contrast sets (``formalize/types/contrast.py``): entity substitution with the articles fixed,
+and the contrast label on the substituted cases."""
+
+from __future__ import annotations
+
+from formalize import Suite
+
+
+def test_contrast_set_fixes_articles_and_labels():
+    from formalize import substitute_entity
+
+    assert substitute_entity("I got a rash.", "rash", "itch") == "I got an itch."
+    assert substitute_entity("An ulcer, then an ulcer.", "ulcer", "cough") == \
+        "A cough, then a cough."
+    data = {"name": "ade", "labels": ["no_ade", "ade"], "tests": [{
+        "name": "c", "type": "contrast", "label": "ade", "contrast_label": "no_ade",
+        "items": [{"text": "It gave me an upset stomach.", "entity": "upset stomach",
+                   "alternatives": ["better sleep", "calmer mood"]}]}]}
+    cases = list(Suite.from_dict(data).cases())
+    assert [(c.text, c.label) for c in cases] == [
+        ("It gave me an upset stomach.", "ade"), ("It gave me better sleep.", "no_ade"),
+        ("It gave me a calmer mood.", "no_ade")]  # no "a better sleep" (issue 12)
