@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from formalize import Suite, TemplateRunner, substitute_entity
+from formalize import Suite, TemplateRunner
 from synth.core import TemplateError, read_jsonl
 
 SUITE = Path(__file__).resolve().parents[2] / "configs" / "suites" / "nli_contrast.yaml"
@@ -83,12 +83,3 @@ def test_pair_suite_errors():
                                             "cases": ["x"]}]})
     ok = Suite.from_dict({**base, "tests": [{**test, "field": "hypothesis"}]})
     assert [dict(c.pair)["hypothesis"] for c in ok.cases()] == ["Asthma.", "Flu."]
-
-
-def test_article_fix_only_where_it_agrees():
-    assert substitute_entity("It gave me an infection.", "infection", "a calmer mood") == \
-        "It gave me a calmer mood."
-    assert substitute_entity("I had a headache.", "headache", "fewer migraines") == \
-        "I had fewer migraines."
-    assert substitute_entity("A asthma attack.", "asthma", "flu") == "A flu attack."  # not its own
-    assert substitute_entity("ASTHMA and asthma.", "Asthma", "flu") == "FLU and flu."

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from formalize import Suite, TemplateRunner, group_deviations
+from formalize import GroupVariantMaker, Suite, TemplateRunner, group_deviations
 from tests.formalize.conftest import suite_dict
 
 
@@ -46,8 +46,6 @@ def test_group_deviation_function():
 
 
 def test_group_add_and_pattern_modes():
-    from formalize import GroupVariantMaker
-
     age = GroupVariantMaker(pattern=r"\b\d+ ?yo\b", values={"young": "25 yo", "old": "85 yo"},
                             add="{mention} patient.")
     assert age.variants("45 yo man with cough") == {"young": "25 yo man with cough",

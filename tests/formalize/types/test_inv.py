@@ -3,7 +3,7 @@ the test's tolerance."""
 
 from __future__ import annotations
 
-from formalize import Suite, TemplateRunner, judge
+from formalize import Case, Suite, TemplateRunner, judge
 from tests.formalize.conftest import LengthScorer, suite_dict
 
 
@@ -37,8 +37,6 @@ def test_inv_tolerance_forgives_small_flips():
 
 
 def test_judge_directly():
-    from formalize import Case
-
     case = Case(test="t", capability="c", type="inv", case_id="1", text="b", orig_text="a")
 
     class Spec:
