@@ -101,6 +101,10 @@ REFERENCES: dict[str, tuple[str, str | None, str]] = {
 TOP = 60
 RANDOM = 60
 MIN_MARGIN = 0.2
+# Two references that must agree: a sentence is judged only where both judge it (neither
+# abstains, both margins >= MIN_MARGIN) and both pick the same label; ranked by the first.
+AGREE = ("gemma-cal", "qwen-neutral")
+AGREE_NAME = "agree(gemma-cal,qwen-neutral)"
 
 
 def _cpu() -> float:
@@ -230,6 +234,19 @@ def hard_top(task: np.ndarray, ref: dict[str, Any], k: int, threshold: float = 0
     return [int(i) for i in ranker.hard_indices_[:k]]
 
 
+def agreement(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """The :data:`AGREE` pseudo-reference: ``first``'s probabilities, abstaining (p 1.0)
+    wherever either reference would not judge or the two top labels differ."""
+    def judged(ref: dict[str, Any]) -> np.ndarray:
+        top2 = np.sort(ref["probs"], axis=1)[:, -2:]
+        return (top2[:, 1] - top2[:, 0] >= MIN_MARGIN) & (ref["p_abstain"] <= 0.5)
+
+    same = first["probs"].argmax(axis=1) == second["probs"].argmax(axis=1)
+    keep = judged(first) & judged(second) & same
+    return {"probs": first["probs"], "p_abstain": np.where(keep, 0.0, 1.0),
+            "abstain": ~keep, "cpu": first["cpu"] + second["cpu"]}
+
+
 def write_audit(mode: ModeResult, audit: Path, keys: Path, seed: int = 0,
                 whole: bool = False) -> Path:
     """Write the mode's blind audit file (texts only, shuffled) and its private key;
@@ -333,6 +350,15 @@ def audited(mode: ModeResult, labels_dir: Path, keys: Path) -> dict[str, Any] | 
                 k += int(got[0] != "none" and got[0] != task_label)
             if n:
                 out["top"].setdefault(ref_name, {})[d] = [n, k]
+        # what the top's non-errors are: no signal at all, or the task model was right
+        miss = {"no signal": 0, "task right": 0}
+        for i in ref["top"][:TOP]:
+            got = by_id.get(mode.records[i]["id"])
+            if got is not None and got[0] == "none":
+                miss["no signal"] += 1
+            elif got is not None and got[0] == labels[int(mode.task_probs[i].argmax())]:
+                miss["task right"] += 1
+        out.setdefault("misses", {})[ref_name] = miss
     return out
 
 
@@ -567,6 +593,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"scored {r.name} with {ref_name}: {scored['cpu']:.1f} CPU-s", file=sys.stderr)
         del backend
         clear_model_cache()
+    for r in results:
+        if all(a in r.refs for a in AGREE):
+            both = agreement(r.refs[AGREE[0]], r.refs[AGREE[1]])
+            both["top"] = hard_top(r.task_probs, both, TOP)
+            both["labels"] = labels
+            r.refs[AGREE_NAME] = both
 
     base_cost = results[0].gen_cpu / max(1, results[0].prompts)
     print(f"{'mode':<20}{'prompts':>8}{'kept':>6}{'CPU-s/prompt':>13}{'ratio':>7}"
@@ -594,6 +626,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 by_depth = lab["top"].get(ref_name, {})
                 prec += "; ".join(f"top {d}: {_iv(by_depth[d][1], by_depth[d][0])}"
                                   for d in DEPTHS if d in by_depth)
+                miss = lab["misses"][ref_name]
+                prec += (f"; not errors: {miss['no signal']} without signal, "
+                         f"{miss['task right']} the task model right")
             print(f"{r.name:<20}{ref_name:<15}{per:>11.3f}{share:>10.2f}  {balance:<24} {prec}")
     if args.labels:
         print()
@@ -617,7 +652,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{'judged with signal':<30}top-20 precision")
         for r in results:
             for ref_name, ref in r.refs.items():
-                if REFERENCES[ref_name][1] is None:
+                if ref_name not in REFERENCES or REFERENCES[ref_name][1] is None:
                     continue
                 for thr, ab, sig, top in threshold_sweep(
                         r, ref, Path(args.labels) / "labels", Path(args.keys)):
