@@ -37,7 +37,12 @@ Ranking means what it says:
 - a focus test that did not replicate (new sentences, not confirmed) drops its finding:
   the row is kept, marked ``status: "not replicated"``, after every other row, never
   ranked on the evidence that proposed it;
-- within each group, by ``evidence_q``, then by ``score``.
+- within each group, by ``evidence_q``, then by ``score``;
+- one slice is one finding: rows that name the same terms (a word found on the corpus and
+  on the labelled data, an n-gram and its focus test) or, without terms, the same name are
+  merged into the best-ranked of them, which lists the others under ``also`` (``kind``,
+  ``data``, ``n``, ``failures``, ``rate``, ``base_rate``, ``q_value``) and every data it was
+  read from under ``data_all``.
 """
 
 from __future__ import annotations
@@ -93,6 +98,31 @@ def _covered_last(rows: list[dict[str, Any]], texts: Sequence[str]) -> list[dict
     return [r for r, _ in kept] + moved
 
 
+ALSO_FIELDS = ("kind", "data", "n", "failures", "rate", "base_rate", "q_value")
+
+
+def slice_key(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """What makes two rows the same slice: their terms (case-folded, as a set), else the name."""
+    terms = sorted({str(t).casefold() for t in row.get("terms") or [] if t})
+    return tuple(terms) if terms else ("name:" + str(row["name"]).casefold(),)
+
+
+def merge_same_slice(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` in order, each slice once: a row whose :func:`slice_key` an earlier row has
+    is folded into it (under ``also``); ``data_all`` lists the data each slice was read from."""
+    out: dict[tuple[str, ...], dict[str, Any]] = {}
+    for r in rows:
+        key = slice_key(r)
+        if key not in out:
+            out[key] = {**r, "data_all": [r.get("data", "corpus")]}
+            continue
+        head = out[key]
+        head.setdefault("also", []).append({k: r.get(k) for k in ALSO_FIELDS})
+        if r.get("data", "corpus") not in head["data_all"]:
+            head["data_all"].append(r.get("data", "corpus"))
+    return list(out.values())
+
+
 def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray,
                    p_wrong: np.ndarray, rule: str,
                    rows: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
@@ -134,7 +164,7 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
                               not r["above_base"], r["evidence_q"], -r["score"],
                               order[r["kind"]], r["name"]))
     dropped = [r for r in found if r.get("status") == "not replicated"]
-    kept = [r for r in found if r.get("status") != "not replicated"]
+    kept = merge_same_slice([r for r in found if r.get("status") != "not replicated"])
     # Moving covered rare rows down stays within each group: never below a weaker group.
     found = (_covered_last([r for r in kept if r["confirmed"] or r["above_base"]], texts)
              + _covered_last([r for r in kept if not (r["confirmed"] or r["above_base"])],

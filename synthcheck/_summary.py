@@ -118,8 +118,15 @@ def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
                      f"{str(r['name'])[:34]:<35} "
                      f"{r['failures']}/{r['n']} = {r['rate']:.2f} [{r['low']:.2f}, "
                      f"{r['high']:.2f}] vs {r['base_rate']:.2f}{flips}"
-                     f"{'  confirmed' if r['confirmed'] else ''}")
+                     f"{'  confirmed' if r['confirmed'] else ''}{also_text(r)}")
     return lines
+
+
+def also_text(row: dict[str, Any]) -> str:
+    """Where else a finding's slice was found (its ``also`` rows), or ""."""
+    also = row.get("also") or []
+    return ("; also " + ", ".join(f"{a['data']} {a['kind']} {a['failures']}/{a['n']}"
+                                  for a in also)) if also else ""
 
 
 def run_audit(run_dir: Path) -> dict[str, Any] | None:
