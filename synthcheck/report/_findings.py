@@ -56,7 +56,8 @@ def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
     sec.blocks.append(Table.of(
         ["id", "data", "kind", "name", "failures", "n", "rate [95% CI]", "base rate",
          "score", "confirmed", "reason"],
-        [[r["id"], " + ".join(r.get("data_all") or [r.get("data", "corpus")]), words.get(r["kind"], r["kind"]), r["name"],
+        [[r["id"], " + ".join(r.get("data_all") or [r.get("data", "corpus")]),
+          words.get(r["kind"], r["kind"]), r["name"],
           r["failures"], r["n"], f"{r['rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]",
           r["base_rate"], r["score"], "yes" if r["confirmed"] else "no", r["reason"]]
          for r in rows[:top]]))
