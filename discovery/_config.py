@@ -618,6 +618,10 @@ class OcclusionConfig(BaseModel):
     """Cosine similarity at which two clusters of words join (average linkage)."""
     group_min_words: int = Field(2, ge=2)
     """Words a group needs."""
+    reference_groups: int = Field(5, ge=0)
+    """Groups of related words, clustered on the task side before the reference is called,
+    whose words (at most 8 each) the reference also checks: a category of rare words none
+    of which is among the ``reference_words`` alone (0: only the strongest words)."""
 
 
 class SlicesConfig(BaseModel):

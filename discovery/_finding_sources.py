@@ -240,8 +240,10 @@ def _focus_findings(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, 
         q = r.get("q_value")
         source_q = ctx.proposed.get(name)
         evidence = 1.0 if q is None else float(q)
-        status = "confirmed" if r.get("confirmed") else (
-            "not replicated" if r["n"] else "untested")
+        status = "confirmed" if r.get("confirmed") else "supported" if r.get("supported") \
+            else "not replicated" if r["n"] else "untested"
+        if status == "supported" and source_q is not None:
+            evidence = float(source_q)  # ranked on what proposed it, which the test agrees with
         out.append(finding(
             "focus", name, candidate_terms(name), counts["example_ids"], int(r["n"]),
             int(r["failures"]), base,
@@ -251,6 +253,9 @@ def _focus_findings(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, 
                 f"reference by {r['reference_shift']:+.2f}, flipping the task model alone "
                 f"on {r['flipped']}" if r.get("flipped") is not None else "")
              + f", q={q:.2g}"
+             + (f" (p={r['p_rate']:.2g} alone: supported, not confirmed; ranked by the "
+                f"evidence that proposed it, q={source_q:.2g})"
+                if status == "supported" and source_q is not None else "")
              if q is not None else "focus rounds: no new sentence kept"),
             confirmed=bool(r.get("confirmed")), status=status,
             source=str(r.get("source", "ngram")),

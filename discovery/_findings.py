@@ -34,9 +34,12 @@ Ranking means what it says:
   as evidence, never a confirmation on its own);
 - then rows whose rate is above their base rate (``above_base``), before every row whose
   rate is not, whatever their q-values;
-- a focus test that did not replicate (new sentences, not confirmed) drops its finding:
-  the row is kept, marked ``status: "not replicated"``, after every other row, never
-  ranked on the evidence that proposed it;
+- a focus test that did not replicate (its new sentences' rate is not significantly above
+  the base rate even on its own test) drops its finding: the row is kept, marked
+  ``status: "not replicated"``, after every other row, never ranked on the evidence that
+  proposed it; one significant on its own test but not after the correction across the
+  candidates is ``status: "supported"``: not confirmed, ranked by the evidence that
+  proposed it (``source_q``);
 - within each group, by ``evidence_q``, then by ``score``;
 - one slice is one finding: rows that name the same terms (a word found on the corpus and
   on the labelled data, an n-gram and its focus test) or, without terms, the same name are

@@ -207,6 +207,8 @@ def paired_test(task_shift: Sequence[float], reference_shift: Sequence[float],
 def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: int,
                        alpha: float) -> list[dict[str, Any]]:
     """Add ``p_value``, ``q_value`` (Benjamini-Hochberg across ``rows``), ``confirmed``,
+    ``supported`` (not confirmed, but its own test is significant at ``alpha`` before the
+    correction across candidates: the new sentences agree with the evidence that proposed it),
     the rate's 95% Wilson interval (``rate_lo``, ``rate_hi``) and the effect size
     (``rate_ratio`` and ``rate_diff`` against the base rate); return the rows ranked
     (confirmed first, then rows whose rate is above the base rate, then q-value, then rate).
@@ -244,6 +246,9 @@ def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: i
         row["q_value"] = float(q)
         row["confirmed"] = bool(q < alpha and row["n"] > 0
                                 and (row["rate"] or 0.0) > base_rate)
+        # above the base rate on its own test, not after the correction across candidates
+        row["supported"] = bool(not row["confirmed"] and row["n"] > 0
+                                and row["p_rate"] < alpha and (row["rate"] or 0.0) > base_rate)
     ranked = sorted(rows, key=lambda r: (not r["confirmed"],
                                          not (r["rate"] or 0.0) > base_rate,
                                          r["q_value"], -(r["rate"] or 0.0), r["ngram"]))

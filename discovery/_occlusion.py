@@ -23,7 +23,13 @@ Groups: a failure spread over related words, each rare (family words, say), is w
 word by word. The checked words with some evidence (excess z at least ``group_min_z``) are
 embedded by a sentence encoder and joined by average-linkage clustering (cosine similarity
 at least ``group_similarity``); a cluster of at least ``group_min_words`` words becomes a
-``group`` row whose z-score pools every checked occurrence of its words. Words and groups
+``group`` row whose z-score pools every checked occurrence of its words. Each such word may
+be too weak on the task side alone to be among the ``reference_words`` the reference checks,
+so before the reference is called the words with task z at least ``group_min_z`` (at most
+``GROUP_CANDIDATES``) are clustered the same way, each cluster's task z pools its words'
+occurrences, and the words (at most ``GROUP_WORDS``, strongest first) of the
+``reference_groups`` clusters whose pooled z is above each of their words' own are checked
+too. Words and groups
 share one Benjamini-Hochberg correction.
 """
 
@@ -41,6 +47,11 @@ from discovery._stats import benjamini_hochberg, wilson_interval
 
 _TOKEN = re.compile(r"[\w']+")
 Z95 = 1.6448536269514722  # one-sided 95% normal quantile
+GROUP_CANDIDATES = 300
+"""Words (highest task z first) clustered on the task side to choose the groups the
+reference checks."""
+GROUP_WORDS = 8
+"""Words of one task-side group the reference checks (its strongest)."""
 
 
 def deletions(text: str, stopwords: frozenset[str]) -> list[tuple[str, str]]:
@@ -91,7 +102,10 @@ class OcclusionScorer:
         group_similarity: cosine similarity that joins two words' clusters (average
             linkage).
         group_min_words: words a group needs.
-        group_min_z: excess z a checked word needs to join a group.
+        group_min_z: excess z a checked word needs to join a group (and task z a word needs
+            to join a task-side group).
+        reference_groups: task-side groups whose words the reference also checks (see the
+            module docstring; needs ``embed_fn``).
         phrase_min_sentences: sentences a two-word phrase needs to be weighed against its
             word (see :func:`_phrases`).
     """
@@ -100,7 +114,8 @@ class OcclusionScorer:
                  min_count: int = 1, max_examples: int = 20, alpha: float = 0.05,
                  stopwords: frozenset[str] | None = None, centre: bool = True,
                  group_similarity: float = 0.45, group_min_words: int = 2,
-                 group_min_z: float = 1.0, phrase_min_sentences: int = 2) -> None:
+                 group_min_z: float = 1.0, phrase_min_sentences: int = 2,
+                 reference_groups: int = 5) -> None:
         self.reference_words = reference_words
         self.reference_sentences = reference_sentences
         self.min_count = min_count
@@ -112,6 +127,7 @@ class OcclusionScorer:
         self.group_min_words = group_min_words
         self.group_min_z = group_min_z
         self.phrase_min_sentences = phrase_min_sentences
+        self.reference_groups = reference_groups
 
     def fit(self, texts: Sequence[str], task: np.ndarray, reference: np.ndarray,
             failures: np.ndarray, *, task_fn: Callable[[list[str]], np.ndarray],
@@ -168,6 +184,8 @@ class OcclusionScorer:
             stats.append((float(shift[js].mean()) / (sd / math.sqrt(len(js))), w, js))
         stats.sort(key=lambda s: (-s[0], s[1]))
         chosen = [s for s in stats if s[0] > 0][:self.reference_words]
+        if embed_fn is not None and self.reference_groups:
+            chosen += self._task_groups(stats, {w for _, w, _ in chosen}, shift, sd, embed_fn)
         # The reference checks each chosen word's most-shifted occurrences, in one call.
         checks = [(w, j) for _, w, js in chosen
                   for j in sorted(js, key=lambda j: (-shift[j], j))[:self.reference_sentences]]
@@ -204,6 +222,45 @@ class OcclusionScorer:
         self.words_ = rows
         return self
 
+    def _task_groups(self, stats: Sequence[tuple[float, str, list[int]]], chosen: set[str],
+                     shift: np.ndarray, sd: float,
+                     embed_fn: Callable[[list[str]], np.ndarray]
+                     ) -> list[tuple[float, str, list[int]]]:
+        """The words, not in ``chosen``, of the ``reference_groups`` strongest task-side
+        clusters whose pooled task z is above each of their words' own (see the module
+        docstring), as ``stats`` rows."""
+        strong = [s for s in stats if s[0] >= self.group_min_z][:GROUP_CANDIDATES]
+        clusters = self._cluster([w for _, w, _ in strong], embed_fn)
+        by_word = {w: (z, w, js) for z, w, js in strong}
+        pooled = []
+        for words in clusters:
+            js = [j for w in words for j in by_word[w][2]]
+            z = float(shift[js].mean()) / (sd / math.sqrt(len(js)))
+            if z > max(by_word[w][0] for w in words):
+                pooled.append((z, words))
+        pooled.sort(key=lambda g: (-g[0], g[1]))
+        out: list[tuple[float, str, list[int]]] = []
+        for _, words in pooled[:self.reference_groups]:
+            out += [by_word[w] for w in words[:GROUP_WORDS]
+                    if w not in chosen and w not in {o[1] for o in out}]
+        return out
+
+    def _cluster(self, words: Sequence[str], embed_fn: Callable[[list[str]], np.ndarray]
+                 ) -> list[list[str]]:
+        """Average-linkage clusters (cosine similarity >= ``group_similarity``) of
+        ``words`` with at least ``group_min_words`` words, each in ``words``' order."""
+        if len(words) < max(2, self.group_min_words):
+            return []
+        from scipy.cluster.hierarchy import fcluster, linkage
+
+        emb = np.asarray(embed_fn(list(words)), dtype=np.float64)
+        tree = linkage(emb, method="average", metric="cosine")
+        label = fcluster(tree, t=1.0 - self.group_similarity, criterion="distance")
+        clusters: dict[int, list[str]] = {}
+        for w, c in zip(words, label, strict=True):
+            clusters.setdefault(int(c), []).append(w)
+        return [c for c in clusters.values() if len(c) >= self.group_min_words]
+
     def _groups(self, rows: Sequence[dict[str, Any]],
                 embed_fn: Callable[[list[str]], np.ndarray]) -> list[list[str]]:
         """Clusters of related words among ``rows`` with excess z >= ``group_min_z`` (each
@@ -211,18 +268,7 @@ class OcclusionScorer:
         a cluster only when its pooled z is above each of its words' own."""
         strong = sorted((r for r in rows if r["z"] >= self.group_min_z),
                         key=lambda r: (-r["z"], r["word"]))
-        if len(strong) < max(2, self.group_min_words):
-            return []
-        from scipy.cluster.hierarchy import fcluster, linkage
-
-        words = [r["word"] for r in strong]
-        emb = np.asarray(embed_fn(words), dtype=np.float64)
-        tree = linkage(emb, method="average", metric="cosine")
-        label = fcluster(tree, t=1.0 - self.group_similarity, criterion="distance")
-        clusters: dict[int, list[str]] = {}
-        for w, c in zip(words, label, strict=True):
-            clusters.setdefault(int(c), []).append(w)
-        return [c for c in clusters.values() if len(c) >= self.group_min_words]
+        return self._cluster([r["word"] for r in strong], embed_fn)
 
 
 def _phrases(texts: Sequence[str], words: Sequence[tuple[str, list[int]]],

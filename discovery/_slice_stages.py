@@ -286,7 +286,8 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
                                  min_count=o.min_count, max_examples=o.max_examples,
                                  alpha=o.alpha, centre=o.centre,
                                  group_similarity=o.group_similarity,
-                                 group_min_words=o.group_min_words).fit(
+                                 group_min_words=o.group_min_words,
+                                 reference_groups=o.reference_groups if o.groups else 0).fit(
             c.texts, c.task, c.ref, c.fail, task_fn=chunked_task,
             reference_fn=ref_fn if o.reference_words else None, ids=c.ids,
             embed_fn=SentenceEmbedder(slices.semantic.encoder,

@@ -118,7 +118,8 @@ def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
                      f"{str(r['name'])[:34]:<35} "
                      f"{r['failures']}/{r['n']} = {r['rate']:.2f} [{r['low']:.2f}, "
                      f"{r['high']:.2f}] vs {r['base_rate']:.2f}{flips}"
-                     f"{'  confirmed' if r['confirmed'] else ''}{also_text(r)}")
+                     f"{'  confirmed' if r['confirmed'] else ''}"
+                     f"{'  supported' if r.get('status') == 'supported' else ''}{also_text(r)}")
     return lines
 
 

@@ -59,7 +59,8 @@ def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
         [[r["id"], " + ".join(r.get("data_all") or [r.get("data", "corpus")]),
           words.get(r["kind"], r["kind"]), r["name"],
           r["failures"], r["n"], f"{r['rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]",
-          r["base_rate"], r["score"], "yes" if r["confirmed"] else "no", r["reason"]]
+          r["base_rate"], r["score"], "yes" if r["confirmed"] else
+          "supported" if r.get("status") == "supported" else "no", r["reason"]]
          for r in rows[:top]]))
     sec.blocks += cut_note(len(rows), top, "findings")
     texts = run.corpus_texts()

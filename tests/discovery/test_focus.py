@@ -202,6 +202,21 @@ def test_confirm_candidates_bh_and_zero_counts():
     assert rows[1]["q_value"] >= rows[1]["p_value"]
 
 
+def test_a_candidate_significant_alone_but_not_after_correction_is_supported():
+    # Base rate 0.4. "a" fails 10 of 14 new sentences (p ~ 0.02 alone); with four tests, its
+    # q-value is above 0.05: supported, not confirmed. "b" fails at the base rate: neither.
+    rows = confirm_candidates([{"ngram": "a", "n": 14, "failures": 10},
+                               {"ngram": "b", "n": 20, "failures": 8},
+                               {"ngram": "c", "n": 20, "failures": 8},
+                               {"ngram": "d", "n": 20, "failures": 7}], 400, 1000, 0.05)
+    by = {r["ngram"]: r for r in rows}
+    assert by["a"]["p_value"] < 0.05 <= by["a"]["q_value"]
+    assert by["a"]["supported"] and not by["a"]["confirmed"]
+    assert not any(by[k]["supported"] or by[k]["confirmed"] for k in "bcd")
+    strong = confirm_candidates([{"ngram": "a", "n": 40, "failures": 35}], 400, 1000, 0.05)
+    assert strong[0]["confirmed"] and not strong[0]["supported"]
+
+
 def test_paired_test_is_evidence_never_a_confirmation_alone():
     from discovery._focus_rounds import paired_test
 

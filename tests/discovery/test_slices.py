@@ -317,6 +317,35 @@ def test_occlusion_pools_related_rare_words_into_a_group() -> None:
     assert all(r["kind"] == "word" for r in plain.words_)
 
 
+def test_occlusion_checks_a_task_side_group_that_no_word_of_which_would_reach() -> None:
+    # Two words seen twice each fill the reference's budget of two words; the family words
+    # (once each) are weaker alone, so only the task-side groups get them checked.
+    family = {"uncle", "aunt", "cousin", "niece"}
+    texts = ["my uncle came round.", "her aunt sang loudly.", "a cousin phoned today.",
+             "the niece painted walls.", "zorb again here.", "more zorb there.",
+             "blip goes off.", "the blip again."] + [
+        f"plain walk number {w} today." for w in ("one", "two", "three", "four", "five")]
+    task_fn, ref_fn = _flip_on(family | {"zorb", "blip"}), _flip_on(set())
+    task, ref = task_fn(texts), ref_fn(texts)
+    fail = task.argmax(1) != ref.argmax(1)
+
+    def fit(groups: int) -> OcclusionScorer:
+        return OcclusionScorer(reference_words=2, group_min_z=0.5,
+                               reference_groups=groups).fit(
+            texts, task, ref, fail, task_fn=task_fn, reference_fn=ref_fn,
+            embed_fn=_family_embed)
+
+    alone = fit(0)
+    assert {r["word"] for r in alone.words_} == {"zorb", "blip"}
+    assert alone.reference_calls_ == 4
+    grouped = fit(5)
+    assert {r["word"] for r in grouped.words_ if r["kind"] == "word"} == \
+        {"zorb", "blip"} | family
+    assert grouped.reference_calls_ == 8
+    assert [sorted(r["terms"]) for r in grouped.words_ if r["kind"] == "group"] == \
+        [sorted(family)]
+
+
 def test_occlusion_reads_a_shift_against_its_sentence() -> None:
     # Sentences of 7+ words are flipped: deleting any word of a 7-word sentence unflips it,
     # which says nothing about the word. Centred, no word of those sentences stands out.
@@ -405,6 +434,37 @@ def test_a_focus_test_that_does_not_replicate_drops_its_finding() -> None:
     assert by["uncle | aunt"]["evidence_q"] == pytest.approx(0.3)
     assert by["uncle | aunt"]["status"] == by["film"]["status"] == "not replicated"
     assert [r["name"] for r in rows] == ["uncle", "uncle | aunt", "film"]
+
+
+def test_a_supported_focus_test_keeps_the_evidence_that_proposed_it() -> None:
+    from discovery import build_findings
+
+    texts = ["my uncle.", "an aunt.", "the film.", "plain.", "plain again.", "more plain."]
+    ids = [f"c{i}" for i in range(6)]
+    fail = np.array([False, False, True, False, False, False])
+    pw = np.full(6, 0.3)
+    words = [{"kind": "group", "word": "uncle | aunt", "terms": ["uncle", "aunt"], "n": 2,
+              "failures": 0, "base_rate": 0.2, "task_shift": 0.6, "reference_shift": 0.0,
+              "z": 5.0, "q_value": 1e-6, "example_ids": ["c0", "c1"]},
+             {"kind": "word", "word": "film", "terms": ["film"], "n": 1, "failures": 1,
+              "base_rate": 0.0, "task_shift": 0.3, "reference_shift": 0.0, "z": 3.0,
+              "q_value": 1e-3, "example_ids": ["c2"]}]
+    # 10 of 14 new sentences fail against 0.2: significant alone (p_rate), not after the
+    # correction (q 0.07): supported, ranked on the group's q of 1e-6, above "film".
+    focus = [{"ngram": "uncle | aunt", "n": 14, "failures": 10, "base_rate": 0.2,
+              "q_value": 0.07, "p_rate": 0.02, "confirmed": False, "supported": True,
+              "source": "group"}]
+    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r",
+                          rows={"occlusion": words, "focus": focus})
+    by = {r["name"]: r for r in rows}
+    assert [r["name"] for r in rows] == ["uncle | aunt", "film"]
+    assert by["uncle | aunt"]["status"] == "supported" and not by["uncle | aunt"]["confirmed"]
+    assert by["uncle | aunt"]["evidence_q"] == pytest.approx(1e-6)
+    assert "supported, not confirmed" in by["uncle | aunt"]["reason"]
+    # The same test without the flag (an older focus file): not replicated, ranked last.
+    old = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r",
+                         rows={"occlusion": words, "focus": [{**focus[0], "supported": False}]})
+    assert [r["name"] for r in old] == ["film", "uncle | aunt"]
 
 
 def test_a_finding_not_above_its_base_rate_never_ranks_above_one_that_is() -> None:
