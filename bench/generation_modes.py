@@ -97,14 +97,22 @@ REFERENCES: dict[str, tuple[str, str | None, str]] = {
     "gemma-cal": (GEMMA, None, "contextual"),
     "gemma-neutral": (GEMMA, "neutral", "contextual"),
     "qwen-neutral": (QWEN, "neutral", "none"),
+    "gemma-cal-rev": (GEMMA, None, "contextual"),
 }
+# a reference's own shots (default: the config's), e.g. the same shots in reverse order: a
+# second prompt whose verdict must agree with the first (a prompt ensemble of two)
+REF_SHOTS: dict[str, str] = {"gemma-cal-rev": "reversed"}
 TOP = 60
 RANDOM = 60
 MIN_MARGIN = 0.2
 # Two references that must agree: a sentence is judged only where both judge it (neither
 # abstains, both margins >= MIN_MARGIN) and both pick the same label; ranked by the first.
-AGREE = ("gemma-cal", "qwen-neutral")
-AGREE_NAME = "agree(gemma-cal,qwen-neutral)"
+AGREE = (("gemma-cal", "qwen-neutral"), ("gemma-cal", "gemma-cal-rev"))
+"""Pairs of references whose agreement is a row of its own (when both ran)."""
+
+
+def agree_name(pair: tuple[str, str]) -> str:
+    return f"agree({pair[0]},{pair[1]})"
 
 
 def _cpu() -> float:
@@ -172,7 +180,8 @@ def reference_scores(texts: Sequence[str], labels: Sequence[str], ref_name: str,
     from discovery import FewShotReference, ReferenceConfig, Shot
 
     _, abstain, calibration = REFERENCES[ref_name]
-    recipe = repr((REFERENCES[ref_name], NEUTRAL_PROMPT, NEUTRAL_SHOTS, "v2"))
+    recipe = repr((REFERENCES[ref_name], NEUTRAL_PROMPT, NEUTRAL_SHOTS, "v2")) + (
+        REF_SHOTS.get(ref_name, ""))
     key = hashlib.sha256(("\n".join(texts) + recipe).encode()).hexdigest()[:16]
     if cache is not None and cache.exists():
         hit = np.load(cache)
@@ -183,6 +192,8 @@ def reference_scores(texts: Sequence[str], labels: Sequence[str], ref_name: str,
     if abstain is None:
         cfg = ReferenceConfig(model="unused", calibration=calibration,  # type: ignore[arg-type]
                           label_words=words)
+        if REF_SHOTS.get(ref_name) == "reversed":
+            cfg = cfg.model_copy(update={"shots": list(reversed(cfg.shots))})
         names = list(labels)
     else:
         names = [*labels, abstain]
@@ -594,11 +605,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         del backend
         clear_model_cache()
     for r in results:
-        if all(a in r.refs for a in AGREE):
-            both = agreement(r.refs[AGREE[0]], r.refs[AGREE[1]])
-            both["top"] = hard_top(r.task_probs, both, TOP)
-            both["labels"] = labels
-            r.refs[AGREE_NAME] = both
+        for pair in AGREE:
+            if all(a in r.refs for a in pair):
+                both = agreement(r.refs[pair[0]], r.refs[pair[1]])
+                both["top"] = hard_top(r.task_probs, both, TOP)
+                both["labels"] = labels
+                r.refs[agree_name(pair)] = both
 
     base_cost = results[0].gen_cpu / max(1, results[0].prompts)
     print(f"{'mode':<20}{'prompts':>8}{'kept':>6}{'CPU-s/prompt':>13}{'ratio':>7}"
