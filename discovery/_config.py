@@ -618,6 +618,11 @@ class OcclusionConfig(BaseModel):
     """Cosine similarity at which two clusters of words join (average linkage)."""
     group_min_words: int = Field(2, ge=2)
     """Words a group needs."""
+    abstained: bool = True
+    """Also delete the words of the sentences the reference abstains on: they enter no count
+    (``n``, ``failures``, examples), but a word whose deletion moves the task model on a
+    sentence that carries no label, and not the reference, is leaned on without cause (an
+    invariance failure), which the focus rounds then test on new sentences."""
     reference_groups: int = Field(5, ge=0)
     """Groups of related words, clustered on the task side before the reference is called,
     whose words (at most 8 each) the reference also checks: a category of rare words none

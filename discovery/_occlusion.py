@@ -19,6 +19,11 @@ evidence of a failure (the task model leans on a word that does not carry the la
 sentiment word moves both. The final z-score is on the excess ``task_shift -
 reference_shift`` of the checked occurrences, with a one-sided p-value.
 
+Abstained sentences (``judged`` false, see :func:`discovery.judge`) are deleted from like any
+other: their deletions are evidence of a word the task model leans on without cause, but they
+are in no count (a row's ``n``, ``failures``, rate and examples are over judged sentences;
+``abstained`` counts the rest).
+
 Groups: a failure spread over related words, each rare (family words, say), is weak evidence
 word by word. The checked words with some evidence (excess z at least ``group_min_z``) are
 embedded by a sentence encoder and joined by average-linkage clustering (cosine similarity
@@ -133,7 +138,8 @@ class OcclusionScorer:
             failures: np.ndarray, *, task_fn: Callable[[list[str]], np.ndarray],
             reference_fn: Callable[[list[str]], np.ndarray] | None,
             ids: Sequence[str] | None = None,
-            embed_fn: Callable[[list[str]], np.ndarray] | None = None) -> OcclusionScorer:
+            embed_fn: Callable[[list[str]], np.ndarray] | None = None,
+            judged: np.ndarray | None = None) -> OcclusionScorer:
         """Score every deletion with ``task_fn`` (one call) and the candidates' sampled
         deletions with ``reference_fn`` (one call; None: task side only).
 
@@ -143,6 +149,13 @@ class OcclusionScorer:
             failures: the per-sentence failure flags (for each word's failure rate).
             task_fn, reference_fn: texts -> n x labels probabilities, columns as ``task``.
             embed_fn: words -> L2-normalized embeddings, one row each (None: no groups).
+            judged: which sentences the reference judged (None: all). An abstained sentence
+                (see :func:`discovery.judge`) is in no count (``n``, ``failures``, rates,
+                examples; its ``failures`` flag must be False), but its deletions are
+                evidence like any other's: a word whose deletion moves the task model on a
+                sentence that carries no label, and not the reference, is one the task model
+                leans on without cause (an invariance failure in CheckList's sense).
+                ``abstained`` counts a row's abstained sentences.
 
         Sets ``words_`` (words, phrases and groups, highest z first: ``kind`` (``word``,
         ``phrase`` or ``group``), ``word`` (a group's: its first four terms joined by
@@ -162,6 +175,9 @@ class OcclusionScorer:
         task = np.asarray(task, dtype=np.float64)
         ref = np.asarray(reference, dtype=np.float64)
         fail = np.asarray(failures, dtype=bool)
+        judged = np.ones(n, dtype=bool) if judged is None else np.asarray(judged, dtype=bool)
+        if np.any(fail & ~judged):
+            raise ValueError("an abstained sentence cannot fail")
         top = task.argmax(axis=1)
         pairs = [(s, w, short) for s, t in enumerate(texts) for w, short in deletions(t, stop)]
         self.deletions_ = len(pairs)
@@ -203,7 +219,7 @@ class OcclusionScorer:
         if ref_shift:
             sd = math.hypot(sd, float(np.std(list(ref_shift.values()))))
         ev = _Evidence(shift=shift, raw=raw, sent=sent, fail=fail, ids=ids, ref_shift=ref_shift,
-                       sd=sd, task_sd=task_sd, max_examples=self.max_examples)
+                       sd=sd, task_sd=task_sd, max_examples=self.max_examples, judged=judged)
         rows = [ev.row("word", [w], js) for _, w, js in chosen]
         rows += [ev.row("phrase", [p], js)
                  for p, js in _phrases(texts, [(w, js) for _, w, js in chosen], pairs, shift,
@@ -310,11 +326,11 @@ class _Evidence:
 
     def __init__(self, *, shift: np.ndarray, raw: np.ndarray, sent: np.ndarray,
                  fail: np.ndarray, ids: Sequence[str], ref_shift: dict[int, float], sd: float,
-                 task_sd: float, max_examples: int) -> None:
+                 task_sd: float, max_examples: int, judged: np.ndarray) -> None:
         self.shift, self.raw, self.sent, self.fail, self.ids = shift, raw, sent, fail, ids
         self.ref_shift, self.sd, self.max_examples = ref_shift, sd, max_examples
-        self.task_sd = task_sd
-        self.k_all, self.n_all = int(fail.sum()), len(fail)
+        self.task_sd, self.judged = task_sd, judged
+        self.k_all, self.n_all = int(fail.sum()), int(judged.sum())
 
     def excess(self, js: Sequence[int]) -> np.ndarray:
         """The excesses of the deletions ``js``: task shift minus reference shift over the
@@ -335,14 +351,17 @@ class _Evidence:
         checked = [j for j in js if j in ref_shift]
         e = self.excess(js)
         z = float(e.mean() / (self.sd / math.sqrt(len(e))))
-        sents = sorted({int(sent[j]) for j in js})
+        every = sorted({int(sent[j]) for j in js})
+        sents = [i for i in every if self.judged[i]]  # what the counts read
         k = int(fail[sents].sum())
         lo, hi = wilson_interval(np.array([k]), np.array([len(sents)]))
         rest_n, rest_k = self.n_all - len(sents), self.k_all - k
-        best = sorted(js, key=lambda j: (not fail[sent[j]], -shift[j], j))
+        best = sorted((j for j in js if self.judged[sent[j]]),
+                      key=lambda j: (not fail[sent[j]], -shift[j], j))
         return {
             "kind": kind, "word": " | ".join(terms[:4]) if kind == "group" else terms[0],
-            "terms": list(terms), "n": len(sents), "failures": k, "rate": k / len(sents),
+            "terms": list(terms), "n": len(sents), "failures": k,
+            "rate": k / len(sents) if sents else 0.0, "abstained": len(every) - len(sents),
             "low": float(lo[0]), "high": float(hi[0]),
             "base_rate": rest_k / rest_n if rest_n else 0.0,
             "task_shift": float(self.raw[js].mean()),

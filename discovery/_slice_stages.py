@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +36,9 @@ from synth.core import (
     iter_jsonl,
     output_dump,
 )
+
+if TYPE_CHECKING:
+    from discovery._rank_mine import JudgedCorpus
 
 CHUNK = 512
 
@@ -89,6 +92,9 @@ class _Scored:
     p_wrong: np.ndarray
     abstained: dict[str, Any]
     rule: str
+    every: JudgedCorpus | None = None
+    """Every sentence, abstained ones included, with the judgement (for occlusion, whose
+    deletions of abstained sentences are evidence without entering any count)."""
 
 
 def _slice_run(run_dir: str | Path, stage: str, stage_hash: Callable[[str, str], str], *,
@@ -115,7 +121,7 @@ def _slice_run(run_dir: str | Path, stage: str, stage_hash: Callable[[str, str],
         p_wrong = 1.0 - c.reference[np.arange(len(c.task)), c.judgement.task_top] \
             if len(c.task) else np.zeros(0)
         scored = _Scored(run, shash, c.ids, c.texts, c.task, c.reference, c.judgement.fails,
-                         p_wrong, full.judgement.abstained_info(), full.rule.describe())
+                         p_wrong, full.judgement.abstained_info(), full.rule.describe(), full)
         rows, info = work(scored)
         info = {**info, "base_rate": float(scored.fail.mean()) if len(scored.fail) else 0.0,
                 "judged": len(scored.fail), "abstained": scored.abstained}
@@ -281,6 +287,10 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
         ref_fn = None if reference_fn is None else _kept_chunks(  # the abstain column, if
             lambda texts: np.asarray(reference_fn(texts), dtype=np.float64)[:, :k],  # any,
             parts / f"occlusion-ref-{c.shash[:16]}", c.shash)  # is no label
+        # with slices.occlusion.abstained, the abstained sentences' deletions join (no count)
+        e = c.every if o.abstained and c.every is not None else None
+        texts, task, ref, fail, ids = (c.texts, c.task, c.ref, c.fail, c.ids) if e is None else (
+            e.texts, e.task, e.reference, e.judgement.fails, e.ids)
         scorer = OcclusionScorer(reference_words=o.reference_words,
                                  reference_sentences=o.reference_sentences,
                                  min_count=o.min_count, max_examples=o.max_examples,
@@ -288,8 +298,9 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
                                  group_similarity=o.group_similarity,
                                  group_min_words=o.group_min_words,
                                  reference_groups=o.reference_groups if o.groups else 0).fit(
-            c.texts, c.task, c.ref, c.fail, task_fn=chunked_task,
-            reference_fn=ref_fn if o.reference_words else None, ids=c.ids,
+            texts, task, ref, fail, task_fn=chunked_task,
+            reference_fn=ref_fn if o.reference_words else None, ids=ids,
+            judged=None if e is None else e.judgement.judged,
             embed_fn=SentenceEmbedder(slices.semantic.encoder,
                                       batch_size=slices.semantic.batch_size).embed
             if o.groups else None)

@@ -346,6 +346,31 @@ def test_occlusion_checks_a_task_side_group_that_no_word_of_which_would_reach() 
         [sorted(family)]
 
 
+def test_occlusion_reads_abstained_sentences_as_evidence_never_as_counts() -> None:
+    # "zorb" flips the task model in three sentences the reference abstains on (no label
+    # applies) and in one judged sentence, where it fails.
+    texts = ["zorb in the hall.", "a zorb on the road.", "the zorb was late.",
+             "what a zorb film."] + [f"plain walk number {w} today." for w in
+                                     ("one", "two", "three", "four", "five", "six")]
+    task_fn, ref_fn = _flip_on({"zorb"}), _flip_on(set())
+    task, ref = task_fn(texts), ref_fn(texts)
+    judged = np.array([False, False, False] + [True] * 7)
+    fail = (task.argmax(1) != ref.argmax(1)) & judged
+    o = OcclusionScorer(reference_words=10).fit(texts, task, ref, fail, task_fn=task_fn,
+                                                reference_fn=ref_fn, judged=judged)
+    row = next(r for r in o.words_ if r["word"] == "zorb")
+    assert (row["n"], row["failures"], row["abstained"], row["rate"]) == (1, 1, 3, 1.0)
+    assert row["example_ids"] == ["3"] and row["significant"]
+    assert row["base_rate"] == 0.0  # over the 6 other judged sentences
+    # judged alone, the word has one deletion: weaker evidence
+    alone = OcclusionScorer(reference_words=10).fit(
+        texts[3:], task[3:], ref[3:], fail[3:], task_fn=task_fn, reference_fn=ref_fn)
+    assert next(r for r in alone.words_ if r["word"] == "zorb")["z"] < row["z"]
+    with pytest.raises(ValueError, match="abstained sentence cannot fail"):
+        OcclusionScorer().fit(texts, task, ref, task.argmax(1) != ref.argmax(1),
+                              task_fn=task_fn, reference_fn=ref_fn, judged=judged)
+
+
 def test_occlusion_reads_a_shift_against_its_sentence() -> None:
     # Sentences of 7+ words are flipped: deleting any word of a 7-word sentence unflips it,
     # which says nothing about the word. Centred, no word of those sentences stands out.

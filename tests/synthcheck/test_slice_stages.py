@@ -68,7 +68,8 @@ def test_slice_stages_run_skip_and_rerun_in_discover(cfg_path: Path, tmp_path: P
     assert rows and all(set(r) >= SCHEMA for r in rows)
     assert [r["id"] for r in rows] == [f"f{i:04d}" for i in range(1, len(rows) + 1)]
     assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
-    assert {r["kind"] for r in rows} <= {"ngram", "semantic", "metadata", "word", "focus"}
+    assert {r["kind"] for r in rows} <= {"ngram", "semantic", "metadata", "word", "phrase",
+                                          "group", "focus"}
     assert all(len(r["example_ids"]) <= 20 and r["low"] <= r["rate"] <= r["high"]
                for r in rows)
     manifest = json.loads((run / "manifest.json").read_text())
