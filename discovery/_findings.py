@@ -45,7 +45,11 @@ Ranking means what it says:
   on the labelled data, an n-gram and its focus test) or, without terms, the same name are
   merged into the best-ranked of them, which lists the others under ``also`` (``kind``,
   ``data``, ``n``, ``failures``, ``rate``, ``base_rate``, ``q_value``) and every data it was
-  read from under ``data_all``.
+  read from under ``data_all``;
+- one slice is named once: a row whose words are a subset or superset of a higher-ranked
+  row's ("having" under "having seen", "too" under the group "too | really") folds into it
+  the same way, unless its rate is significantly above that row's (a worse sub-slice);
+  semantic and metadata rows never fold (:func:`fold_nested`).
 """
 
 from __future__ import annotations
@@ -101,7 +105,10 @@ def _covered_last(rows: list[dict[str, Any]], texts: Sequence[str]) -> list[dict
     return [r for r, _ in kept] + moved
 
 
-ALSO_FIELDS = ("kind", "data", "n", "failures", "rate", "base_rate", "q_value")
+ALSO_FIELDS = ("kind", "name", "data", "n", "failures", "rate", "base_rate", "q_value")
+UNNESTED = frozenset({"semantic", "metadata"})
+"""Kinds whose terms describe a slice without defining it (a semantic cluster's top words)
+or that have none: never folded by :func:`fold_nested`."""
 
 
 def slice_key(row: Mapping[str, Any]) -> tuple[str, ...]:
@@ -124,6 +131,42 @@ def merge_same_slice(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         if r.get("data", "corpus") not in head["data_all"]:
             head["data_all"].append(r.get("data", "corpus"))
     return list(out.values())
+
+
+def _words_of(row: Mapping[str, Any]) -> frozenset[str]:
+    """The words a row's terms name (empty for the kinds of :data:`UNNESTED`)."""
+    if row["kind"] in UNNESTED:
+        return frozenset()
+    return frozenset(w for t in row.get("terms") or [] for w in str(t).casefold().split())
+
+
+def _fold(head: dict[str, Any], row: Mapping[str, Any]) -> None:
+    head.setdefault("also", []).append({k: row.get(k) for k in ALSO_FIELDS})
+    head["also"] += list(row.get("also") or [])
+    for d in row.get("data_all") or [row.get("data", "corpus")]:
+        if d not in head["data_all"]:
+            head["data_all"].append(d)
+
+
+def fold_nested(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` in order (after :func:`merge_same_slice`), each slice once at its best
+    granularity: a row whose words are a subset or a superset of a higher-ranked row's
+    ("having" and "having seen"; "too" and the group "too | really") is the same slice named
+    coarser or finer, and folds into that row's ``also`` (the higher rank says which
+    description the evidence prefers), unless its failure rate is significantly above the
+    higher row's (its 95% low bound above that rate: a worse sub-slice is news of its own).
+    Semantic and metadata rows never fold."""
+    kept: list[tuple[dict[str, Any], frozenset[str]]] = []
+    for r in rows:
+        words = _words_of(r)
+        head = next((k for k, kw in kept if words and kw and (words <= kw or kw <= words)
+                     and not r["low"] > k["rate"]), None) if words else None
+        if head is None:
+            kept.append(({**r, "data_all": list(r.get("data_all") or
+                                                [r.get("data", "corpus")])}, words))
+        else:
+            _fold(head, r)
+    return [k for k, _ in kept]
 
 
 def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray,
@@ -167,7 +210,8 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
                               not r["above_base"], r["evidence_q"], -r["score"],
                               order[r["kind"]], r["name"]))
     dropped = [r for r in found if r.get("status") == "not replicated"]
-    kept = merge_same_slice([r for r in found if r.get("status") != "not replicated"])
+    kept = fold_nested(merge_same_slice(
+        [r for r in found if r.get("status") != "not replicated"]))
     # Moving covered rare rows down stays within each group: never below a weaker group.
     found = (_covered_last([r for r in kept if r["confirmed"] or r["above_base"]], texts)
              + _covered_last([r for r in kept if not (r["confirmed"] or r["above_base"])],

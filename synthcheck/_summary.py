@@ -126,7 +126,12 @@ def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
 def also_text(row: dict[str, Any]) -> str:
     """Where else a finding's slice was found (its ``also`` rows), or ""."""
     also = row.get("also") or []
-    return ("; also " + ", ".join(f"{a['data']} {a['kind']} {a['failures']}/{a['n']}"
+    def named(a: dict[str, Any]) -> str:
+        other = str(a.get("name") or "")
+        return f" '{other}'" if other and other.casefold() != str(row["name"]).casefold() \
+            else ""
+
+    return ("; also " + ", ".join(f"{a['data']} {a['kind']}{named(a)} {a['failures']}/{a['n']}"
                                   for a in also)) if also else ""
 
 

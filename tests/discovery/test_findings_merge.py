@@ -3,14 +3,14 @@ from several finders or data fold into the best-ranked of them."""
 
 from __future__ import annotations
 
-from discovery._findings import merge_same_slice, slice_key
+from discovery._findings import fold_nested, merge_same_slice, slice_key
 
 
 def row(name: str, kind: str, data: str = "corpus", terms: list[str] | None = None,
         **kw: object) -> dict[str, object]:
     return {"name": name, "kind": kind, "data": data, "terms": terms if terms is not None
-            else [name], "n": 10, "failures": 6, "rate": 0.6, "base_rate": 0.2,
-            "q_value": 0.01, **kw}
+            else [name], "n": 10, "failures": 6, "rate": 0.6, "low": 0.31,
+            "base_rate": 0.2, "q_value": 0.01, **kw}
 
 
 def test_same_terms_fold_into_the_first_with_every_data_named() -> None:
@@ -34,3 +34,28 @@ def test_different_terms_stay_apart() -> None:
     assert slice_key(row("x", "metadata", terms=[])) != slice_key(row("x", "word"))
     rows = [row("a", "word"), row("b", "word"), row("a b", "ngram", terms=["a", "b"])]
     assert merge_same_slice(rows) == [{**r, "data_all": ["corpus"]} for r in rows]
+
+
+def test_a_slice_named_coarser_or_finer_folds_into_the_higher_ranked_name() -> None:
+    rows = [row("having seen", "focus"), row("too | really", "group", terms=["too", "really"]),
+            row("having", "word", n=9), row("too", "word", "labelled"),
+            row("seen", "word"), row("fun", "word"),
+            # a semantic slice's terms describe it, they do not define it: never folded
+            row("too | film", "semantic", terms=["too", "film"]),
+            # a sub-slice failing significantly more than its coarser row stays
+            row("too much", "ngram", terms=["too much"], rate=0.95, low=0.7)]
+    out = fold_nested(merge_same_slice(rows))
+    assert [r["name"] for r in out] == ["having seen", "too | really", "fun", "too | film",
+                                        "too much"]
+    assert [(a["name"], a["kind"]) for a in out[0]["also"]] == [("having", "word"),
+                                                                ("seen", "word")]
+    assert out[1]["data_all"] == ["corpus", "labelled"]
+    assert "also" not in out[2]
+
+
+def test_the_summary_names_a_folded_row() -> None:
+    from synthcheck._summary import also_text
+
+    head = fold_nested(merge_same_slice([row("having seen", "focus"),
+                                         row("having", "word", n=9, failures=4)]))[0]
+    assert also_text(head) == "; also corpus word 'having' 4/9"
