@@ -201,7 +201,7 @@ def format_summary(cfg: RunConfig, run_dir: Path, info: dict[str, Any], *, harde
     lines += focus_lines(run_dir, info.get("focus"), distrust=distrust)
     from synthcheck._summary import findings_lines
 
-    lines += findings_lines(run_dir)
+    lines += findings_lines(run_dir, distrust=distrust)
     verify = info.get("verify")
     if verify is not None:
         lines.append("per-template results:")

@@ -177,7 +177,8 @@ def run_slices(args: argparse.Namespace) -> int:
     report = run_stage(cfg, "findings", args.run).info["findings"]
     state = "up to date" if report["skipped"] else f"{report['rows']} rows"
     print(f"findings: {state}: {FINDINGS.path(args.run)}")
-    print("\n".join(findings_lines(args.run, top=args.show)))
+    print("\n".join(findings_lines(args.run, top=args.show,
+                                   distrust=_stored_distrust(args.run))))
     return 0
 
 

@@ -83,9 +83,12 @@ def _focus_rule(run_dir: Path) -> str:
     return str(meta.get("rule") or "top labels differ")
 
 
-def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
+def findings_lines(run_dir: Path, *, top: int = 10, distrust: Sequence[str] = ()
+                   ) -> list[str]:
     """The summary's findings block: what each finding source with summary words found and
-    took, then the top ``top`` findings of ``findings.jsonl`` (one line each)."""
+    took, then the top ``top`` findings of ``findings.jsonl`` (one line each). With
+    ``distrust`` (as :func:`focus_lines`), nothing is called confirmed: a focus row that
+    passes its test is marked ``passes the test (unconfirmed)``."""
     from discovery import FINDINGS, finding_sources
     from synth.core import iter_jsonl
 
@@ -104,13 +107,18 @@ def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
     if not path.is_file() or entry.get("status") != "complete":
         return []
     rows = list(iter_jsonl(path))
-    head = (f"findings: {len(rows)} ({entry.get('confirmed', 0)} confirmed on new sentences); "
+    passed = entry.get("confirmed", 0)
+    said = (f"0 confirmed: {passed} pass the test on new sentences but stay unconfirmed, the "
+            f"reference not being trusted" if distrust and passed
+            else f"{0 if distrust else passed} confirmed on new sentences")
+    head = (f"findings: {len(rows)} ({said}); "
             f"corpus failure: {entry.get('rule', '?')}, base rate "
             f"{float(entry.get('base_rate', 0.0)):.2f}")
     lines = [head + (f"; {', '.join(parts)}" if parts else "") + ":"]
     lab = labelled_line(run)
     if lab:
         lines.append("  " + lab)
+    mark = "  passes the test (unconfirmed)" if distrust else "  confirmed"
     for r in rows[:top]:
         flips = (f", flips alone {r['flipped']}/{r['n']}"
                  if r["kind"] == "focus" and r.get("flipped") is not None else "")
@@ -118,7 +126,7 @@ def findings_lines(run_dir: Path, *, top: int = 10) -> list[str]:
                      f"{str(r['name'])[:34]:<35} "
                      f"{r['failures']}/{r['n']} = {r['rate']:.2f} [{r['low']:.2f}, "
                      f"{r['high']:.2f}] vs {r['base_rate']:.2f}{flips}"
-                     f"{'  confirmed' if r['confirmed'] else ''}"
+                     f"{mark if r['confirmed'] else ''}"
                      f"{'  supported' if r.get('status') == 'supported' else ''}{also_text(r)}")
     return lines
 

@@ -43,6 +43,11 @@ def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
         sec.skipped = "findings.jsonl is empty: no stage found a slice above the base rate"
         return sec
     kinds = sorted({r["kind"] for r in rows})
+    why = distrust(run)
+    if why:
+        sec.blocks.append(Para(
+            f"None is confirmed: {'; and '.join(why)}. A focus row that passes its test on "
+            f"new sentences is marked 'unconfirmed (passes)'.", note=True))
     sec.blocks.append(Para(
         f"{len(rows)} findings of {len(kinds)} kind(s) ({', '.join(kinds)}), ranked: "
         f"confirmed on new sentences first, then by score = the failure rate's 95% low "
@@ -59,8 +64,9 @@ def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
         [[r["id"], " + ".join(r.get("data_all") or [r.get("data", "corpus")]),
           words.get(r["kind"], r["kind"]), r["name"],
           r["failures"], r["n"], f"{r['rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]",
-          r["base_rate"], r["score"], "yes" if r["confirmed"] else
-          "supported" if r.get("status") == "supported" else "no", r["reason"]]
+          r["base_rate"], r["score"], ("unconfirmed (passes)" if why else "yes")
+          if r["confirmed"] else "supported" if r.get("status") == "supported" else "no",
+          r["reason"]]
          for r in rows[:top]]))
     sec.blocks += cut_note(len(rows), top, "findings")
     texts = run.corpus_texts()

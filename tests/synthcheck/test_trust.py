@@ -264,3 +264,30 @@ def test_top_k_is_scaled_by_the_run_corpus(tmp_path: Path, monkeypatch: pytest.M
     assert ev["hard_subset_precision"]["estimate"] == pytest.approx(0.8)
     assert "hard-subset precision (abs_top, top 20): 0.80 [0.49, 0.94] on 10 held-out " \
            "examples (of 40)" in capsys.readouterr().out
+
+
+def test_findings_are_not_called_confirmed_when_the_reference_is_not_trusted(
+        tmp_path: Path) -> None:
+    from synth.core import RunDir
+    from synthcheck._summary import findings_lines
+
+    run = tmp_path / "run"
+    run.mkdir()
+    row = {"id": "f0001", "rank": 1, "kind": "focus", "name": "cars", "terms": ["cars"],
+           "example_ids": [], "n": 24, "failures": 24, "rate": 1.0, "low": 0.86, "high": 1.0,
+           "base_rate": 0.64, "score": 0.22, "confirmed": True, "reason": "r",
+           "data": "corpus", "status": "confirmed"}
+    (run / "findings.jsonl").write_text(json.dumps(row) + "\n")
+    rd = RunDir(run)
+    rd.open_stage({"name": "planted"}, "findings", "planted")
+    rd.complete("findings", "planted", confirmed=1, rule="top labels differ", base_rate=0.64)
+    trusted = findings_lines(run)
+    assert trusted[0].startswith("findings: 1 (1 confirmed on new sentences); ")
+    assert trusted[1].endswith("vs 0.64  confirmed")
+    why = ["held-out: hard-subset precision 0.27 is not significantly above ..."]
+    untrusted = findings_lines(run, distrust=why)
+    assert untrusted[0].startswith(
+        "findings: 1 (0 confirmed: 1 pass the test on new sentences but stay unconfirmed, "
+        "the reference not being trusted); ")
+    assert untrusted[1].endswith("vs 0.64  passes the test (unconfirmed)")
+    assert "  confirmed" not in "\n".join(untrusted)
