@@ -126,10 +126,7 @@ def merge_same_slice(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         if key not in out:
             out[key] = {**r, "data_all": [r.get("data", "corpus")]}
             continue
-        head = out[key]
-        head.setdefault("also", []).append({k: r.get(k) for k in ALSO_FIELDS})
-        if r.get("data", "corpus") not in head["data_all"]:
-            head["data_all"].append(r.get("data", "corpus"))
+        _fold(out[key], r)
     return list(out.values())
 
 

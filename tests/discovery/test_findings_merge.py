@@ -59,3 +59,23 @@ def test_the_summary_names_a_folded_row() -> None:
     head = fold_nested(merge_same_slice([row("having seen", "focus"),
                                          row("having", "word", n=9, failures=4)]))[0]
     assert also_text(head) == "; also corpus word 'having' 4/9"
+
+
+def test_build_findings_names_a_slice_once() -> None:
+    import numpy as np
+
+    from discovery import build_findings
+
+    texts = ["having seen it.", "having seen that.", "having a go.", "plain.", "more plain."]
+    ids = [f"c{i}" for i in range(5)]
+    words = [{"kind": "phrase", "word": "having seen", "terms": ["having seen"], "n": 2,
+              "failures": 2, "base_rate": 0.0, "task_shift": 0.6, "reference_shift": 0.0,
+              "z": 5.0, "q_value": 1e-4, "example_ids": ["c0", "c1"]},
+             {"kind": "word", "word": "having", "terms": ["having"], "n": 3, "failures": 2,
+              "base_rate": 0.0, "task_shift": 0.4, "reference_shift": 0.0, "z": 3.0,
+              "q_value": 1e-3, "example_ids": ["c0", "c1"]}]
+    rows = build_findings(texts=texts, ids=ids, fail=np.array([True, True, False, False,
+                                                               False]),
+                          p_wrong=np.full(5, 0.5), rule="r", rows={"occlusion": words})
+    assert [r["name"] for r in rows] == ["having seen"]
+    assert [a["name"] for a in rows[0]["also"]] == ["having"]

@@ -207,6 +207,22 @@ def plant_focus(run: Path) -> None:
     rd.complete("focus", "planted", prompts=48, seconds=1.0)
 
 
+FINDING_ROW = {"id": "f0001", "rank": 1, "kind": "focus", "name": "cars", "terms": ["cars"],
+               "example_ids": [], "n": 24, "failures": 24, "rate": 1.0, "low": 0.86,
+               "high": 1.0, "base_rate": 0.64, "score": 0.22, "confirmed": True,
+               "reason": "r", "data": "corpus", "status": "confirmed"}
+
+
+def plant_findings(run: Path) -> None:
+    """A complete findings stage with one confirmed focus row."""
+    from synth.core import RunDir
+
+    (run / "findings.jsonl").write_text(json.dumps(FINDING_ROW) + "\n")
+    rd = RunDir(run)
+    rd.open_stage({"name": "planted"}, "findings", "planted")
+    rd.complete("findings", "planted", confirmed=1, rule="top labels differ", base_rate=0.64)
+
+
 @pytest.mark.parametrize("golds, trusted", [(PRECISE, True), (IMPRECISE, False)])
 def test_focus_findings_are_unconfirmed_when_the_hard_subset_is_imprecise(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
@@ -241,6 +257,13 @@ def test_focus_findings_are_unconfirmed_when_the_hard_subset_is_imprecise(
         assert "| 1 | thank you for | unconfirmed |" in md
         assert "Unconfirmed: held-out: hard-subset precision 0.20" in page.sections["findings"]
         assert list(page.sections)[0] == "warnings"
+    # The findings block takes the same verdict.
+    plant_findings(run)
+    summary = format_summary(load_run_config(cfg_path), run,
+                             {"evaluate": ev["reports"], "evaluation": ev}).splitlines()
+    found = next(s for s in summary if s.startswith("findings: 1 ("))
+    assert found.startswith("findings: 1 (1 confirmed on new sentences)" if trusted else
+                            "findings: 1 (0 confirmed: 1 pass the test on new sentences")
     # `synthcheck focus` reads the same verdict from the run's eval.json.
     from synthcheck._cmd_stage2 import _stored_distrust
 
@@ -268,19 +291,11 @@ def test_top_k_is_scaled_by_the_run_corpus(tmp_path: Path, monkeypatch: pytest.M
 
 def test_findings_are_not_called_confirmed_when_the_reference_is_not_trusted(
         tmp_path: Path) -> None:
-    from synth.core import RunDir
     from synthcheck._summary import findings_lines
 
     run = tmp_path / "run"
     run.mkdir()
-    row = {"id": "f0001", "rank": 1, "kind": "focus", "name": "cars", "terms": ["cars"],
-           "example_ids": [], "n": 24, "failures": 24, "rate": 1.0, "low": 0.86, "high": 1.0,
-           "base_rate": 0.64, "score": 0.22, "confirmed": True, "reason": "r",
-           "data": "corpus", "status": "confirmed"}
-    (run / "findings.jsonl").write_text(json.dumps(row) + "\n")
-    rd = RunDir(run)
-    rd.open_stage({"name": "planted"}, "findings", "planted")
-    rd.complete("findings", "planted", confirmed=1, rule="top labels differ", base_rate=0.64)
+    plant_findings(run)
     trusted = findings_lines(run)
     assert trusted[0].startswith("findings: 1 (1 confirmed on new sentences); ")
     assert trusted[1].endswith("vs 0.64  confirmed")
