@@ -49,7 +49,11 @@ Ranking means what it says:
 - one slice is named once: a row whose words are a subset or superset of a higher-ranked
   row's ("having" under "having seen", "too" under the group "too | really") folds into it
   the same way, unless its rate is significantly above that row's (a worse sub-slice);
-  semantic and metadata rows never fold (:func:`fold_nested`).
+  semantic and metadata rows never fold (:func:`fold_nested`);
+- one failure is explained once: rows whose every term lies inside a metadata slice that
+  fails above its base rate ("never", "can't believe" inside ``negation``) fold with that
+  slice into the best-ranked of them, which names it under ``explained_by``, unless their
+  rate is significantly worse than the slice's (:func:`fold_explained`).
 """
 
 from __future__ import annotations
@@ -166,6 +170,49 @@ def fold_nested(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [k for k, _ in kept]
 
 
+def fold_explained(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` in order (after :func:`fold_nested`), each failure explained once: a row
+    whose every term has the property of a metadata slice above its base rate (of
+    :data:`discovery._slices.CONTAINED`: "never", "can't believe" and "isn't | don't" all
+    lie inside ``negation``) is a sub-slice of it. Unless its failure rate is significantly
+    worse than that slice's (its 95% low bound's excess over its own base rate above the
+    slice's excess: a sub-slice failing more is news of its own), it adds nothing the slice
+    does not say, so the slice and its sub-slices are one finding, at the rank of the best
+    of them: that row is the head (``explained_by`` names the slice when the head is a
+    sub-slice) and the others fold under its ``also``. DivExplorer's redundancy pruning
+    (Pastor et al. 2021) in one step: without it one broad failure fills the top of the
+    list under ten names and pushes every other finding out of it."""
+    from discovery._slices import CONTAINED, METADATA
+
+    broad = [(j, r, METADATA[str(r["name"])]) for j, r in enumerate(rows)
+             if r["kind"] == "metadata" and r["name"] in CONTAINED and r.get("above_base")]
+    group = {j: j for j, _, _ in broad}
+    for i, r in enumerate(rows):
+        terms = [str(t) for t in r.get("terms") or [] if t]
+        if i in group or not terms or r["kind"] in UNNESTED:
+            continue
+        worse = float(r["low"]) - float(r["base_rate"])
+        for j, a, holds in broad:
+            if all(holds(t) for t in terms) and \
+                    not worse > float(a["rate"]) - float(a["base_rate"]):
+                group[i] = j
+                break
+    heads: dict[int, dict[str, Any]] = {}
+    out: list[dict[str, Any]] = []
+    for i, r in enumerate(rows):
+        g = group.get(i)
+        if g is None:
+            out.append(r)
+        elif g in heads:
+            _fold(heads[g], r)
+        else:
+            heads[g] = {**r, "data_all": list(r.get("data_all") or [r.get("data", "corpus")])}
+            if i != g:
+                heads[g]["explained_by"] = str(rows[g]["name"])
+            out.append(heads[g])
+    return out
+
+
 def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray,
                    p_wrong: np.ndarray, rule: str,
                    rows: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
@@ -207,8 +254,8 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
                               not r["above_base"], r["evidence_q"], -r["score"],
                               order[r["kind"]], r["name"]))
     dropped = [r for r in found if r.get("status") == "not replicated"]
-    kept = fold_nested(merge_same_slice(
-        [r for r in found if r.get("status") != "not replicated"]))
+    kept = fold_explained(fold_nested(merge_same_slice(
+        [r for r in found if r.get("status") != "not replicated"])))
     # Moving covered rare rows down stays within each group: never below a weaker group.
     found = (_covered_last([r for r in kept if r["confirmed"] or r["above_base"]], texts)
              + _covered_last([r for r in kept if not (r["confirmed"] or r["above_base"])],

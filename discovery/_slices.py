@@ -214,6 +214,15 @@ METADATA: dict[str, Callable[[str], bool]] = {
 }
 
 
+CONTAINED = frozenset({"exclamation", "question mark", "digits", "negation", "quotation",
+                       "parenthesis", "ellipsis"})
+"""The :data:`METADATA` properties that hold for a sentence as soon as they hold for any of
+its words or phrases: a sentence holding "never" or "can't believe" is in ``negation``, one
+holding "2" in ``digits``. So a finding whose every term has the property is a sub-slice of
+that metadata slice (:func:`discovery._findings.fold_explained`); ``question`` (how a
+sentence starts) and the length bands are not."""
+
+
 class MetadataSlicer:
     """Sentences sharing a surface property (see :data:`METADATA`) and length bands (the
     shortest quarter of the corpus by words, the longest quarter and the longest tenth),

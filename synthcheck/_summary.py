@@ -132,15 +132,19 @@ def findings_lines(run_dir: Path, *, top: int = 10, distrust: Sequence[str] = ()
 
 
 def also_text(row: dict[str, Any]) -> str:
-    """Where else a finding's slice was found (its ``also`` rows), or ""."""
+    """Where else a finding's slice was found (its ``also`` rows) and the metadata slice it
+    lies inside (``explained_by``), or ""."""
     also = row.get("also") or []
+    within = f"; inside the metadata slice '{row['explained_by']}'" \
+        if row.get("explained_by") else ""
     def named(a: dict[str, Any]) -> str:
         other = str(a.get("name") or "")
         return f" '{other}'" if other and other.casefold() != str(row["name"]).casefold() \
             else ""
 
-    return ("; also " + ", ".join(f"{a['data']} {a['kind']}{named(a)} {a['failures']}/{a['n']}"
-                                  for a in also)) if also else ""
+    return within + (("; also " + ", ".join(
+        f"{a['data']} {a['kind']}{named(a)} {a['failures']}/{a['n']}" for a in also))
+        if also else "")
 
 
 def run_audit(run_dir: Path) -> dict[str, Any] | None:

@@ -79,3 +79,54 @@ def test_build_findings_names_a_slice_once() -> None:
                           p_wrong=np.full(5, 0.5), rule="r", rows={"occlusion": words})
     assert [r["name"] for r in rows] == ["having seen"]
     assert [a["name"] for a in rows[0]["also"]] == ["having"]
+
+
+def test_sub_slices_of_a_failing_metadata_slice_are_one_finding() -> None:
+    from discovery._findings import fold_explained
+    from synthcheck._summary import also_text
+
+    meta = dict(terms=[], n=100, failures=60, rate=0.6, low=0.5, above_base=True)
+    rows = [row("can't believe", "focus", confirmed=True), row("movies", "word"),
+            row("never", "word"), row("no | only", "group", terms=["no", "only"]),
+            row("nothing", "word", "labelled"),
+            # a sub-slice failing significantly worse than the slice is news of its own
+            row("not once", "ngram", terms=["not once"], rate=0.95, low=0.85),
+            row("2 stars", "ngram", terms=["2 stars"]),
+            row("negation", "metadata", **meta), row("digits", "metadata", **meta),
+            # how a sentence starts is not a property of its words: never a container
+            row("what", "word"), row("question", "metadata", **meta)]
+    rows = [{**r, "data_all": [r["data"]]} for r in rows]
+    out = fold_explained(rows)
+    assert [r["name"] for r in out] == ["can't believe", "movies", "no | only", "not once",
+                                        "2 stars", "what", "question"]
+    head = out[0]
+    assert head["explained_by"] == "negation" and head["data_all"] == ["corpus", "labelled"]
+    assert [a["name"] for a in head["also"]] == ["never", "nothing", "negation"]
+    assert out[4]["explained_by"] == "digits" and [a["name"] for a in out[4]["also"]] == \
+        ["digits"]
+    assert also_text(head).startswith("; inside the metadata slice 'negation'; also corpus "
+                                      "word 'never' 6/10")
+    # a metadata slice that does not fail more than the rest explains nothing
+    calm = [r if r["kind"] != "metadata" else {**r, "above_base": False} for r in rows]
+    assert fold_explained(calm) == calm
+
+
+def test_build_findings_folds_words_inside_a_failing_metadata_slice() -> None:
+    import numpy as np
+
+    from discovery import build_findings
+
+    texts = ["never again.", "not good.", "fine.", "plain.", "more plain.", "ok."]
+    ids = [f"c{i}" for i in range(6)]
+    words = [{"kind": "word", "word": w, "terms": [w], "n": 1, "failures": 1,
+              "base_rate": 0.0, "task_shift": 0.6, "reference_shift": 0.0, "z": 5.0,
+              "q_value": q, "example_ids": [i]} for w, q, i in (("never", 1e-4, "c0"),
+                                                                ("not", 1e-3, "c1"))]
+    meta = [{"slice": "negation", "terms": [], "example_ids": ["c0", "c1"], "n": 2,
+             "failures": 2, "rate": 1.0, "low": 0.34, "high": 1.0, "base_rate": 0.0,
+             "p_value": 0.07, "q_value": 0.07, "significant": True}]
+    rows = build_findings(texts=texts, ids=ids, fail=np.array([True, True] + [False] * 4),
+                          p_wrong=np.full(6, 0.5), rule="r",
+                          rows={"occlusion": words, "metadata": meta})
+    assert [(r["name"], r.get("explained_by")) for r in rows] == [("never", "negation")]
+    assert [a["name"] for a in rows[0]["also"]] == ["not", "negation"]
