@@ -31,6 +31,9 @@ _NEGATION = re.compile(r"\b(?:" + "|".join(NEGATIONS) + r")\b|n't\b", re.IGNOREC
 _WH = re.compile(r"^\W*(?:who|what|when|where|why|how|which|is|are|do|does|did|can|could|"
                  r"would|will|should)\b", re.IGNORECASE)
 _CAPS = re.compile(r"\b[A-Z]{2,}\b")
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|we|(?-i:[Uu]s)|our|ours|ourselves)\b",
+                           re.IGNORECASE)  # "us", never "US"
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves)\b", re.IGNORECASE)
 _WORD = re.compile(r"[\w']+")
 
 
@@ -211,11 +214,13 @@ METADATA: dict[str, Callable[[str], bool]] = {
     "parenthesis": lambda t: "(" in t,
     "ellipsis": lambda t: "..." in t or "\u2026" in t,
     "two or more commas": lambda t: t.count(",") >= 2,
+    "first person": lambda t: _FIRST_PERSON.search(t) is not None,
+    "second person": lambda t: _SECOND_PERSON.search(t) is not None,
 }
 
 
 CONTAINED = frozenset({"exclamation", "question mark", "digits", "negation", "quotation",
-                       "parenthesis", "ellipsis"})
+                       "parenthesis", "ellipsis", "first person", "second person"})
 """The :data:`METADATA` properties that hold for a sentence as soon as they hold for any of
 its words or phrases: a sentence holding "never" or "can't believe" is in ``negation``, one
 holding "2" in ``digits``. So a finding whose every term has the property is a sub-slice of

@@ -141,6 +141,16 @@ def test_metadata_slicer_finds_failing_questions() -> None:
     assert q["mean_p_wrong"] > q["base_p_wrong"]
 
 
+def test_metadata_slicer_finds_failing_first_person_sentences() -> None:
+    texts = [f"I think film {i} was fine." for i in range(3)] + [
+        f"My take: film {i} is ok." for i in range(3)] + [
+        f"Film {i} was fine." for i in range(12)] + ["Image 3 of the US film."]
+    fail = np.array([True] * 6 + [False] * 13)
+    by = {r["slice"]: r for r in MetadataSlicer(min_size=3).fit(texts, fail).slices_}
+    assert (by["first person"]["n"], by["first person"]["failures"]) == (6, 6)
+    assert by["first person"]["significant"] and "second person" not in by
+
+
 def test_slicers_refuse_misaligned_failures() -> None:
     with pytest.raises(DataError, match="3 sentences but 2 failure flags"):
         MetadataSlicer().fit(["a", "b", "c"], np.array([True, False]))
