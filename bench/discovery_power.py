@@ -23,7 +23,8 @@ base run (``--run``) and copied into every seed and arm, which recompute only wh
 planted model changes. Results go to ``--out`` (default ``bench/results/discovery_power.json``);
 ``python bench/_power_docs.py`` writes the tables in docs/discovery.md and README.md from it.
 
-    nice python bench/discovery_power.py --seeds 0 1 2 3 4 5   # the committed result
+    nice python bench/discovery_power.py --run runs/demo --work runs/power \
+        --seeds 0 1 2 3 4 5 6 7 8 9 10                          # the committed result
     python bench/discovery_power.py --small                     # CI: a floor, not a shape
 """
 
