@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from synth.core import RunDir, iter_jsonl
-from synthcheck._summary import labelled_line
+from synthcheck._summary import also_text, labelled_line
 from synthcheck.report._blocks import (
     Heading,
     Para,
@@ -66,7 +66,7 @@ def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
           r["failures"], r["n"], f"{r['rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}]",
           r["base_rate"], r["score"], ("unconfirmed (passes)" if why else "yes")
           if r["confirmed"] else "supported" if r.get("status") == "supported" else "no",
-          r["reason"]]
+          r["reason"] + also_text(r)]
          for r in rows[:top]]))
     sec.blocks += cut_note(len(rows), top, "findings")
     texts = run.corpus_texts()

@@ -113,6 +113,17 @@ def test_summary_and_report_show_the_findings(cfg_path: Path, tmp_path: Path, ca
     assert "## Findings: every kind, ranked" in summary
     assert "### Focus rounds: confirmed failure patterns" in summary
     assert "| f0001 | " in summary
+    # the report's reason column says where else a slice was found, as the summary does
+    from synthcheck._summary import also_text
+    from synthcheck.report import build_report
+
+    rows = [json.loads(x) for x in (run / "findings.jsonl").read_text().splitlines()]
+    table = next(b for s in build_report(run).sections if s.key == "findings"
+                 for b in s.blocks if b.kind == "table")
+    assert table.header[-1] == "reason"
+    assert [r[-1].text for r in table.rows] == [f["reason"] + also_text(f)
+                                               for f in rows[:len(table.rows)]]
+    assert any(f.get("also") for f in rows[:len(table.rows)])
 
 
 def test_slices_command_and_its_errors(cfg_path: Path, tmp_path: Path, capsys) -> None:
