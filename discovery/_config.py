@@ -448,8 +448,12 @@ class FocusConfig(BaseModel):
     top label by more than ``min_shift`` beyond the reference's (one-sided Wilcoxon
     signed-rank)? An invariance test as CheckList's, the reference saying whether the edit
     should move the label. Shown as evidence beside the failure-rate test, never a
-    confirmation on its own: a candidate is confirmed only when its failure rate on the new
-    sentences is significantly above the run's base rate."""
+    confirmation on its own. Paired rows also get CheckList's invariance test: each new
+    sentence with as many other words deleted is the control, and a candidate is confirmed
+    when deleting it changes the task model's top label while the reference's stays
+    significantly more often than deleting other words does (``confirmed_by:
+    invariance``), or when its failure rate on the new sentences is significantly above the
+    run's base rate."""
     min_shift: float = Field(0.05, ge=0.0, lt=1.0)
     """How much more than the reference's the task model's probability must move, on
     average, for the paired test to count (a smaller shift is no evidence)."""

@@ -230,6 +230,15 @@ def _word_findings(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, A
     return out
 
 
+FOCUS_FIELDS = ("flipped", "task_shift", "reference_shift", "p_rate", "p_paired",
+                "confirmed_by", "invariance_n", "invariance_rate", "invariance_base",
+                "p_invariance", "q_invariance", "control_n", "control_flipped")
+"""The focus row's fields a focus finding carries."""
+INVARIANCE_RULE = ("invariance: deleting it changes the task model's top label while the "
+                   "reference's stays")
+"""The failure rule of a focus finding confirmed by its invariance test."""
+
+
 def _focus_findings(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, Any]]:
     c = ctx.corpus
     base = c.base_rate
@@ -244,25 +253,40 @@ def _focus_findings(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, 
             else "not replicated" if r["n"] else "untested"
         if status == "supported" and source_q is not None:
             evidence = float(source_q)  # ranked on what proposed it, which the test agrees with
+        inv = r.get("confirmed_by") == "invariance"
+        fails = (f"{r['failures']} of {r['n']} new sentences fail ({ctx.focus_rule}) vs "
+                 f"the corpus's {base:.2f}")
+        rate_s = f"focus rounds: {fails}"
+        if inv:  # confirmed by its invariance failures: the row's rate is theirs
+            n, failures, row_base = int(r["invariance_n"]), int(r["flipped"]), \
+                float(r["invariance_base"])
+            reason = (f"invariance (CheckList INV) on new sentences: deleting it changes the "
+                      f"task model's top label while the reference's stays on {failures} of "
+                      f"{n}, vs {row_base:.2f} when as many other words are deleted, "
+                      f"q={q:.2g}; by the failure rate, {fails}")
+        else:
+            n, failures, row_base = int(r["n"]), int(r["failures"]), base
+            reason = ((rate_s
+                       + (f"; deleting it moves the task model by {r['task_shift']:+.2f} and "
+                          f"the reference by {r['reference_shift']:+.2f}, flipping the task "
+                          f"model alone on {r['flipped']}"
+                          + (f" (deleting other words: {r['invariance_base']:.2f})"
+                             if r.get("invariance_base") is not None else "")
+                          if r.get("flipped") is not None else "")
+                       + f", q={q:.2g}"
+                       + (f" (p={r['p_rate']:.2g} alone: supported, not confirmed; ranked by "
+                          f"the evidence that proposed it, q={source_q:.2g})"
+                          if status == "supported" and source_q is not None else ""))
+                      if q is not None else "focus rounds: no new sentence kept")
         out.append(finding(
-            "focus", name, candidate_terms(name), counts["example_ids"], int(r["n"]),
-            int(r["failures"]), base,
-            (f"focus rounds: {r['failures']} of {r['n']} new sentences fail "
-             f"({ctx.focus_rule}) vs the corpus's {base:.2f}"
-             + (f"; deleting it moves the task model by {r['task_shift']:+.2f} and the "
-                f"reference by {r['reference_shift']:+.2f}, flipping the task model alone "
-                f"on {r['flipped']}" if r.get("flipped") is not None else "")
-             + f", q={q:.2g}"
-             + (f" (p={r['p_rate']:.2g} alone: supported, not confirmed; ranked by the "
-                f"evidence that proposed it, q={source_q:.2g})"
-                if status == "supported" and source_q is not None else "")
-             if q is not None else "focus rounds: no new sentence kept"),
-            confirmed=bool(r.get("confirmed")), status=status,
+            "focus", name, candidate_terms(name), counts["example_ids"], n, failures,
+            row_base, reason, confirmed=bool(r.get("confirmed")), status=status,
             source=str(r.get("source", "ngram")),
             corpus_n=counts["n"], corpus_failures=counts["failures"], q_value=q,
             evidence_q=evidence, source_q=source_q,
-            **{k: r[k] for k in ("flipped", "task_shift", "reference_shift", "p_rate",
-                                 "p_paired") if k in r},
+            **({"rule": INVARIANCE_RULE, "error_failures": int(r["failures"]),
+                "error_n": int(r["n"]), "error_base_rate": base} if inv else {}),
+            **{k: r[k] for k in FOCUS_FIELDS if r.get(k) is not None},
             examples=[x.get("text") for x in r.get("examples") or [] if isinstance(x, dict)]))
     return out
 

@@ -29,9 +29,12 @@ names the kind that proposed it, ``corpus_n``/``corpus_failures`` keep its corpu
 
 Ranking means what it says:
 
-- confirmed rows first; only a focus row is confirmed, and only when its failure rate on
-  new sentences is significantly above the base rate (the paired deletion test is shown
-  as evidence, never a confirmation on its own);
+- confirmed rows first; only a focus row is confirmed, and only when a failure rate on
+  new sentences is significantly above its base rate: its rate of disagreeing with the
+  reference above the corpus's, or its rate of invariance failures (deleting it changes
+  the task model's label and not the reference's) above deleting as many other words
+  does; a row confirmed by invariance carries that test's counts, base rate and ``rule``
+  (the paired Wilcoxon test of the shifts is shown as evidence, never a confirmation);
 - then rows whose rate is above their base rate (``above_base``), before every row whose
   rate is not, whatever their q-values;
 - a focus test that did not replicate (its new sentences' rate is not significantly above
@@ -260,5 +263,6 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
     found = (_covered_last([r for r in kept if r["confirmed"] or r["above_base"]], texts)
              + _covered_last([r for r in kept if not (r["confirmed"] or r["above_base"])],
                              texts) + dropped)
-    return [{"id": f"f{rank:04d}", "rank": rank, **r, "rule": rule}
+    return [{"id": f"f{rank:04d}", "rank": rank, **{k: v for k, v in r.items() if k != "rule"},
+             "rule": r.get("rule") or rule}
             for rank, r in enumerate(found, start=1)]

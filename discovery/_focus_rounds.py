@@ -87,6 +87,46 @@ def delete_candidate(text: str, candidate: str) -> str:
     return " ".join(ngram_pattern(candidate).sub(" ", text).split())
 
 
+INVARIANCE_SCHEME = ("control: delete as many other words, "
+                     "derive_rng(seed, 'focus-control', c, text)")
+"""How each new sentence's control deletion is drawn (:func:`control_deletion`); part of the
+focus stage's hash (not of its parts: the new sentences and their scores stay current)."""
+
+_WORD = re.compile(r"[\w']+")
+
+
+def control_deletion(text: str, candidate: str, seed: int) -> str | None:
+    """``text`` with as many other words deleted as :func:`delete_candidate` deletes, the
+    control of the invariance test: a contiguous run of words that holds no part of the
+    candidate, drawn with ``derive_rng(seed, "focus-control", candidate, text)`` (any as
+    many other words where no run is free). None when the sentence has too few other words.
+
+    >>> control_deletion("so having seen it I loved it", "having seen", 0) is not None
+    True
+    >>> control_deletion("having seen", "having seen", 0) is None
+    True
+    """
+    spans = [m.span() for m in ngram_pattern(candidate).finditer(text)]
+    words = [m.span() for m in _WORD.finditer(text)]
+    inside = [any(a < e and s < b for s, e in spans) for a, b in words]
+    k = max(1, sum(inside))
+    starts = [i for i in range(len(words) - k + 1) if not any(inside[i:i + k])]
+    outside = [i for i, x in enumerate(inside) if not x]
+    if len(outside) < k:
+        return None
+    rng = derive_rng(seed, "focus-control", candidate, text)
+    if starts:  # one run of k words
+        i = rng.choice(starts)
+        cut = list(range(i, i + k))
+    else:  # none is free (the candidate met twice): any k other words
+        cut = sorted(rng.sample(outside, k))
+    out, at = [], 0
+    for j in cut:
+        out.append(text[at:words[j][0]])
+        at = words[j][1]
+    return " ".join(" ".join([*out, text[at:]]).split())
+
+
 def select_candidates(texts: Sequence[str], hard_indices: Sequence[int], *, n: int,
                       min_support: int = 2, ngram_range: tuple[int, int] = (1, 4),
                       stopwords: str | Sequence[str] = "english", prior_strength: float = 100.0,
@@ -207,31 +247,47 @@ def paired_test(task_shift: Sequence[float], reference_shift: Sequence[float],
 def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: int,
                        alpha: float) -> list[dict[str, Any]]:
     """Add ``p_value``, ``q_value`` (Benjamini-Hochberg across ``rows``), ``confirmed``,
-    ``supported`` (not confirmed, but its own test is significant at ``alpha`` before the
-    correction across candidates: the new sentences agree with the evidence that proposed it),
-    the rate's 95% Wilson interval (``rate_lo``, ``rate_hi``) and the effect size
-    (``rate_ratio`` and ``rate_diff`` against the base rate); return the rows ranked
-    (confirmed first, then rows whose rate is above the base rate, then q-value, then rate).
+    ``confirmed_by``, ``supported`` (not confirmed, but its own test is significant at
+    ``alpha`` before the correction across candidates: the new sentences agree with the
+    evidence that proposed it), the rate's 95% Wilson interval (``rate_lo``, ``rate_hi``) and
+    the effect size (``rate_ratio`` and ``rate_diff`` against the base rate); return the rows
+    ranked (confirmed first, then rows whose rate is above the base rate, then q-value, then
+    rate).
 
-    A candidate is confirmed only when its failure rate on the new sentences is
-    significantly above the base corpus's: ``p_value`` is ``p_rate``, the one-sided Fisher
-    exact test of the two rates, and the q-value is over those. The paired deletion test
-    (``p_paired``, see :func:`paired_test`), where a row has one, is kept as evidence and
-    shown beside it, never a confirmation on its own: deleting a word can move the task model
-    more than the reference on sentences where the task model is nevertheless right.
+    A candidate is confirmed only by a failure rate on the new sentences significantly above
+    its base rate, by one of two tests (one Benjamini-Hochberg correction over both):
+
+    - ``failure rate``: the task model's top label differs from the reference's more often
+      than on the base corpus (``p_rate``, the one-sided Fisher exact test of the two rates);
+    - ``invariance`` (CheckList's INV test, where a row has controls): deleting the candidate
+      changes the task model's top label while the reference's stays (``flipped`` of
+      ``invariance_n``) more often than deleting as many other words of the same sentences
+      does, pooled over every candidate (``invariance_base``; ``p_invariance``, Fisher). Each
+      such sentence is a failure: the reference gives it and its edit one label, the task
+      model two. This catches a word that flips the task model where the task model is no
+      better than chance, so flipping it does not raise its error rate.
+
+    The paired Wilcoxon test of the shifts (``p_paired``, see :func:`paired_test`) is kept as
+    evidence beside them, never a confirmation: deleting a word can move the task model's
+    probability more than the reference's on sentences where it is nevertheless right.
     """
     from scipy.stats import binomtest, false_discovery_control, fisher_exact
 
+    def test(k: int, n: int, bk: int, bn: int) -> float:
+        return float(fisher_exact([[k, n - k], [bk, bn - bk]], alternative="greater").pvalue)
+
     base_rate = base_failures / base_n if base_n else float("nan")
-    pvals = []
+    ctrl_k = sum(int(r.get("control_flipped") or 0) for r in rows)
+    ctrl_n = sum(int(r.get("control_n") or 0) for r in rows)
+    inv_base = ctrl_k / ctrl_n if ctrl_n else None
+    p_rates, p_invs = [], []
     for row in rows:
         k, n = row["failures"], row["n"]
         if n == 0:
             p = 1.0
             lo, hi = 0.0, 1.0
         else:
-            p = float(fisher_exact([[k, n - k], [base_failures, base_n - base_failures]],
-                                   alternative="greater").pvalue)
+            p = test(k, n, base_failures, base_n)
             ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
             lo, hi = float(ci.low), float(ci.high)
         rate = k / n if n else None
@@ -240,15 +296,31 @@ def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: i
                    rate_ratio=(rate / base_rate) if rate is not None and base_rate else None,
                    rate_diff=(rate - base_rate) if rate is not None else None,
                    p_rate=p, p_paired=row.get("p_paired"), p_value=p)
-        pvals.append(p)
-    qs = false_discovery_control(pvals) if pvals else []
-    for row, q in zip(rows, qs, strict=True):
-        row["q_value"] = float(q)
-        row["confirmed"] = bool(q < alpha and row["n"] > 0
-                                and (row["rate"] or 0.0) > base_rate)
+        p_rates.append(p)
+        inv_n = int(row.get("invariance_n") or 0)
+        if inv_base is not None and inv_n:
+            row.update(invariance_rate=row["flipped"] / inv_n, invariance_base=inv_base,
+                       invariance_controls=ctrl_n,
+                       p_invariance=test(int(row["flipped"]), inv_n, ctrl_k, ctrl_n))
+            p_invs.append(row["p_invariance"])
+    qs = list(false_discovery_control(p_rates + p_invs)) if rows else []
+    q_invs = iter(qs[len(rows):])
+    for row, q in zip(rows, qs[:len(rows)], strict=True):
+        row["q_value"] = row["q_rate"] = float(q)
+        by_rate = bool(q < alpha and row["n"] > 0 and (row["rate"] or 0.0) > base_rate)
+        up = "p_invariance" in row and row["invariance_rate"] > row["invariance_base"]
+        if "p_invariance" in row:
+            row["q_invariance"] = float(next(q_invs))
+        by_inv = bool(up and row["q_invariance"] < alpha)
+        row["confirmed"] = by_rate or by_inv
+        row["confirmed_by"] = ("failure rate" if by_rate else "invariance" if by_inv
+                               else None)
+        if by_inv and not by_rate:
+            row["q_value"] = row["q_invariance"]
         # above the base rate on its own test, not after the correction across candidates
-        row["supported"] = bool(not row["confirmed"] and row["n"] > 0
-                                and row["p_rate"] < alpha and (row["rate"] or 0.0) > base_rate)
+        row["supported"] = bool(not row["confirmed"] and row["n"] > 0 and (
+            (row["p_rate"] < alpha and (row["rate"] or 0.0) > base_rate)
+            or (up and row["p_invariance"] < alpha)))
     ranked = sorted(rows, key=lambda r: (not r["confirmed"],
                                          not (r["rate"] or 0.0) > base_rate,
                                          r["q_value"], -(r["rate"] or 0.0), r["ngram"]))

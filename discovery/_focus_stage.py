@@ -28,7 +28,9 @@ from discovery._config import FocusConfig, MiningConfig, RankingConfig, TaskMode
 from discovery._finding_sources import balanced_turns, finding_sources
 from discovery._focus_rounds import (
     FOCUS_SEED_SCHEME,
+    INVARIANCE_SCHEME,
     confirm_candidates,
+    control_deletion,
     delete_candidate,
     focus_queries,
     generate_raw,
@@ -106,27 +108,34 @@ class FocusModels:
 
 
 def focus_stage_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorConfig,
-                     docs: Sequence[str], base: FocusBase, models: FocusModels) -> str:
+                     docs: Sequence[str], base: FocusBase, models: FocusModels, *,
+                     parts: bool = False) -> str:
     """:func:`focus_hash` of a loaded stage: ``base``'s upstream and rule, ``models``' key."""
     return focus_hash(cfg, labels, generator, docs, upstream=base.upstream,
-                      models_key=models.key, min_margin=base.rule.min_margin)
+                      models_key=models.key, min_margin=base.rule.min_margin, parts=parts)
 
 
 def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorConfig,
                docs: Sequence[str], *, upstream: str, models_key: str,
-               min_margin: float) -> str:
+               min_margin: float, parts: bool = False) -> str:
     """Hash of what changes ``focus.jsonl``: the focus and generator configs, the labels,
     the seed documents, the upstream stage's hash, the models' key (the reference's covers
-    its abstain threshold) and the judging rule's margin."""
+    its abstain threshold), the judging rule's margin and, with ``paired``, how the
+    invariance test's controls are drawn. With ``parts``, the hash of what changes the new
+    sentences and their scores (the per-candidate parts): everything but the controls, so a
+    new control scheme rescores only the controls."""
     h = hashlib.sha256()
     for d in docs:
         h.update(d.encode("utf-8") + b"\n")
-    return config_hash({"focus": output_dump(cfg), "generator": output_dump(generator),
+    phash = config_hash({"focus": output_dump(cfg), "generator": output_dump(generator),
                         "labels": list(labels), "seed_docs": h.hexdigest()[:16],
                         "upstream": upstream, "models": models_key,
                         # the margin only when set: hashes without it are as before
                         "rule": [JUDGE_SCHEME, min_margin],
                         "seeds": FOCUS_SEED_SCHEME})
+    if parts or not cfg.paired:
+        return phash
+    return config_hash({"parts": phash, "invariance": INVARIANCE_SCHEME})
 
 
 def _part_path(run: RunDir, shash: str, round_: int, candidate: str) -> Path:
@@ -193,6 +202,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
                         where=str(run_dir), fix="run `synthcheck score` first")
     run = RunDir(run_dir)
     shash = stage_hash or focus_stage_hash(cfg, labels, generator, seed_docs, base, models)
+    phash = focus_stage_hash(cfg, labels, generator, seed_docs, base, models, parts=True)
     out = FOCUS.path(run.path)
     job = StageJob(run, stage=STAGE, stage_hash=shash, outputs=[out])
     if job.current():
@@ -207,7 +217,7 @@ def run_focus_rounds(run_dir: str | Path, cfg: FocusConfig, labels: LabelSpace, 
     candidates = list(dict.fromkeys(candidates))
     base_judgement = base.judgement()
     with job.open(config_dump or {"focus": cfg.model_dump(mode="json")}):
-        rows, sentences, prompts = _rounds(run, shash, cfg, labels, generator=generator,
+        rows, sentences, prompts = _rounds(run, phash, cfg, labels, generator=generator,
                                            seed_docs=seed_docs, base=base,
                                            base_judgement=base_judgement, models=models,
                                            candidates=candidates, sources=sources,
@@ -259,9 +269,9 @@ def _rounds(run: RunDir, shash: str, cfg: FocusConfig, labels: LabelSpace, *,
         for c in todo:
             part = _part_path(run, shash, r, c)
             if c not in group_of:  # resumed: this candidate's part is on disk
-                recs = list(iter_jsonl(part))
-                seen.update(x["text"] for x in recs)
-                sentences[c].extend(recs)
+                kept[c] = list(iter_jsonl(part))
+                seen.update(x["text"] for x in kept[c])
+                sentences[c].extend(kept[c])
                 continue
             g = group_of[c]
             generated = _generated_path(run, shash, r, c)
@@ -294,6 +304,8 @@ def _rounds(run: RunDir, shash: str, cfg: FocusConfig, labels: LabelSpace, *,
                     _generated_path(run, shash, r, x).unlink(missing_ok=True)
             sentences[c].extend(kept[c])
         bar.close()
+        if cfg.paired:
+            _add_controls(run, shash, r, kept, models, labels, generator.seed)
         rows = confirm_candidates([_row(c, sentences[c], base.texts, base_fail, cfg.max_examples,
                                         cfg.min_shift, judged=base_judged)
                                    for c in candidates], int(base_fail.sum()),
@@ -340,6 +352,48 @@ def _score_group(group: Sequence[str], kept: Mapping[str, list[dict[str, Any]]],
                                   and int(np.argmax(ref[n + i])) == int(np.argmax(p))))
 
 
+def _probabilities(fn: Callable[[list[str]], np.ndarray], texts: list[str], k: int
+                   ) -> np.ndarray:
+    """``fn(texts)`` as an n x ``k`` array (an abstain column, last, dropped)."""
+    out = np.asarray(fn(texts), dtype=np.float64)
+    if out.ndim != 2 or out.shape[0] != len(texts) or out.shape[1] not in (k, k + 1):
+        raise DataError(f"a focus scorer returned {out.shape} probabilities for {len(texts)} "
+                        f"sentences and {k} labels", where="focus",
+                        fix="check the task model and the reference")
+    return out[:, :k]
+
+
+def _add_controls(run: RunDir, shash: str, round_: int,
+                  kept: Mapping[str, list[dict[str, Any]]], models: FocusModels,
+                  labels: LabelSpace, seed: int) -> None:
+    """The invariance test's controls for one round's scored sentences that lack them (see
+    :func:`discovery._focus_rounds.control_deletion`): each sentence with as many other
+    words deleted, both models scored in one call each, ``control_flipped`` when the task
+    model's top label changes and the reference's does not (as ``flipped``). The parts are
+    rewritten with them, so a resumed stage scores no control twice."""
+    todo = [(c, x) for c, recs in kept.items() for x in recs if "counterfactual" in x
+            and x.get("control_scheme") != INVARIANCE_SCHEME]
+    if not todo:
+        return
+    ctrl = [control_deletion(x["text"], c, seed) for c, x in todo]
+    texts = [t for t in ctrl if t is not None]
+    k = len(labels)
+    task = _probabilities(models.task, texts, k) if texts else np.zeros((0, k))
+    ref = _probabilities(models.reference, texts, k) if texts else np.zeros((0, k))
+    at = 0
+    for (_, x), t in zip(todo, ctrl, strict=True):
+        x.update(control=t, control_flipped=None, control_scheme=INVARIANCE_SCHEME)
+        if t is None:
+            continue
+        y = int(np.argmax([x["task_probs"][lab] for lab in labels]))
+        z = int(np.argmax([x["reference_probs"][lab] for lab in labels]))
+        x["control_flipped"] = bool(int(np.argmax(task[at])) != y
+                                    and int(np.argmax(ref[at])) == z)
+        at += 1
+    for c in dict.fromkeys(c for c, _ in todo):
+        write_jsonl(_part_path(run, shash, round_, c), kept[c])
+
+
 def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
          base_fail: np.ndarray, max_examples: int, min_shift: float = 0.0, *,
          judged: np.ndarray | None = None) -> dict[str, Any]:
@@ -356,10 +410,14 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
     if paired and len(paired) == len(recs):
         ts = [x["task_shift"] for x in paired]
         rs = [x["reference_shift"] for x in paired]
+        controls = [x for x in paired if x.get("control_flipped") is not None]
         counts = {"fixed": sum(x["failure"] and not x["counterfactual_failure"] for x in paired),
                   "broken": sum(x["counterfactual_failure"] and not x["failure"]
                                 for x in paired),
                   "flipped": sum(x["flipped"] for x in paired),
+                  "invariance_n": len(paired),
+                  "control_n": len(controls),
+                  "control_flipped": sum(bool(x["control_flipped"]) for x in controls),
                   "task_shift": float(np.mean(ts)), "reference_shift": float(np.mean(rs)),
                   "p_paired": paired_test(ts, rs, min_shift)}
     return {

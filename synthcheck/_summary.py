@@ -61,12 +61,15 @@ def focus_lines(run_dir: Path, info: Mapping[str, Any] | None, *, top: int = 10,
         rate = r.get("rate")
         rate_s = "n/a" if rate is None else (f"{rate:.2f} [{r['rate_lo']:.2f}, "
                                              f"{r['rate_hi']:.2f}]")
-        paired = (f"; deleting it flips the task model alone on {r['flipped']}/{r['n']} "
-                  f"(shift {r['task_shift']:+.2f} vs the reference's "
+        paired = (f"; deleting it flips the task model alone on {r['flipped']}/{r['n']}"
+                  + (f" vs {r['invariance_base']:.2f} for other words"
+                     if r.get("invariance_base") is not None else "")
+                  + f" (shift {r['task_shift']:+.2f} vs the reference's "
                   f"{r['reference_shift']:+.2f})" if r.get("flipped") is not None else "")
+        by = f" by {r['confirmed_by']}" if r.get("confirmed_by") == "invariance" else ""
         lines.append(f"  {str(r['ngram'])[:27]:<28} [{r.get('source', 'ngram')}] fails "
                      f"{r['failures']}/{r['n']} = {rate_s} vs {r['base_rate']:.2f}{paired}  "
-                     f"q={r['q_value']:.2g}{mark}")
+                     f"q={r['q_value']:.2g}{by}{mark}")
     return lines
 
 
@@ -120,13 +123,15 @@ def findings_lines(run_dir: Path, *, top: int = 10, distrust: Sequence[str] = ()
         lines.append("  " + lab)
     mark = "  passes the test (unconfirmed)" if distrust else "  confirmed"
     for r in rows[:top]:
-        flips = (f", flips alone {r['flipped']}/{r['n']}"
-                 if r["kind"] == "focus" and r.get("flipped") is not None else "")
+        inv = r.get("confirmed_by") == "invariance"
+        flips = ("" if r["kind"] != "focus" or r.get("flipped") is None or inv
+                 else f", flips alone {r['flipped']}/{r['n']}")
         lines.append(f"  {r['id']} {r.get('data', 'corpus'):<8} {r['kind']:<8} "
                      f"{str(r['name'])[:34]:<35} "
                      f"{r['failures']}/{r['n']} = {r['rate']:.2f} [{r['low']:.2f}, "
                      f"{r['high']:.2f}] vs {r['base_rate']:.2f}{flips}"
                      f"{mark if r['confirmed'] else ''}"
+                     f"{' by invariance (label changes when deleted)' if inv else ''}"
                      f"{'  supported' if r.get('status') == 'supported' else ''}{also_text(r)}")
     return lines
 

@@ -181,20 +181,26 @@ def _focus_findings(run: RunData, *, top: int = 10, examples: int = 3) -> Report
     new = sum(int(r.get("n", 0)) for r in rows)
     sec.blocks.append(Para(
         f"Focus rounds generated {new:,} new sentences containing {len(rows)} candidate "
-        f"n-grams and scored them with both models; {len(confirmed)} fail significantly more "
-        f"often than the corpus (failure: {failure}; base rate {rows[0]['base_rate']:.2f} "
-        f"over {rows[0]['base_n']:,} sentences; one-sided Fisher exact test, "
-        f"Benjamini-Hochberg q < {alpha})."))
+        f"n-grams and scored them with both models; {len(confirmed)} are confirmed: they "
+        f"fail significantly more often than the corpus (failure: {failure}; base rate "
+        f"{rows[0]['base_rate']:.2f} over {rows[0]['base_n']:,} sentences), or deleting them "
+        f"changes the task model's top label while the reference's stays (CheckList's "
+        f"invariance test) significantly more often than deleting as many other words does "
+        f"(one-sided Fisher exact tests, Benjamini-Hochberg q < {alpha} over both)."))
     if not confirmed:
         sec.blocks.append(Para("No candidate is confirmed: the mined n-grams below may be "
                                "anecdotes; raise focus.budget or focus.rounds to test them "
                                "with more sentences.", note=True))
     cols = ["rank", "ngram", "confirmed", "failures", "sentences", "failure rate [95% CI]",
-            "base rate", "rate ratio", "q", "corpus count"]
+            "base rate", "rate ratio", "label changes when deleted", "other words deleted",
+            "q", "corpus count"]
     sec.blocks.append(Table.of(cols, [
         [r["rank"], r["ngram"],
-         ("unconfirmed" if why else "yes") if r.get("confirmed") else "no", r["failures"], r["n"],
-         _rate(r), r["base_rate"], r.get("rate_ratio"), r["q_value"], r["corpus_count"]]
+         (("unconfirmed" if why else "yes") + f" ({r.get('confirmed_by') or 'failure rate'})")
+         if r.get("confirmed") else "no", r["failures"], r["n"],
+         _rate(r), r["base_rate"], r.get("rate_ratio"),
+         f"{r['flipped']}/{r['invariance_n']}" if r.get("invariance_n") else None,
+         r.get("invariance_base"), r["q_value"], r["corpus_count"]]
         for r in rows[:top]]))
     sec.blocks += cut_note(len(rows), top, "focus candidates")
     for r in confirmed[:top]:

@@ -3,6 +3,8 @@ from several finders or data fold into the best-ranked of them."""
 
 from __future__ import annotations
 
+import pytest
+
 from discovery._findings import fold_nested, merge_same_slice, slice_key
 
 
@@ -130,3 +132,36 @@ def test_build_findings_folds_words_inside_a_failing_metadata_slice() -> None:
                           rows={"occlusion": words, "metadata": meta})
     assert [(r["name"], r.get("explained_by")) for r in rows] == [("never", "negation")]
     assert [a["name"] for a in rows[0]["also"]] == ["not", "negation"]
+
+
+def test_a_focus_row_confirmed_by_invariance_is_a_finding_at_its_own_rate() -> None:
+    import numpy as np
+
+    from discovery import build_findings
+    from discovery._finding_sources import INVARIANCE_RULE
+    from discovery._focus_rounds import confirm_candidates
+
+    # Half the corpus fails (a task model at chance). "having seen" fails 13 of 29 new
+    # sentences (below the base rate) but deleting it changes the task model's label alone
+    # on 20 of 29, other words on 2 of 29: a finding confirmed by invariance, whose rate
+    # and base rate are the invariance test's, above the unconfirmed word "plain".
+    texts = ["having seen it.", "plain.", "more plain.", "plain again.", "x.", "y."]
+    ids = [f"c{i}" for i in range(6)]
+    fail = np.array([True, True, True, False, False, False])
+    focus = confirm_candidates([{"ngram": "having seen", "n": 29, "failures": 13,
+                                 "flipped": 20, "invariance_n": 29, "control_n": 29,
+                                 "control_flipped": 2, "task_shift": 0.3,
+                                 "reference_shift": 0.0}], 3, 6, 0.05)
+    words = [{"kind": "word", "word": "plain", "terms": ["plain"], "n": 3, "failures": 2,
+              "base_rate": 0.5, "task_shift": 0.4, "reference_shift": 0.0, "z": 3.0,
+              "q_value": 1e-9, "example_ids": ["c1", "c2"]}]
+    rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=np.full(6, 0.5),
+                          rule="r", rows={"occlusion": words, "focus": focus},
+                          focus_rule="f")
+    head = rows[0]
+    assert head["name"] == "having seen" and head["confirmed"] and head["rank"] == 1
+    assert (head["failures"], head["n"]) == (20, 29) and head["rule"] == INVARIANCE_RULE
+    assert head["base_rate"] == pytest.approx(2 / 29) and head["above_base"]
+    assert (head["error_failures"], head["error_n"], head["error_base_rate"]) == (13, 29, 0.5)
+    assert "invariance" in head["reason"] and "13 of 29" in head["reason"]
+    assert rows[1]["name"] == "plain" and rows[1]["rule"] == "r"

@@ -288,3 +288,76 @@ def test_label_conditioned_prompts_fill_their_label_in_focus_rounds():
     assert generate_raw(qs, Chat(), gen) == raw  # the label is a function of the query's seed
     kept = keep_sentences("superb", qs, raw, gen, set())
     assert kept and all(not k["text"].startswith('"') for k in kept)
+
+
+def test_control_deletion_deletes_as_many_other_words():
+    from discovery._focus_rounds import control_deletion
+
+    text = "so having seen it I loved it a lot"
+    got = control_deletion(text, "having seen", 0)
+    assert got is not None and "having seen" in got
+    assert len(got.split()) == len(text.split()) - 2  # two other words, as many as deleted
+    assert control_deletion(text, "having seen", 0) == got  # seeded: the same every time
+    assert {control_deletion(text, "having seen", s) for s in range(20)} != {got}
+    assert control_deletion("having seen", "having seen", 0) is None  # nothing else to cut
+    # met twice, no free run of four words: any four other words
+    two = control_deletion("great good movie and good fun is it", "great | good", 3)
+    assert two is not None and two.split()[:2] == ["great", "good"] and len(two.split()) == 5
+
+
+def _inv_row(ngram: str, flipped: int, ctrl: int, *, n: int = 40, failures: int = 20
+             ) -> dict:
+    return {"ngram": ngram, "n": n, "failures": failures, "flipped": flipped,
+            "invariance_n": n, "control_n": n, "control_flipped": ctrl}
+
+
+def test_invariance_confirms_a_flip_the_failure_rate_cannot_see():
+    # A task model at chance (base rate 0.5): a word that flips it fails half its new
+    # sentences, the base rate, so the rate test sees nothing. Deleting it changes the task
+    # model's label (the reference's staying) on 30 of 40, deleting other words on 2 of 40:
+    # confirmed by invariance. "y" flips no more than other words do: not confirmed.
+    rows = confirm_candidates([_inv_row("x", 30, 2), _inv_row("y", 2, 2)], 500, 1000, 0.05)
+    by = {r["ngram"]: r for r in rows}
+    x, y = by["x"], by["y"]
+    assert x["confirmed"] and x["confirmed_by"] == "invariance" and rows[0] is x
+    assert x["p_rate"] > 0.4 and x["q_invariance"] < 1e-6 and x["q_value"] == x["q_invariance"]
+    assert x["invariance_base"] == pytest.approx(4 / 80) and x["invariance_rate"] == 0.75
+    assert not y["confirmed"] and y["confirmed_by"] is None and not y["supported"]
+    # Without controls there is no base for the flips: nothing is confirmed by them.
+    bare = [{k: v for k, v in r.items() if k not in ("control_n", "control_flipped")}
+            for r in (_inv_row("x", 30, 2), _inv_row("y", 2, 2))]
+    assert not any(r["confirmed"] for r in confirm_candidates(bare, 500, 1000, 0.05))
+    # A rate above the base rate confirms by the failure rate first.
+    rate = confirm_candidates([_inv_row("z", 30, 2, failures=36)], 500, 1000, 0.05)[0]
+    assert rate["confirmed_by"] == "failure rate" and rate["q_value"] == rate["q_rate"]
+
+
+def test_focus_rows_carry_the_invariance_test_and_its_controls(tmp_path):
+    _run(tmp_path, candidates=[PLANTED, "film"])
+    rows = {r["ngram"]: r for r in map(json.loads,
+                                       (tmp_path / "focus.jsonl").read_text().splitlines())}
+    z, f = rows[PLANTED], rows["film"]
+    assert z["control_n"] == z["invariance_n"] == z["n"] and f["control_n"] > 0
+    assert z["invariance_rate"] > 0.5 > 0.2 > z["invariance_base"] > 0.0
+    assert z["p_invariance"] < 1e-6 and f["invariance_rate"] <= z["invariance_base"]
+    # The controls are kept in the parts: a stage redone from them scores no sentence again.
+    parts = sorted((tmp_path / "focus" / ".parts").glob("round1-*.jsonl"))
+    recs = [json.loads(x) for p in parts for x in p.read_text().splitlines()]
+    assert recs and all("control_flipped" in x and "control_scheme" in x for x in recs)
+    assert all(x["control"] is None or PLANTED not in x["text"] or PLANTED in x["control"]
+               for x in recs)
+    first = (tmp_path / "focus.jsonl").read_bytes()
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    manifest["stages"].pop("focus")
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    (tmp_path / "focus.jsonl").unlink()
+    called = []
+    texts, task, ref, hard = _base()
+    models = FocusModels(backend=WordBackend(), task=lambda t: called.append(t) or t,
+                         reference=lambda t: called.append(t) or t, key="toy")
+    base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=hard, upstream="u")
+    run_focus_rounds(tmp_path, FocusConfig(budget=40, candidates=3), LABELS,
+                     generator=GeneratorConfig(segment={"min_words": 4, "max_words": 40}),
+                     seed_docs=DOCS, base=base, models=models, progress=False,
+                     candidates=[PLANTED, "film"])
+    assert called == [] and (tmp_path / "focus.jsonl").read_bytes() == first

@@ -458,8 +458,9 @@ def test_findings_block_shows_confirmed_patterns_first(tmp_path: Path) -> None:
     findings = page.sections["findings"]
     assert "Findings: confirmed failure patterns" in findings
     assert ("Focus rounds generated 38 new sentences containing 2 candidate n-grams and scored "
-            "them with both models; 1 fail significantly more often than the corpus (failure: "
-            "disagreement; base rate 0.20 over 50 sentences") in findings
+            "them with both models; 1 are confirmed: they fail significantly more often than "
+            "the corpus (failure: disagreement; base rate 0.20 over 50 sentences), or "
+            "deleting them changes the task model's top label") in findings
     # The confirmed pattern first: its rate with the interval, the base rate and q.
     first = findings.index("blown away")
     assert first < findings.index("movie")
@@ -471,7 +472,7 @@ def test_findings_block_shows_confirmed_patterns_first(tmp_path: Path) -> None:
     assert "negative=0.85 positive=0.15" in findings and "negative=0.10 positive=0.90" in findings
     assert "\u201cmovie\u201d" not in findings
     md = (run / "summary.md").read_text(encoding="utf-8")
-    assert "| 1 | blown away | yes | 15 | 20 | 0.75 [0.53, 0.89] |" in md
+    assert "| 1 | blown away | yes (failure rate) | 15 | 20 | 0.75 [0.53, 0.89] |" in md
     assert "| We were blown away by the cast. | negative=0.80 positive=0.20 | " \
            "negative=0.25 positive=0.75 |" in md
 

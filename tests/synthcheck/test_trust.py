@@ -249,12 +249,12 @@ def test_focus_findings_are_unconfirmed_when_the_hard_subset_is_imprecise(
     md = (run / "summary.md").read_text(encoding="utf-8")
     if trusted:
         assert "## Findings: confirmed failure patterns" in md
-        assert "| 1 | thank you for | yes |" in md
+        assert "| 1 | thank you for | yes (failure rate) |" in md
         assert "warnings" not in page.sections
     else:
         assert "## Findings: unconfirmed failure patterns (the reference cannot be trusted)" \
             in md
-        assert "| 1 | thank you for | unconfirmed |" in md
+        assert "| 1 | thank you for | unconfirmed (failure rate) |" in md
         assert "Unconfirmed: held-out: hard-subset precision 0.20" in page.sections["findings"]
         assert list(page.sections)[0] == "warnings"
     # The findings block takes the same verdict.
