@@ -306,3 +306,18 @@ def test_findings_are_not_called_confirmed_when_the_reference_is_not_trusted(
         "the reference not being trusted); ")
     assert untrusted[1].endswith("vs 0.64  passes the test (unconfirmed)")
     assert "  confirmed" not in "\n".join(untrusted)
+
+
+def test_a_finding_confirmed_by_invariance_says_so(tmp_path: Path) -> None:
+    from synthcheck._summary import findings_lines
+
+    run = tmp_path / "run"
+    run.mkdir()
+    plant_findings(run)
+    row = {**FINDING_ROW, "failures": 20, "n": 29, "rate": 20 / 29, "base_rate": 0.07,
+           "confirmed_by": "invariance", "flipped": 20}
+    (run / "findings.jsonl").write_text(json.dumps(row) + "\n")
+    line = findings_lines(run)[1]
+    assert "20/29 = 0.69" in line and "vs 0.07" in line
+    assert line.endswith("confirmed by invariance (label changes when deleted)")
+    assert "flips alone" not in line  # its rate is the flips already
