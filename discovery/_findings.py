@@ -164,13 +164,27 @@ def fold_nested(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     for r in rows:
         words = _words_of(r)
         head = next((k for k, kw in kept if words and kw and (words <= kw or kw <= words)
-                     and not r["low"] > k["rate"]), None) if words else None
+                     and not _by_errors(r)[0] > _by_errors(k)[1]), None) if words else None
         if head is None:
             kept.append(({**r, "data_all": list(r.get("data_all") or
                                                 [r.get("data", "corpus")])}, words))
         else:
             _fold(head, r)
     return [k for k, _ in kept]
+
+
+def _by_errors(row: Mapping[str, Any]) -> tuple[float, float, float]:
+    """A row's failure rate's 95% low bound, the rate and its base rate by the rule the
+    other rows share: a row confirmed by invariance carries that rule's counts, and its
+    errors under ``error_failures``/``error_n``/``error_base_rate``; rows of two rules are
+    compared by the one they share."""
+    if "error_n" not in row:
+        return float(row["low"]), float(row["rate"]), float(row["base_rate"])
+    from discovery._finding_sources import _interval
+
+    k, n = int(row["error_failures"]), int(row["error_n"])
+    low = _interval(k, n)[0] if n else 0.0
+    return low, (k / n if n else 0.0), float(row["error_base_rate"])
 
 
 def fold_explained(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -194,7 +208,8 @@ def fold_explained(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         terms = [str(t) for t in r.get("terms") or [] if t]
         if i in group or not terms or r["kind"] in UNNESTED:
             continue
-        worse = float(r["low"]) - float(r["base_rate"])
+        low, _, base = _by_errors(r)
+        worse = low - base
         for j, a, holds in broad:
             if all(holds(t) for t in terms) and \
                     not worse > float(a["rate"]) - float(a["base_rate"]):

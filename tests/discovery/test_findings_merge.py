@@ -165,3 +165,27 @@ def test_a_focus_row_confirmed_by_invariance_is_a_finding_at_its_own_rate() -> N
     assert (head["error_failures"], head["error_n"], head["error_base_rate"]) == (13, 29, 0.5)
     assert "invariance" in head["reason"] and "13 of 29" in head["reason"]
     assert rows[1]["name"] == "plain" and rows[1]["rule"] == "r"
+
+
+def test_rows_of_two_rules_fold_by_the_rule_they_share() -> None:
+    from discovery._findings import fold_explained
+
+    # '"' is confirmed by invariance: 21 of 23 flips against 0.05 for other words, a rate no
+    # row judged by the reference can reach; by the reference it fails 12 of 23 against
+    # 0.40, no worse than the quotation slice (0.68 against 0.38): one finding.
+    inv = row('"', "focus", n=23, failures=21, rate=21 / 23, low=0.73, base_rate=0.05,
+              confirmed=True, error_failures=12, error_n=23, error_base_rate=0.40)
+    meta = row("quotation", "metadata", terms=[], n=44, failures=30, rate=0.68, low=0.53,
+               base_rate=0.38, above_base=True)
+    out = fold_explained([{**r, "data_all": ["corpus"]} for r in (inv, meta)])
+    assert [(r["name"], r.get("explained_by")) for r in out] == [('"', "quotation")]
+    # ...but one that also fails far more often by the reference stays news of its own
+    worse = {**inv, "error_failures": 23}
+    assert len(fold_explained([{**r, "data_all": ["corpus"]} for r in (worse, meta)])) == 2
+    # and a word judged by the reference folds under an invariance row by their errors
+    word = row("having", "word", n=9, failures=6, rate=0.67, low=0.35, base_rate=0.46)
+    phrase = row("having seen", "focus", n=29, failures=20, rate=0.69, low=0.51,
+                 base_rate=0.07, error_failures=13, error_n=29, error_base_rate=0.47)
+    assert [r["name"] for r in fold_nested([phrase, word])] == ["having seen"]
+    sure = {**word, "low": 0.6}  # significantly above the phrase's error rate (0.45)
+    assert [r["name"] for r in fold_nested([phrase, sure])] == ["having seen", "having"]
