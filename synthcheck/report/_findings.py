@@ -50,10 +50,13 @@ def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
             f"new sentences is marked 'unconfirmed (passes)'.", note=True))
     sec.blocks.append(Para(
         f"{len(rows)} findings of {len(kinds)} kind(s) ({', '.join(kinds)}), ranked: "
-        f"confirmed on new sentences first, then by score = the failure rate's 95% low "
-        f"bound minus the base rate. A corpus sentence fails when the "
-        f"{entry.get('rule', 'rule')} (base rate {float(entry.get('base_rate', 0.0)):.2f}); "
-        f"focus rows count new sentences under the focus rule."))
+        f"confirmed on new sentences first, then the rows whose failure rate is above "
+        f"their base rate, each group by the q-value of the test that found the row, then "
+        f"by score = the failure rate's 95% low bound minus the base rate. A corpus "
+        f"sentence fails when the {entry.get('rule', 'rule')} (base rate "
+        f"{float(entry.get('base_rate', 0.0)):.2f}); focus rows count new sentences under "
+        f"the focus rule, or, confirmed by invariance, the new sentences whose top label "
+        f"changes when the candidate is deleted (base rate: other words deleted)."))
     lab = labelled_line(RunDir(run.path)) if run.has_manifest else ""
     if lab:
         sec.blocks.append(Para(lab[0].upper() + lab[1:] + ". A labelled row fails when the "
