@@ -456,7 +456,9 @@ class FocusConfig(BaseModel):
     run's base rate."""
     min_shift: float = Field(0.05, ge=0.0, lt=1.0)
     """How much more than the reference's the task model's probability must move, on
-    average, for the paired test to count (a smaller shift is no evidence)."""
+    average, for the paired test to count (a smaller shift is no evidence); and how little
+    the reference's must move, on average, for the invariance test to apply (a candidate
+    that moves the reference by more carries the label)."""
     max_examples: int = Field(5, ge=0)
     """Example failing sentences kept per candidate."""
 

@@ -231,7 +231,8 @@ def _word_findings(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, A
 
 
 FOCUS_FIELDS = ("flipped", "task_shift", "reference_shift", "p_rate", "p_paired",
-                "confirmed_by", "invariance_n", "invariance_rate", "invariance_base",
+                "confirmed_by", "invariance_applies", "invariance_n", "invariance_rate",
+                "invariance_base",
                 "p_invariance", "q_invariance", "control_n", "control_flipped")
 """The focus row's fields a focus finding carries."""
 INVARIANCE_RULE = ("invariance: deleting it changes the task model's top label while the "
@@ -272,6 +273,8 @@ def _focus_findings(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, 
                           f"model alone on {r['flipped']}"
                           + (f" (deleting other words: {r['invariance_base']:.2f})"
                              if r.get("invariance_base") is not None else "")
+                          + ("; the reference moves too, so the word carries the label: no "
+                             "invariance test" if r.get("invariance_applies") is False else "")
                           if r.get("flipped") is not None else "")
                        + f", q={q:.2g}"
                        + (f" (p={r['p_rate']:.2g} alone: supported, not confirmed; ranked by "

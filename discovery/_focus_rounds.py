@@ -87,10 +87,14 @@ def delete_candidate(text: str, candidate: str) -> str:
     return " ".join(ngram_pattern(candidate).sub(" ", text).split())
 
 
-INVARIANCE_SCHEME = ("control: delete as many other words, "
-                     "derive_rng(seed, 'focus-control', c, text)")
-"""How each new sentence's control deletion is drawn (:func:`control_deletion`); part of the
-focus stage's hash (not of its parts: the new sentences and their scores stay current)."""
+CONTROL_SCHEME = ("control: delete as many other words, "
+                  "derive_rng(seed, 'focus-control', c, text)")
+"""How each new sentence's control deletion is drawn (:func:`control_deletion`), kept with
+each scored control (``control_scheme``): a control of another scheme is scored again."""
+INVARIANCE_SCHEME = (CONTROL_SCHEME + "; test: Fisher vs the pooled controls, where the "
+                     "reference's mean shift is below min_shift")
+"""The invariance test (see :func:`confirm_candidates`); part of the focus stage's hash (not
+of its parts: the new sentences and their scores stay current)."""
 
 _WORD = re.compile(r"[\w']+")
 
@@ -245,7 +249,8 @@ def paired_test(task_shift: Sequence[float], reference_shift: Sequence[float],
 
 
 def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: int,
-                       alpha: float) -> list[dict[str, Any]]:
+                       alpha: float, min_shift: float | None = None
+                       ) -> list[dict[str, Any]]:
     """Add ``p_value``, ``q_value`` (Benjamini-Hochberg across ``rows``), ``confirmed``,
     ``confirmed_by``, ``supported`` (not confirmed, but its own test is significant at
     ``alpha`` before the correction across candidates: the new sentences agree with the
@@ -265,7 +270,12 @@ def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: i
       does, pooled over every candidate (``invariance_base``; ``p_invariance``, Fisher). Each
       such sentence is a failure: the reference gives it and its edit one label, the task
       model two. This catches a word that flips the task model where the task model is no
-      better than chance, so flipping it does not raise its error rate.
+      better than chance, so flipping it does not raise its error rate. It applies only to
+      a candidate the reference says carries no label (``invariance_applies``): deleting it
+      moves the reference's probability of the task model's label by less than
+      ``min_shift`` on average (``reference_shift``). Deleting "best" moves a small
+      reference a little and seldom changes its label; that the task model's label changes
+      is then no failure, the word being about the label.
 
     The paired Wilcoxon test of the shifts (``p_paired``, see :func:`paired_test`) is kept as
     evidence beside them, never a confirmation: deleting a word can move the task model's
@@ -298,7 +308,10 @@ def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: i
                    p_rate=p, p_paired=row.get("p_paired"), p_value=p)
         p_rates.append(p)
         inv_n = int(row.get("invariance_n") or 0)
+        applies = min_shift is None or float(row.get("reference_shift") or 0.0) < min_shift
         if inv_base is not None and inv_n:
+            row["invariance_applies"] = applies
+        if inv_base is not None and inv_n and applies:
             row.update(invariance_rate=row["flipped"] / inv_n, invariance_base=inv_base,
                        invariance_controls=ctrl_n,
                        p_invariance=test(int(row["flipped"]), inv_n, ctrl_k, ctrl_n))

@@ -27,6 +27,7 @@ from discovery._artifacts import FOCUS, FOCUS_PARTS, HARD
 from discovery._config import FocusConfig, MiningConfig, RankingConfig, TaskModelConfig
 from discovery._finding_sources import balanced_turns, finding_sources
 from discovery._focus_rounds import (
+    CONTROL_SCHEME,
     FOCUS_SEED_SCHEME,
     INVARIANCE_SCHEME,
     confirm_candidates,
@@ -309,7 +310,8 @@ def _rounds(run: RunDir, shash: str, cfg: FocusConfig, labels: LabelSpace, *,
         rows = confirm_candidates([_row(c, sentences[c], base.texts, base_fail, cfg.max_examples,
                                         cfg.min_shift, judged=base_judged)
                                    for c in candidates], int(base_fail.sum()),
-                                  int(base_judged.sum()), cfg.alpha)
+                                  int(base_judged.sum()), cfg.alpha,
+                                  cfg.min_shift if cfg.paired else None)
         for row in rows:
             row["source"] = (sources or {}).get(row["ngram"], "ngram")
     return rows, sentences, prompts
@@ -372,7 +374,7 @@ def _add_controls(run: RunDir, shash: str, round_: int,
     model's top label changes and the reference's does not (as ``flipped``). The parts are
     rewritten with them, so a resumed stage scores no control twice."""
     todo = [(c, x) for c, recs in kept.items() for x in recs if "counterfactual" in x
-            and x.get("control_scheme") != INVARIANCE_SCHEME]
+            and x.get("control_scheme") != CONTROL_SCHEME]
     if not todo:
         return
     ctrl = [control_deletion(x["text"], c, seed) for c, x in todo]
@@ -382,7 +384,7 @@ def _add_controls(run: RunDir, shash: str, round_: int,
     ref = _probabilities(models.reference, texts, k) if texts else np.zeros((0, k))
     at = 0
     for (_, x), t in zip(todo, ctrl, strict=True):
-        x.update(control=t, control_flipped=None, control_scheme=INVARIANCE_SCHEME)
+        x.update(control=t, control_flipped=None, control_scheme=CONTROL_SCHEME)
         if t is None:
             continue
         y = int(np.argmax([x["task_probs"][lab] for lab in labels]))

@@ -361,3 +361,16 @@ def test_focus_rows_carry_the_invariance_test_and_its_controls(tmp_path):
                      seed_docs=DOCS, base=base, models=models, progress=False,
                      candidates=[PLANTED, "film"])
     assert called == [] and (tmp_path / "focus.jsonl").read_bytes() == first
+
+
+def test_invariance_applies_only_where_the_reference_says_the_word_carries_no_label():
+    # Deleting "best" moves the reference's probability of the task model's label by 0.10
+    # on average (it carries the label, the reference just keeps its label more often than
+    # the task model): its flips are no failures. "x" moves the reference by 0.01: tested.
+    rows = confirm_candidates([{**_inv_row("best", 30, 2), "reference_shift": 0.10},
+                               {**_inv_row("x", 30, 2), "reference_shift": 0.01}],
+                              500, 1000, 0.05, 0.05)
+    by = {r["ngram"]: r for r in rows}
+    assert not by["best"]["confirmed"] and by["best"]["invariance_applies"] is False
+    assert "p_invariance" not in by["best"] and not by["best"]["supported"]
+    assert by["x"]["confirmed_by"] == "invariance" and by["x"]["invariance_applies"]
