@@ -273,9 +273,10 @@ def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: i
       better than chance, so flipping it does not raise its error rate. It applies only to
       a candidate the reference says carries no label (``invariance_applies``): deleting it
       moves the reference's probability of the task model's label by less than
-      ``min_shift`` on average (``reference_shift``). Deleting "best" moves a small
-      reference a little and seldom changes its label; that the task model's label changes
-      is then no failure, the word being about the label.
+      ``min_shift`` on average (``reference_shift``). Deleting "too" moves a small
+      reference by 0.10 and seldom changes its label; that the task model's label changes
+      is then no failure, the word being about the label. A threshold, not a test: read an
+      invariance finding's new sentences before acting on it.
 
     The paired Wilcoxon test of the shifts (``p_paired``, see :func:`paired_test`) is kept as
     evidence beside them, never a confirmation: deleting a word can move the task model's
