@@ -314,7 +314,6 @@ def confirm_candidates(rows: list[dict[str, Any]], base_failures: int, base_n: i
             row["invariance_applies"] = applies
         if inv_base is not None and inv_n and applies:
             row.update(invariance_rate=row["flipped"] / inv_n, invariance_base=inv_base,
-                       invariance_controls=ctrl_n,
                        p_invariance=test(int(row["flipped"]), inv_n, ctrl_k, ctrl_n))
             p_invs.append(row["p_invariance"])
     qs = list(false_discovery_control(p_rates + p_invs)) if rows else []

@@ -328,16 +328,7 @@ def _score_group(group: Sequence[str], kept: Mapping[str, list[dict[str, Any]]],
     # the same call; the record keeps whether it fails too.
     cf = [delete_candidate(x["text"], c) or x["text"] for c, x in recs] if cfg.paired else []
     every = texts + cf
-    empty = np.zeros((0, len(labels)))
-    task = np.asarray(models.task(every), dtype=np.float64) if every else empty
-    ref = np.asarray(models.reference(every), dtype=np.float64) if every else empty
-    abstain = None
-    if ref.ndim == 2 and ref.shape[1] == len(labels) + 1:  # the abstain answer, last
-        abstain, ref = ref[:, -1], ref[:, :-1]
-    if task.shape != (len(every), len(labels)) or ref.shape != task.shape:
-        raise DataError(f"a focus scorer returned {task.shape} / {ref.shape} probabilities for "
-                        f"{len(every)} sentences and {len(labels)} labels",
-                        where="focus", fix="check the task model and the reference")
+    task, ref, abstain = _score_both(models, every, len(labels))
     verdict = judge(task, ref, abstain=abstain, rule=rule)
     fail = verdict.fails
     n = len(texts)
@@ -354,15 +345,21 @@ def _score_group(group: Sequence[str], kept: Mapping[str, list[dict[str, Any]]],
                                   and int(np.argmax(ref[n + i])) == int(np.argmax(p))))
 
 
-def _probabilities(fn: Callable[[list[str]], np.ndarray], texts: list[str], k: int
-                   ) -> np.ndarray:
-    """``fn(texts)`` as an n x ``k`` array (an abstain column, last, dropped)."""
-    out = np.asarray(fn(texts), dtype=np.float64)
-    if out.ndim != 2 or out.shape[0] != len(texts) or out.shape[1] not in (k, k + 1):
-        raise DataError(f"a focus scorer returned {out.shape} probabilities for {len(texts)} "
-                        f"sentences and {k} labels", where="focus",
-                        fix="check the task model and the reference")
-    return out[:, :k]
+def _score_both(models: FocusModels, texts: list[str], k: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Both models' n x ``k`` probabilities for ``texts`` (one call each), and the
+    reference's abstain answer (its last column, where it has one; else None)."""
+    empty = np.zeros((0, k))
+    task = np.asarray(models.task(texts), dtype=np.float64) if texts else empty
+    ref = np.asarray(models.reference(texts), dtype=np.float64) if texts else empty
+    abstain = None
+    if ref.ndim == 2 and ref.shape[1] == k + 1:  # the abstain answer, last
+        abstain, ref = ref[:, -1], ref[:, :-1]
+    if task.shape != (len(texts), k) or ref.shape != task.shape:
+        raise DataError(f"a focus scorer returned {task.shape} / {ref.shape} probabilities for "
+                        f"{len(texts)} sentences and {k} labels",
+                        where="focus", fix="check the task model and the reference")
+    return task, ref, abstain
 
 
 def _add_controls(run: RunDir, shash: str, round_: int,
@@ -379,9 +376,7 @@ def _add_controls(run: RunDir, shash: str, round_: int,
         return
     ctrl = [control_deletion(x["text"], c, seed) for c, x in todo]
     texts = [t for t in ctrl if t is not None]
-    k = len(labels)
-    task = _probabilities(models.task, texts, k) if texts else np.zeros((0, k))
-    ref = _probabilities(models.reference, texts, k) if texts else np.zeros((0, k))
+    task, ref, _ = _score_both(models, texts, len(labels))
     at = 0
     for (_, x), t in zip(todo, ctrl, strict=True):
         x.update(control=t, control_flipped=None, control_scheme=CONTROL_SCHEME)
