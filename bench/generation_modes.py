@@ -75,6 +75,19 @@ MODES: dict[str, tuple[str, dict[str, Any]]] = {
                                                 "template": CONT_LABELLED,
                                                 "labels": ["negative", "positive"]},
                                      "segment": FILTER}),
+    # nucleus sampling (the product's own words) and a lower temperature, on the default mode
+    "smollm2-cont-label-p09": (SMOLLM2, {"prompt": {"style": "continuation",
+                                                    "template": CONT_LABELLED,
+                                                    "labels": ["negative", "positive"]},
+                                         "segment": FILTER, "sampling": {"top_p": 0.9}}),
+    "smollm2-cont-label-p08": (SMOLLM2, {"prompt": {"style": "continuation",
+                                                    "template": CONT_LABELLED,
+                                                    "labels": ["negative", "positive"]},
+                                         "segment": FILTER, "sampling": {"top_p": 0.8}}),
+    "smollm2-cont-label-t07": (SMOLLM2, {"prompt": {"style": "continuation",
+                                                    "template": CONT_LABELLED,
+                                                    "labels": ["negative", "positive"]},
+                                         "segment": FILTER, "sampling": {"temperature": 0.7}}),
     "qwen-cont": (QWEN, {"prompt": CONTINUATION, "segment": NO_FILTER}),
     "qwen-instr": (QWEN, {"prompt": {"style": "chat", "template": INSTRUCTION, "labels": []},
                           "segment": NO_FILTER}),
@@ -612,16 +625,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 both["labels"] = labels
                 r.refs[agree_name(pair)] = both
 
+    W = max(20, *(len(r.name) + 2 for r in results))  # the mode column's width
     base_cost = results[0].gen_cpu / max(1, results[0].prompts)
-    print(f"{'mode':<20}{'prompts':>8}{'kept':>6}{'CPU-s/prompt':>13}{'ratio':>7}"
+    print(f"{'mode':<{W}}{'prompts':>8}{'kept':>6}{'CPU-s/prompt':>13}{'ratio':>7}"
           f"{'CPU-s/kept':>11}  dropped")
     for r in results:
         per = r.gen_cpu / max(1, r.prompts)
         drops = ", ".join(f"{k} {v}" for k, v in sorted(r.dropped.items()))
-        print(f"{r.name:<20}{r.prompts:>8}{len(r.records):>6}{per:>13.3f}{per / base_cost:>7.2f}"
+        print(f"{r.name:<{W}}{r.prompts:>8}{len(r.records):>6}{per:>13.3f}{per / base_cost:>7.2f}"
               f"{r.gen_cpu / max(1, len(r.records)):>11.3f}  {drops}")
     print()
-    print(f"{'mode':<20}{'reference':<15}{'CPU-s/sent':>11}{'abstained':>10}  "
+    print(f"{'mode':<{W}}{'reference':<15}{'CPU-s/sent':>11}{'abstained':>10}  "
           f"{'task labels (hard top)':<24} top-60 precision (blind)")
     for r in results:
         for ref_name, ref in r.refs.items():
@@ -641,26 +655,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                 miss = lab["misses"][ref_name]
                 prec += (f"; not errors: {miss['no signal']} without signal, "
                          f"{miss['task right']} the task model right")
-            print(f"{r.name:<20}{ref_name:<15}{per:>11.3f}{share:>10.2f}  {balance:<24} {prec}")
+            print(f"{r.name:<{W}}{ref_name:<15}{per:>11.3f}{share:>10.2f}  {balance:<24} {prec}")
     if args.labels:
         print()
-        print(f"{'mode':<20}{'sample':<13}{'signal share':<28}{'garbled':<28}asked label")
+        print(f"{'mode':<{W}}{'sample':<13}{'signal share':<28}{'garbled':<28}asked label")
         for r in results:
             lab = audited(r, Path(args.labels) / "labels", Path(args.keys))
             if lab is None:
-                print(f"{r.name:<20}(not labelled)")
+                print(f"{r.name:<{W}}(not labelled)")
                 continue
             asked = _iv(lab["asked"][1], lab["asked"][0]) if lab["asked"][0] else "-"
             rows = [("random", "signal", "garbled"),
                     ("labelled", "corpus_signal", "corpus_garbled")]
             for name, sig_key, garb_key in rows:
                 sig, garb = lab[sig_key], lab[garb_key]
-                print(f"{r.name:<20}{name:<13}{_iv(sig[1], sig[0]):<28}"
+                print(f"{r.name:<{W}}{name:<13}{_iv(sig[1], sig[0]):<28}"
                       f"{_iv(garb[1], garb[0]):<28}{asked}")
     if args.labels:
         print()
         print("abstain threshold sweep (in-sample: chosen on these labels)")
-        print(f"{'mode':<20}{'reference':<15}{'t':>5}{'abstained':>10}  "
+        print(f"{'mode':<{W}}{'reference':<15}{'t':>5}{'abstained':>10}  "
               f"{'judged with signal':<30}top-20 precision")
         for r in results:
             for ref_name, ref in r.refs.items():
@@ -668,7 +682,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     continue
                 for thr, ab, sig, top in threshold_sweep(
                         r, ref, Path(args.labels) / "labels", Path(args.keys)):
-                    print(f"{r.name:<20}{ref_name:<15}{thr:>5.2f}{ab:>10}  "
+                    print(f"{r.name:<{W}}{ref_name:<15}{thr:>5.2f}{ab:>10}  "
                           f"{_iv(sig[1], sig[0]):<30}{_iv(top[1], top[0])}")
     if args.audit or args.small:
         audit = Path(args.audit) if args.audit else runs / "audit"

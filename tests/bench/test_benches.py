@@ -23,6 +23,17 @@ NUM = r"[\d.,]+"
 
 # What each script's small-mode output must contain (regular expressions, one per line).
 SMALL: dict[str, list[str]] = {
+    "audit_run.py": [
+        r"^run .+: 80 sentences, 80 labelled blind \(.+labels\.jsonl\)$",
+        rf"^every labelled +{NUM} \[{NUM}, {NUM}\] \(\d+/80\) +{NUM} \[{NUM}, {NUM}\] \(\d+/80\)$",
+        rf"^random 60 +{NUM} \[{NUM}, {NUM}\] \(\d+/60\)",
+        r"^depth +precision \(real task-model errors\) +no label applies +task model right$",
+        rf"^ +10 +{NUM} \[{NUM}, {NUM}\] \(\d+/10\) +\d+ +\d+$",
+        rf"^ +all +{NUM} \[{NUM}, {NUM}\] \(\d+/20\) +\d+ +\d+$",
+        rf"^ +0\.4 +\d+ +{NUM} \[{NUM}, {NUM}\] \(\d+/\d+\)$",
+        rf"^two labellers on 40 sentences: agree {NUM} \[{NUM}, {NUM}\] \(\d+/40\), "
+        rf"Cohen's kappa {NUM}$",
+    ],
     "compare_runs.py": [
         r"^   same\*  6247c6b51fba  6392e050221a  manifest\.json$",
         r"^    same  e2bd1dc1835a  e2bd1dc1835a  scores/task-demo\.jsonl$",
