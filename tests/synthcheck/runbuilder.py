@@ -181,3 +181,20 @@ def fake_generator(monkeypatch: Any, build: Any) -> None:
 
     monkeypatch.setattr(gen, "generator_backend", build)
     monkeypatch.setattr(synth, "generator_backend", build)
+
+
+def fake_backends(monkeypatch: Any) -> None:
+    """Every stage's generator is the fake backend (tests/synth/fakes.py), and this folder is
+    on ``sys.path`` so configs can name its toy task models (what the pipeline tests' autouse
+    fixtures do)."""
+    from tests.synth.fakes import FakeBackend
+
+    fake_generator(monkeypatch, lambda generator: FakeBackend())
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent))
+
+
+def discover_quietly(cfg: Any, run: Path) -> Any:
+    """``discover`` without progress bars or log lines."""
+    from synthcheck._pipeline import discover
+
+    return discover(cfg, run, progress=False, log=lambda s: None)

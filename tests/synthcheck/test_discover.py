@@ -24,7 +24,6 @@ from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 from synthcheck.stages import STAGE_NAMES as STAGES  # noqa: E402
-from tests.synth.fakes import FakeBackend  # noqa: E402
 from tests.synthcheck import runbuilder  # noqa: E402
 
 # A child process's path: the checkout (`tests.synth.fakes`) and tests/synthcheck
@@ -60,8 +59,7 @@ def cfg_path(tmp_path: Path, mini_config: Callable[..., Path]) -> Path:
 
 @pytest.fixture(autouse=True)
 def _fake_generator(monkeypatch: pytest.MonkeyPatch) -> None:
-    runbuilder.fake_generator(monkeypatch, lambda generator: FakeBackend())
-    monkeypatch.syspath_prepend(str(HERE))
+    runbuilder.fake_backends(monkeypatch)
 
 
 def outputs(run: Path) -> dict[str, bytes]:

@@ -52,8 +52,7 @@ def rows(run: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (run / "focus.jsonl").read_text().splitlines()]
 
 
-def quiet(cfg: Any, run: Path) -> Any:
-    return discover(cfg, run, progress=False, log=lambda s: None)
+quiet = runbuilder.discover_quietly
 
 
 def test_focus_stage_in_discover(cfg_path: Path, tmp_path: Path,

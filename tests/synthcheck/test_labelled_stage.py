@@ -17,9 +17,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 
 from synthcheck import load_run_config  # noqa: E402
-from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
-from tests.synth.fakes import FakeBackend  # noqa: E402
 from tests.synthcheck import runbuilder  # noqa: E402
 
 
@@ -61,12 +59,10 @@ def cfg_path(tmp_path: Path, mini_config: Callable[..., Path]) -> Path:
 
 @pytest.fixture(autouse=True)
 def _fake_generator(monkeypatch: pytest.MonkeyPatch) -> None:
-    runbuilder.fake_generator(monkeypatch, lambda generator: FakeBackend())
-    monkeypatch.syspath_prepend(str(HERE))
+    runbuilder.fake_backends(monkeypatch)
 
 
-def quiet(cfg: Any, run: Path) -> Any:
-    return discover(cfg, run, progress=False, log=lambda s: None)
+quiet = runbuilder.discover_quietly
 
 
 def rows_of(path: Path) -> list[dict[str, Any]]:

@@ -16,7 +16,6 @@ HERE = Path(__file__).resolve().parent
 from synth.core import read_jsonl  # noqa: E402
 from synthcheck import load_run_config  # noqa: E402
 from synthcheck._pipeline import discover, evaluate_run_config  # noqa: E402
-from tests.synth.fakes import FakeBackend  # noqa: E402
 from tests.synthcheck import runbuilder  # noqa: E402
 
 
@@ -39,8 +38,7 @@ def cfg_path(tiny_dir: Path, mini_config: Callable[..., Path]) -> Path:
 
 @pytest.fixture(autouse=True)
 def _fake_generator(monkeypatch: pytest.MonkeyPatch) -> None:
-    runbuilder.fake_generator(monkeypatch, lambda generator: FakeBackend())
-    monkeypatch.syspath_prepend(str(HERE))
+    runbuilder.fake_backends(monkeypatch)
 
 
 def raw_files(run: Path) -> dict[str, tuple[bytes, int]]:

@@ -13,17 +13,14 @@ import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
 
 from synthcheck import load_run_config  # noqa: E402
-from synthcheck._pipeline import discover  # noqa: E402
 from synthcheck.cli import main  # noqa: E402
 from synthcheck.stages import STAGE_NAMES as STAGES  # noqa: E402
-from tests.synth.fakes import FakeBackend  # noqa: E402
 from tests.synthcheck import runbuilder  # noqa: E402
 
 FILES = ["slices.jsonl", "metadata.jsonl", "words.jsonl", "focus.jsonl", "findings.jsonl"]
@@ -44,12 +41,10 @@ def cfg_path(mini_config: Callable[..., Path]) -> Path:
 
 @pytest.fixture(autouse=True)
 def _fake_generator(monkeypatch: pytest.MonkeyPatch) -> None:
-    runbuilder.fake_generator(monkeypatch, lambda generator: FakeBackend())
-    monkeypatch.syspath_prepend(str(HERE))
+    runbuilder.fake_backends(monkeypatch)
 
 
-def quiet(cfg: Any, run: Path) -> Any:
-    return discover(cfg, run, progress=False, log=lambda s: None)
+quiet = runbuilder.discover_quietly
 
 
 def outputs(run: Path) -> dict[str, bytes]:
