@@ -3,7 +3,7 @@ of its hard sentences are real task-model errors (issue 24, items 3 and 4).
 
 `bench/generation_modes.py` labels 128-prompt corpora per generation mode; this script reads
 labels of **the run itself** (``make demo``'s ``runs/demo``: every one of its sentences was
-labelled blind, `bench/audit/PROTOCOL.md`), so the top 60 of its hard subset are the run's
+labelled blind, `bench/audit/PROTOCOL.md`; the run at the former default temperature too), so the top 60 of its hard subset are the run's
 own top 60, not the whole hard subset of a small corpus. It prints, with 95% Wilson
 intervals and n:
 
@@ -22,8 +22,11 @@ refused: the corpus changed, so relabel it.
 
 Usage::
 
-    python bench/audit_run.py --run runs/demo --labels bench/audit/labels/demo-run.jsonl \\
-        --second bench/audit/labels/demo-run-second.jsonl
+    python bench/audit_run.py --run runs/demo --labels bench/audit/labels/demo-run.jsonl
+    # the former default, temperature 1.0 (synthcheck discover --config configs/sentiment.yaml
+    # --run runs/demo-t10 -P generator.sampling.temperature=1.0), a second labeller on a quarter
+    python bench/audit_run.py --run runs/demo-t10 --labels bench/audit/labels/demo-run-t10.jsonl \\
+        --second bench/audit/labels/demo-run-t10-second.jsonl
     python bench/audit_run.py --small      # a tiny made-up run (numbers mean nothing)
 """
 
