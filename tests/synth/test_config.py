@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_default_config_loads() -> None:
     cfg = load_run_config(REPO / "configs" / "sentiment.yaml")
     assert cfg.generator.model == "packaged:smollm2-135m-instruct"
-    assert cfg.generator.sampling.top_p == 1.0 and cfg.generator.sampling.temperature == 1.0
+    assert cfg.generator.sampling.top_p == 1.0 and cfg.generator.sampling.temperature == 0.7
     assert cfg.queries.k == 5 and cfg.corpus.source == "packaged:imdb"
 
 
