@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _shares import share as _iv
 
 LLMS = {"smollm2": "packaged:smollm2-135m-instruct", "gemma3": "packaged:gemma3-270m"}
 PROMPT = ("Question: Is this tweet negative, positive or neutral? Answer with negative, "
@@ -42,15 +43,6 @@ SHOTS = [  # the sentiment3 config's shots
 ]
 LABELS = ["negative", "positive"]
 THRESHOLDS = (0.3, 0.5)
-
-
-def _iv(k: int, n: int) -> str:
-    from discovery._precision import _wilson
-
-    if not n:
-        return "n/a"
-    lo, hi = _wilson(k, n)
-    return f"{k / n:.2f} [{lo:.2f}, {hi:.2f}] ({k}/{n})"
 
 
 def reference_config(calibrate: bool) -> Any:

@@ -2,10 +2,10 @@
 of its hard sentences are real task-model errors (issue 24, items 3 and 4).
 
 `bench/generation_modes.py` labels 128-prompt corpora per generation mode; this script reads
-labels of **the run itself** (``make demo``'s ``runs/demo``: every one of its sentences was
-labelled blind, `bench/audit/PROTOCOL.md`; the run at the former default temperature too), so the top 60 of its hard subset are the run's
-own top 60, not the whole hard subset of a small corpus. It prints, with 95% Wilson
-intervals and n:
+labels of **the run itself** (``make demo``'s ``runs/demo``, and a run at the former default
+temperature: every one of their sentences was labelled blind, `bench/audit/PROTOCOL.md`), so
+the top 60 of its hard subset are the run's own top 60, not the whole hard subset of a small
+corpus. It prints, with 95% Wilson intervals and n:
 
 - the signal share (a task label, not ``none``) and the garbled share, over every labelled
   sentence and over a seeded random 60;
@@ -40,20 +40,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _shares import share as _iv
 
 NONE = "none"
 DEPTHS = (10, 30, 60)
 RANDOM = 60
 MARGINS = (0.0, 0.2, 0.3, 0.4, 0.5)
-
-
-def _iv(k: int, n: int) -> str:
-    from discovery._precision import _wilson
-
-    if not n:
-        return "n/a"
-    lo, hi = _wilson(k, n)
-    return f"{k / n:.2f} [{lo:.2f}, {hi:.2f}] ({k}/{n})"
 
 
 def _refuse(message: str) -> None:
