@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from synth.core import read_jsonl, write_jsonl
 
-import audit_run  # noqa: E402
-
-from synth.core import read_jsonl, write_jsonl  # noqa: E402
+# bench/'s scripts import their helpers by bare name (`_shares`), as they do run from bench/:
+# import the script with bench/ on the path for the import only.
+with pytest.MonkeyPatch.context() as _bench_path:
+    _bench_path.syspath_prepend(str(Path(__file__).resolve().parents[2] / "bench"))
+    import audit_run
 
 
 @pytest.mark.parametrize(("change", "says"), [
