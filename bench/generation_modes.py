@@ -64,6 +64,8 @@ FILTER = {"drop_garbled": True, "near_duplicate": 0.7}
 CONTINUATION = {"style": "continuation", "template": "{query}", "labels": []}
 NO_FILTER = {"drop_garbled": False, "near_duplicate": None}
 # name -> (generator spec, generator overrides)
+SAMPLING = {"temperature": 1.0, "top_p": 1.0}
+"""The sampling every mode starts from, whatever configs/sentiment.yaml says."""
 MODES: dict[str, tuple[str, dict[str, Any]]] = {
     "smollm2-cont": (SMOLLM2, {"prompt": CONTINUATION, "segment": NO_FILTER}),
     "smollm2-instr": (SMOLLM2, {"prompt": {"style": "chat", "template": INSTRUCTION,
@@ -143,6 +145,9 @@ def mode_config(base: Any, mode: str, n: int, small: bool) -> Any:
     spec, over = MODES[mode]
     gen = base.generator.model_dump(mode="json")
     gen["model"] = spec
+    # Every mode was measured at SynthEval's temperature 1.0 (the committed labels read those
+    # corpora); a mode's own sampling overrides it (smollm2-cont-label-t07 is today's default).
+    gen["sampling"] = {**gen["sampling"], **SAMPLING}
     for key, value in over.items():
         gen[key] = {**gen[key], **value} if isinstance(value, dict) else value
     gen["n"] = n
