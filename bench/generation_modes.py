@@ -63,9 +63,12 @@ FILTER = {"drop_garbled": True, "near_duplicate": 0.7}
 # Every mode states its whole prompt and filter, so it does not depend on the default config.
 CONTINUATION = {"style": "continuation", "template": "{query}", "labels": []}
 NO_FILTER = {"drop_garbled": False, "near_duplicate": None}
-# name -> (generator spec, generator overrides)
 SAMPLING = {"temperature": 1.0, "top_p": 1.0}
 """The sampling every mode starts from, whatever configs/sentiment.yaml says."""
+# the label-conditioned continuation with the filter (the default config's mode)
+CONT_LABEL = {"prompt": {"style": "continuation", "template": CONT_LABELLED,
+                         "labels": ["negative", "positive"]}, "segment": FILTER}
+# name -> (generator spec, generator overrides)
 MODES: dict[str, tuple[str, dict[str, Any]]] = {
     "smollm2-cont": (SMOLLM2, {"prompt": CONTINUATION, "segment": NO_FILTER}),
     "smollm2-instr": (SMOLLM2, {"prompt": {"style": "chat", "template": INSTRUCTION,
@@ -73,23 +76,11 @@ MODES: dict[str, tuple[str, dict[str, Any]]] = {
     "smollm2-label": (SMOLLM2, {"prompt": {"style": "chat", "template": LABELLED,
                                            "labels": ["negative", "positive"]},
                                 "segment": FILTER}),
-    "smollm2-cont-label": (SMOLLM2, {"prompt": {"style": "continuation",
-                                                "template": CONT_LABELLED,
-                                                "labels": ["negative", "positive"]},
-                                     "segment": FILTER}),
+    "smollm2-cont-label": (SMOLLM2, CONT_LABEL),
     # nucleus sampling (the product's own words) and a lower temperature, on the default mode
-    "smollm2-cont-label-p09": (SMOLLM2, {"prompt": {"style": "continuation",
-                                                    "template": CONT_LABELLED,
-                                                    "labels": ["negative", "positive"]},
-                                         "segment": FILTER, "sampling": {"top_p": 0.9}}),
-    "smollm2-cont-label-p08": (SMOLLM2, {"prompt": {"style": "continuation",
-                                                    "template": CONT_LABELLED,
-                                                    "labels": ["negative", "positive"]},
-                                         "segment": FILTER, "sampling": {"top_p": 0.8}}),
-    "smollm2-cont-label-t07": (SMOLLM2, {"prompt": {"style": "continuation",
-                                                    "template": CONT_LABELLED,
-                                                    "labels": ["negative", "positive"]},
-                                         "segment": FILTER, "sampling": {"temperature": 0.7}}),
+    "smollm2-cont-label-p09": (SMOLLM2, {**CONT_LABEL, "sampling": {"top_p": 0.9}}),
+    "smollm2-cont-label-p08": (SMOLLM2, {**CONT_LABEL, "sampling": {"top_p": 0.8}}),
+    "smollm2-cont-label-t07": (SMOLLM2, {**CONT_LABEL, "sampling": {"temperature": 0.7}}),
     "qwen-cont": (QWEN, {"prompt": CONTINUATION, "segment": NO_FILTER}),
     "qwen-instr": (QWEN, {"prompt": {"style": "chat", "template": INSTRUCTION, "labels": []},
                           "segment": NO_FILTER}),
