@@ -649,11 +649,13 @@ class SlicesConfig(BaseModel):
     """Per-word occlusion (stage ``occlusion``, ``words.jsonl``)."""
     max_findings: int = Field(20, ge=1)
     """Findings kept per kind in ``findings.jsonl`` (stage ``findings``)."""
-    sources: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=lambda: ["perturbation"])
     """Further finding sources over the scored corpus, by name, each run as a stage of its
-    own whose rows join ``findings.jsonl`` (``discovery.corpus_sources()``; e.g.
-    ``enriched``: words over-represented among failing sentences, one-sided Fisher exact
-    test, ``enriched.jsonl``)."""
+    own whose rows join ``findings.jsonl`` (``discovery.corpus_sources()``):
+    ``perturbation`` (on by default): punctuation marks whose label-preserving edit changes
+    the task model's top label more often than deleting a word does (CheckList's INV test,
+    ``perturbation.jsonl``); ``enriched``: words over-represented among failing sentences,
+    one-sided Fisher exact test, ``enriched.jsonl``. ``[]`` runs none."""
 
     @model_validator(mode="before")
     @classmethod

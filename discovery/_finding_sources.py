@@ -63,6 +63,9 @@ class ScoredCorpus:
     p_wrong: np.ndarray
     task: np.ndarray | None = None
     reference: np.ndarray | None = None
+    task_fn: Callable[[list[str]], np.ndarray] | None = None
+    """Scores new text with the ranked task model (probabilities in label order): given to
+    a source that ``edits`` sentences, None otherwise."""
 
     @property
     def base_rate(self) -> float:
@@ -109,6 +112,9 @@ class FindingSource:
         summary: what the CLI summary calls its significant rows (None: not listed).
         compute: ``(ScoredCorpus, SlicesConfig) -> rows`` for a source reading the scored
             corpus alone: the app runs it as a stage, on when ``slices.sources`` names it.
+        edits: its ``compute`` edits sentences and scores the edits with the task model: it
+            reads every sentence (abstained ones too; ``fail`` still says which judged
+            sentence fails) and gets ``task_fn``.
         doc: one line on what it finds.
     """
 
@@ -123,6 +129,7 @@ class FindingSource:
     tests: Callable[[Sequence[Row]], set[str]] | None = None
     summary: str | None = None
     compute: Callable[[ScoredCorpus, SlicesConfig], list[dict[str, Any]]] | None = None
+    edits: bool = False
     doc: str = ""
 
     def entered(self, rows: Sequence[Row]) -> list[Row]:
@@ -392,7 +399,7 @@ BUILTIN: tuple[FindingSource, ...] = (
                   doc="candidates tested on new sentences (the only confirmed findings)"),
 )
 
-PLUGINS: tuple[str, ...] = ("discovery._enrichment",)
+PLUGINS: tuple[str, ...] = ("discovery._enrichment", "discovery._perturbation")
 """Modules that register further sources when imported (``discovery.<module>``); a new
 source's module is one line here."""
 

@@ -327,18 +327,34 @@ def source_stage_hash(stage: str, slices: SlicesConfig, score_hash: str, task_na
 def source_run(run_dir: str | Path, stage: str, *, labels: LabelSpace, slices: SlicesConfig,
                ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
                score_hash: str | None = None,
+               task_fn: Callable[[list[str]], np.ndarray] | None = None,
                config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The stage of a corpus-only finding source (one with ``compute``, see
-    :func:`discovery.corpus_sources`): its rows from the judged corpus into its artifact;
-    raises as :func:`semantic_run`."""
+    :func:`discovery.corpus_sources`): its rows from the judged corpus into its artifact
+    (a source that ``edits`` sentences reads every sentence and gets ``task_fn``, which
+    scores new text with the ranked task model; it is called only when the stage is not
+    current); raises as :func:`semantic_run`."""
     from discovery._finding_sources import ScoredCorpus, corpus_sources
 
-    compute = corpus_sources()[stage].compute
+    source = corpus_sources()[stage]
+    compute = source.compute
     assert compute is not None
+    if source.edits and task_fn is None:
+        raise ValueError(f"the finding source {stage!r} edits sentences: pass task_fn")
 
     def work(c: _Scored) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        rows = compute(ScoredCorpus(ids=c.ids, texts=c.texts, fail=c.fail,
-                                    p_wrong=c.p_wrong, task=c.task, reference=c.ref), slices)
+        if source.edits and c.every is not None:
+            e = c.every
+            k = np.arange(len(e.task))
+            p_wrong = 1.0 - e.reference[k, e.judgement.task_top] if len(e.task) \
+                else np.zeros(0)
+            corpus = ScoredCorpus(ids=e.ids, texts=e.texts, fail=e.judgement.fails,
+                                  p_wrong=p_wrong, task=e.task, reference=e.reference,
+                                  task_fn=task_fn)
+        else:
+            corpus = ScoredCorpus(ids=c.ids, texts=c.texts, fail=c.fail, p_wrong=c.p_wrong,
+                                  task=c.task, reference=c.ref)
+        rows = compute(corpus, slices)
         return rows, dict(significant=sum(bool(r.get("significant")) for r in rows))
 
     return _slice_run(run_dir, stage,

@@ -112,11 +112,15 @@ def source_stage(name: str) -> Stage:
         return [finding_sources()[name].artifact.path(run_dir)]
 
     def run(s: SliceSections, ctx: StageContext) -> StageRun:
-        from discovery import source_run
+        from discovery import finding_sources, source_run
         from synthcheck.stages.generate import check_corpus
 
         check_corpus(ctx.run.path, ctx.hash_of("generate"))
-        out = source_run(ctx.run.path, name, **s.kwargs(ctx))
+        # a source that edits sentences scores them with the ranked task model (lazy: loaded
+        # only when the stage is not current)
+        extra = {"task_fn": s.models.scoring(s.ranking).task_fn(ctx.run.path, ctx.scorers)} \
+            if finding_sources()[name].edits else {}
+        out = source_run(ctx.run.path, name, **extra, **s.kwargs(ctx))
         return StageRun(not out.get("skipped"), {name: out})
 
     def off(s: SliceSections) -> str | None:

@@ -16,8 +16,8 @@ from synthcheck.stages import STAGE_NAMES, STAGES, Stage, StageContext, StageRun
 
 def test_the_stages_and_their_order() -> None:
     assert STAGE_NAMES == ("generate", "score", "rank", "mine", "semantic", "metadata",
-                           "occlusion", "labelled", "enriched", "focus", "findings", "evaluate",
-                           "verify", "report")
+                           "occlusion", "labelled", "enriched", "perturbation", "focus",
+                           "findings", "evaluate", "verify", "report")
     for i, stage in enumerate(STAGES):  # every upstream stage runs before its downstream
         assert all(STAGE_NAMES.index(u) < i for u in stage.upstream), stage.name
 
@@ -25,8 +25,8 @@ def test_the_stages_and_their_order() -> None:
 def test_hashes_without_a_run_directory() -> None:
     of = hash_of(RunConfig(), None)
     assert [of(s) is None for s in STAGE_NAMES] == [
-        False, True, True, True, True, True, True, True, True, True, True, False, True,
-        True]  # no corpus, no labelled data, no suite
+        False, True, True, True, True, True, True, True, True, True, True, True, False,
+        True, True]  # no corpus, no labelled data, no suite
 
 
 def _echo_stage(name: str, upstream: tuple[str, ...] = ()) -> Stage[str]:
