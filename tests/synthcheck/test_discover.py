@@ -50,8 +50,9 @@ def cfg_path(tmp_path: Path, mini_config: Callable[..., Path]) -> Path:
         focus={"candidates": 3, "budget": 4},  # kept small: the stage has its own tests
         evaluation={"size": 12},
         labelled={"data": "evaluation", "size": 40, "semantic": False},
-        # the plug-in finding source (discovery._enrichment) runs as a stage of its own
-        slices={"sources": ["enriched"]},
+        # the plug-in finding sources (discovery._enrichment; discovery._perturbation, which
+        # scores its edits with the task model) run as stages of their own
+        slices={"sources": ["enriched", "perturbation"]},
         suite=str(tmp_path / "suite.yaml"),
         verify={"sample": 5},
     )
