@@ -118,10 +118,9 @@ def _slice_run(run_dir: str | Path, stage: str, stage_hash: Callable[[str, str],
 
     def compute() -> JobRows:
         c = full.judged()
-        p_wrong = 1.0 - c.reference[np.arange(len(c.task)), c.judgement.task_top] \
-            if len(c.task) else np.zeros(0)
         scored = _Scored(run, shash, c.ids, c.texts, c.task, c.reference, c.judgement.fails,
-                         p_wrong, full.judgement.abstained_info(), full.rule.describe(), full)
+                         _p_wrong(c), full.judgement.abstained_info(), full.rule.describe(),
+                         full)
         rows, info = work(scored)
         info = {**info, "base_rate": float(scored.fail.mean()) if len(scored.fail) else 0.0,
                 "judged": len(scored.fail), "abstained": scored.abstained}
@@ -132,6 +131,12 @@ def _slice_run(run_dir: str | Path, stage: str, stage_hash: Callable[[str, str],
                    compute=compute, timed=True,
                    record=lambda: dict(config_dump) if config_dump is not None
                    else {"stage": stage})
+
+
+def _p_wrong(c: JudgedCorpus) -> np.ndarray:
+    """The reference's probability that the task model's top label is wrong, per sentence."""
+    return 1.0 - c.reference[np.arange(len(c.task)), c.judgement.task_top] if len(c.task) \
+        else np.zeros(0)
 
 
 def stage_output(stage: str) -> Artifact:
@@ -345,11 +350,8 @@ def source_run(run_dir: str | Path, stage: str, *, labels: LabelSpace, slices: S
     def work(c: _Scored) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         if source.edits and c.every is not None:
             e = c.every
-            k = np.arange(len(e.task))
-            p_wrong = 1.0 - e.reference[k, e.judgement.task_top] if len(e.task) \
-                else np.zeros(0)
             corpus = ScoredCorpus(ids=e.ids, texts=e.texts, fail=e.judgement.fails,
-                                  p_wrong=p_wrong, task=e.task, reference=e.reference,
+                                  p_wrong=_p_wrong(e), task=e.task, reference=e.reference,
                                   task_fn=task_fn)
         else:
             corpus = ScoredCorpus(ids=c.ids, texts=c.texts, fail=c.fail, p_wrong=c.p_wrong,

@@ -190,3 +190,33 @@ def test_most_of_the_corpus_abstaining_warns_on_stderr_and_in_the_meta(run_dir, 
     meta = json.loads((run_dir / "hard.jsonl.meta.json").read_text())
     assert meta["warning"].startswith("20 of 20 sentences (100%) abstained")
     assert read_jsonl(run_dir / "hard.jsonl") == []
+
+
+def test_an_edit_source_reads_the_abstained_sentences_too(tmp_path) -> None:
+    # The punctuation invariance test needs no judge: the 10 abstained 'plain' questions are
+    # in its counts, while every judged count leaves them out.
+    from discovery import SlicesConfig, source_run
+
+    texts = [f"plain words number {i}?" for i in range(10)] + \
+        [f"so bad take {i}" for i in range(6)] + [f"so good take {i}" for i in range(4)]
+    write_jsonl(tmp_path / "corpus" / "shard-00000.jsonl",
+                [{"id": f"s{i:03d}", "text": t} for i, t in enumerate(texts)])
+    cfg = sections(task_models=[TaskModelConfig(name="toy", spec="python:unused:x")],
+                   reference=_ref(calibrate=False),
+                   ranking=RankingConfig(top_k=8, min_reference_margin=0.2))
+    ref = FewShotReference(WordBackend(), cfg.score["reference"], LABELS)
+    score_run(tmp_path, **cfg.score, task_scorers={"toy": ToyTask()}, reference_scorer=ref,
+              progress=False)
+
+    def question_reader(batch: list[str]) -> np.ndarray:  # positive only on a question
+        return np.array([[0.1, 0.9] if "?" in t else [0.9, 0.1] for t in batch])
+
+    kwargs = dict(labels=cfg.rank["labels"], slices=SlicesConfig(),
+                  ranking=cfg.rank["ranking"], task_models=cfg.score["task_models"])
+    with pytest.raises(ValueError, match="'perturbation' edits sentences: pass task_fn"):
+        source_run(tmp_path, "perturbation", **kwargs)
+    out = source_run(tmp_path, "perturbation", task_fn=question_reader, **kwargs)
+    assert out["abstained"]["count"] == 10 and out["significant"] == 1
+    row = read_jsonl(tmp_path / "perturbation.jsonl")[0]
+    assert (row["name"], row["n"], row["failures"]) == ("question mark", 10, 10)
+    assert (row["control_n"], row["control_failures"]) == (10, 0)
