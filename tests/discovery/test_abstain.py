@@ -173,13 +173,18 @@ def test_score_and_rank_record_abstained_and_keep_them_out(run_dir, capsys) -> N
     assert len(judged.ids) == 10 and judged.judgement.base_rate == pytest.approx(0.6)
 
 
-def test_most_of_the_corpus_abstaining_warns_on_stderr_and_in_the_meta(run_dir, capsys) -> None:
+def _scored(run_dir, ranking: RankingConfig):  # type: ignore[no-untyped-def]
+    """The stage sections, the corpus of ``run_dir`` scored by ToyTask and WordBackend."""
     cfg = sections(task_models=[TaskModelConfig(name="toy", spec="python:unused:x")],
-                   reference=_ref(calibrate=False),
-                   ranking=RankingConfig(top_k=2, min_reference_margin=0.95))
+                   reference=_ref(calibrate=False), ranking=ranking)
     ref = FewShotReference(WordBackend(), cfg.score["reference"], LABELS)
     score_run(run_dir, **cfg.score, task_scorers={"toy": ToyTask()}, reference_scorer=ref,
               progress=False)
+    return cfg
+
+
+def test_most_of_the_corpus_abstaining_warns_on_stderr_and_in_the_meta(run_dir, capsys) -> None:
+    cfg = _scored(run_dir, RankingConfig(top_k=2, min_reference_margin=0.95))
     capsys.readouterr()
     report = rank_run(run_dir, **cfg.rank)
     assert report["abstained"]["count"] == 20
@@ -201,12 +206,7 @@ def test_an_edit_source_reads_the_abstained_sentences_too(tmp_path) -> None:
         [f"so bad take {i}" for i in range(6)] + [f"so good take {i}" for i in range(4)]
     write_jsonl(tmp_path / "corpus" / "shard-00000.jsonl",
                 [{"id": f"s{i:03d}", "text": t} for i, t in enumerate(texts)])
-    cfg = sections(task_models=[TaskModelConfig(name="toy", spec="python:unused:x")],
-                   reference=_ref(calibrate=False),
-                   ranking=RankingConfig(top_k=8, min_reference_margin=0.2))
-    ref = FewShotReference(WordBackend(), cfg.score["reference"], LABELS)
-    score_run(tmp_path, **cfg.score, task_scorers={"toy": ToyTask()}, reference_scorer=ref,
-              progress=False)
+    cfg = _scored(tmp_path, RankingConfig(top_k=8, min_reference_margin=0.2))
 
     def question_reader(batch: list[str]) -> np.ndarray:  # positive only on a question
         return np.array([[0.1, 0.9] if "?" in t else [0.9, 0.1] for t in batch])
