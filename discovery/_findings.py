@@ -50,8 +50,10 @@ Ranking means what it says:
   ``data``, ``n``, ``failures``, ``rate``, ``base_rate``, ``q_value``) and every data it was
   read from under ``data_all``;
 - one slice is named once: a row whose words are a subset or superset of a higher-ranked
-  row's ("having" under "having seen", "too" under the group "too | really") folds into it
-  the same way, unless its rate is significantly above that row's (a worse sub-slice);
+  row's ("having" under "having seen", "too" under the group "too | really"), or whose
+  sentences lie inside such a row's or one folded into it ("just too" inside "just"), folds
+  into it the same way, unless its rate is significantly above that row's (a worse
+  sub-slice);
   semantic and metadata rows never fold (:func:`fold_nested`);
 - one failure is explained once: rows whose every term lies inside a metadata slice that
   fails above its base rate ("never", "can't believe" inside ``negation``) fold with that
@@ -159,18 +161,40 @@ def fold_nested(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     coarser or finer, and folds into that row's ``also`` (the higher rank says which
     description the evidence prefers), unless its failure rate is significantly above the
     higher row's (its 95% low bound above that rate: a worse sub-slice is news of its own).
-    Semantic and metadata rows never fold."""
-    kept: list[tuple[dict[str, Any], frozenset[str]]] = []
+    A row whose sentences all lie inside a higher-ranked row's or one folded into it (every
+    term holds one of its terms: "too much" inside the group "too | really"; "just too"
+    inside "just", folded under the phrase "just plain") folds the same way, unless it
+    fails significantly more than that row: a sub-slice of a sub-slice is still the same
+    failure. Semantic and metadata rows never fold."""
+    kept: list[tuple[dict[str, Any], frozenset[str], list[Mapping[str, Any]]]] = []
     for r in rows:
         words = _words_of(r)
-        head = next((k for k, kw in kept if words and kw and (words <= kw or kw <= words)
+        head = next((k for k, kw, _ in kept if words and kw and (words <= kw or kw <= words)
                      and not _by_errors(r)[0] > _by_errors(k)[1]), None) if words else None
+        if head is None and words:
+            head = next((k for k, _, folded in kept
+                         if any(_inside(r, m) and not _by_errors(r)[0] > _by_errors(m)[1]
+                                for m in folded)), None)
         if head is None:
             kept.append(({**r, "data_all": list(r.get("data_all") or
-                                                [r.get("data", "corpus")])}, words))
+                                                [r.get("data", "corpus")])}, words, [r]))
         else:
             _fold(head, r)
-    return [k for k, _ in kept]
+            next(f for k, _, f in kept if k is head).append(r)
+    return [k for k, _, _ in kept]
+
+
+def _inside(row: Mapping[str, Any], outer: Mapping[str, Any]) -> bool:
+    """Every sentence of ``row`` is one of ``outer``'s: each of its terms holds one of
+    ``outer``'s terms as whole words ("just too" holds "just"; a group of several words
+    holds none of one word's). Kinds of :data:`UNNESTED` are inside nothing."""
+    if row["kind"] in UNNESTED or outer["kind"] in UNNESTED:
+        return False
+    inner = [str(t).casefold().split() for t in row.get("terms") or [] if str(t).strip()]
+    outs = [str(t).casefold().split() for t in outer.get("terms") or [] if str(t).strip()]
+    return bool(inner and outs) and all(
+        any(o == t[i:i + len(o)] for o in outs for i in range(len(t) - len(o) + 1))
+        for t in inner)
 
 
 def _by_errors(row: Mapping[str, Any]) -> tuple[float, float, float]:

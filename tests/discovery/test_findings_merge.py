@@ -55,6 +55,26 @@ def test_a_slice_named_coarser_or_finer_folds_into_the_higher_ranked_name() -> N
     assert "also" not in out[2]
 
 
+def test_a_sub_slice_of_a_folded_row_folds_into_its_finding() -> None:
+    # "just" folds under the phrase "just plain" (a finer name); "just too" and "not just"
+    # lie inside "just", so they are the same failure too, unless one fails significantly
+    # more than "just"; a group holding "just" among other words is no sub-slice of it
+    rows = [row("just plain", "focus"), row("range", "word"), row("just", "ngram"),
+            row("just too", "phrase", n=2, failures=2, rate=1.0, low=0.34),
+            row("not just", "phrase", n=1, failures=1, rate=1.0, low=0.21),
+            row("just | only", "group", terms=["just", "only"]),
+            row("just so", "ngram", terms=["just so"], rate=0.98, low=0.8),
+            row("too much", "ngram", terms=["too much"])]
+    out = fold_nested(merge_same_slice(rows))
+    assert [r["name"] for r in out] == ["just plain", "range", "just | only", "just so",
+                                        "too much"]
+    assert [a["name"] for a in out[0]["also"]] == ["just", "just too", "not just"]
+    # inside the higher-ranked group itself
+    group = [row("too | really", "group", terms=["too", "really"]),
+             row("too much", "ngram", terms=["too much"]), row("much", "word")]
+    assert [r["name"] for r in fold_nested(group)] == ["too | really", "much"]
+
+
 def test_the_summary_names_a_folded_row() -> None:
     from synthcheck._summary import also_text
 
