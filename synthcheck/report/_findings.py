@@ -56,7 +56,10 @@ def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
         f"sentence fails when the {entry.get('rule', 'rule')} (base rate "
         f"{float(entry.get('base_rate', 0.0)):.2f}); focus rows count new sentences under "
         f"the focus rule, or, confirmed by invariance, the new sentences whose top label "
-        f"changes when the candidate is deleted (base rate: other words deleted)."))
+        f"changes when the candidate is deleted (base rate: other words deleted)"
+        + ("; punctuation invariance rows count corpus sentences, abstained ones too, whose "
+           "top label changes when only their punctuation changes (base rate: one other word "
+           "deleted)" if "perturbation" in kinds else "") + "."))
     lab = labelled_line(RunDir(run.path)) if run.has_manifest else ""
     if lab:
         sec.blocks.append(Para(lab[0].upper() + lab[1:] + ". A labelled row fails when the "

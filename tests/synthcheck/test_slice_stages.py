@@ -120,6 +120,19 @@ def test_summary_and_report_show_the_findings(cfg_path: Path, tmp_path: Path, ca
                                                for f in rows[:len(table.rows)]]
     assert any(f.get("also") for f in rows[:len(table.rows)])
 
+    def ranking_text() -> str:
+        return next(b.text for s in build_report(run).sections if s.key == "findings"
+                    for b in s.blocks if b.kind == "para" and "findings of" in b.text)
+
+    clause = ("punctuation invariance rows count corpus sentences, abstained ones too, whose "
+              "top label changes when only their punctuation changes (base rate: one other "
+              "word deleted)")
+    assert clause not in ranking_text()  # the fake task model ignores punctuation
+    with (run / "findings.jsonl").open("a") as f:  # as if it did not
+        f.write(json.dumps({**rows[-1], "kind": "perturbation", "name": "question mark"})
+                + "\n")
+    assert clause in ranking_text()
+
 
 def test_slices_command_and_its_errors(cfg_path: Path, tmp_path: Path, capsys) -> None:
     run = tmp_path / "r"
