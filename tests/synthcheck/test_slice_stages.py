@@ -141,9 +141,9 @@ def test_slices_command_and_its_errors(cfg_path: Path, tmp_path: Path, capsys) -
     capsys.readouterr()
     assert main(["slices", "--config", str(cfg_path), "--run", str(run), "-q"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[:4] == ["semantic: up to date", "metadata: up to date", "occlusion: up to date",
-                       "labelled: off"]
-    assert out[4] == f"findings: up to date: {run / 'findings.jsonl'}"
+    assert out[:5] == ["semantic: up to date", "metadata: up to date", "occlusion: up to date",
+                       "labelled: off", "perturbation: up to date"]
+    assert out[5] == f"findings: up to date: {run / 'findings.jsonl'}"
 
     empty = tmp_path / "empty"
     empty.mkdir()
