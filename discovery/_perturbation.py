@@ -111,7 +111,8 @@ def invariance_rows(corpus: ScoredCorpus, slices: SlicesConfig | None = None
     control = scored[len(texts) - len(controls):]
     c_n = len(controls)
     c_k = int(sum(int(control[j].argmax()) != int(top[i]) for j, (i, _) in enumerate(controls)))
-    rows, at = [], 0
+    rows: list[dict[str, Any]] = []
+    at = 0
     for name, pairs in members.items():
         idx = np.array([i for i, _ in pairs])
         flipped = new_top[at:at + len(pairs)] != top[idx]

@@ -118,9 +118,9 @@ def source_stage(name: str) -> Stage:
         check_corpus(ctx.run.path, ctx.hash_of("generate"))
         # a source that edits sentences scores them with the ranked task model (lazy: loaded
         # only when the stage is not current)
-        extra = {"task_fn": s.models.scoring(s.ranking).task_fn(ctx.run.path, ctx.scorers)} \
-            if finding_sources()[name].edits else {}
-        out = source_run(ctx.run.path, name, **extra, **s.kwargs(ctx))
+        task_fn = s.models.scoring(s.ranking).task_fn(ctx.run.path, ctx.scorers) \
+            if finding_sources()[name].edits else None
+        out = source_run(ctx.run.path, name, task_fn=task_fn, **s.kwargs(ctx))
         return StageRun(not out.get("skipped"), {name: out})
 
     def off(s: SliceSections) -> str | None:

@@ -14,8 +14,9 @@ from discovery._perturbation import EDITS, RULE, delete_one_word, invariance_row
 
 TEXTS = ["is this the film of the year?", "who would watch this?", "what a plot twist?",
          "why is it so long?", "did anyone like the ending?", "can the sequel be worse?",
-         "where was the editor?", "how did this get made?", "the cast was fine!", "a slow film", "a fine cast",
-         "the music (by a new band) was loud", "it ends ... then ends again", "a quiet film"]
+         "where was the editor?", "how did this get made?", "the cast was fine!", "a slow film",
+         "a fine cast", "the music (by a new band) was loud", "it ends ... then ends again",
+         "a quiet film"]
 LABELS = ["negative", "positive"]
 
 
