@@ -68,7 +68,8 @@ SMALL: dict[str, list[str]] = {
     ],
     "generation_modes.py": [
         r"^generation +dtype +prompts +kept +tokens +CPU-s/prompt +ratio +limit%$",
-        rf"^smollm2-label +float32 +8 +\d+ +\d+ +{NUM} +{NUM} +{NUM}%$",
+        # generator.dtype auto: bfloat16 on a CPU with native bf16 (avx512_bf16), else float32
+        rf"^smollm2-label +(?:float32|bfloat16) +8 +\d+ +\d+ +{NUM} +{NUM} +{NUM}%$",
         r"^reference +sentences +CPU-s/sentence +ratio$",
         rf"^qwen-neutral +\d+ +{NUM} +{NUM}$",
         rf"^smollm2-cont +gemma-cal +{NUM} +{NUM}  \d+:\d+ +\(not labelled\)$",
