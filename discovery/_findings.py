@@ -166,21 +166,22 @@ def fold_nested(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     inside "just", folded under the phrase "just plain") folds the same way, unless it
     fails significantly more than that row: a sub-slice of a sub-slice is still the same
     failure. Semantic and metadata rows never fold."""
+    # each finding: its head row, the head's words, and every row folded into it
     kept: list[tuple[dict[str, Any], frozenset[str], list[Mapping[str, Any]]]] = []
     for r in rows:
         words = _words_of(r)
-        head = next((k for k, kw, _ in kept if words and kw and (words <= kw or kw <= words)
-                     and not _by_errors(r)[0] > _by_errors(k)[1]), None) if words else None
-        if head is None and words:
-            head = next((k for k, _, folded in kept
-                         if any(_inside(r, m) and not _by_errors(r)[0] > _by_errors(m)[1]
-                                for m in folded)), None)
-        if head is None:
+        entry = next((e for e in kept if words and e[1] and (words <= e[1] or e[1] <= words)
+                      and not _by_errors(r)[0] > _by_errors(e[0])[1]), None) if words else None
+        if entry is None and words:
+            entry = next((e for e in kept
+                          if any(_inside(r, m) and not _by_errors(r)[0] > _by_errors(m)[1]
+                                 for m in e[2])), None)
+        if entry is None:
             kept.append(({**r, "data_all": list(r.get("data_all") or
                                                 [r.get("data", "corpus")])}, words, [r]))
         else:
-            _fold(head, r)
-            next(f for k, _, f in kept if k is head).append(r)
+            _fold(entry[0], r)
+            entry[2].append(r)
     return [k for k, _, _ in kept]
 
 
