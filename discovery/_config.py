@@ -409,18 +409,19 @@ class FocusConfig(BaseModel):
     enabled: bool = runtime_field(True)
     """Run focus rounds in ``discover`` after mining (``synthcheck focus`` runs them either
     way; not part of the stage hash)."""
-    candidates: int = Field(10, ge=1)
-    """How many top mined n-grams to test (ranked by z-score, enriched n-grams below
-    ``mining.min_support`` included down to ``min_support`` below)."""
+    candidates: int = Field(16, ge=1)
+    """How many candidates to test (with ``select: mined``, the top mined n-grams ranked by
+    z-score, enriched n-grams below ``mining.min_support`` included down to
+    ``min_support`` below; else picked from the finding sources' pool, see ``select``)."""
     ngrams: list[str] = Field(default_factory=list)
     """Extra n-grams to test whatever mining finds (your own hypotheses)."""
     min_support: int = Field(2, ge=1)
     """Candidates must occur in at least this many hard sentences."""
     budget: int = Field(48, ge=1)
     """Generation prompts per candidate per round (kept sentences are fewer: those that
-    pass the segment filter and still contain the candidate). The default (10 x 48
-    prompts) took 45 s on the demo on an otherwise idle 2-core machine and about 6 min on
-    one shared with other jobs; `discover` prints its estimate before the stage starts."""
+    pass the segment filter and still contain the candidate). The default (16 x 48
+    prompts) took about 2 min on the demo on an otherwise idle 2-core machine;
+    `discover` prints its estimate before the stage starts."""
     rounds: int = Field(1, ge=1)
     """Rounds; after the first, only candidates not yet confirmed whose failure rate is
     above the base rate get more sentences (adaptive)."""
@@ -519,7 +520,7 @@ MAX_FOCUS_NGRAM_WORDS = 10
 MAX_FOCUS_NGRAM_CHARS = 200
 """The most characters of one ``focus.ngrams`` entry."""
 MAX_FOCUS_PROMPTS = 10_000_000
-"""The most generation prompts the focus rounds may make (the default makes 480)."""
+"""The most generation prompts the focus rounds may make (the default makes 768)."""
 _FOCUS_PROMPTS_PER_SECOND = 100.0  # a fast GPU with vLLM and a small model, as generator.n
 
 

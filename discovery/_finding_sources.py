@@ -240,7 +240,7 @@ def _word_findings(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, A
 FOCUS_FIELDS = ("flipped", "task_shift", "reference_shift", "p_rate", "p_paired",
                 "confirmed_by", "invariance_applies", "invariance_n", "invariance_rate",
                 "invariance_base",
-                "p_invariance", "q_invariance", "control_n", "control_flipped")
+                "p_invariance", "q_invariance", "control_n", "control_flipped", "term_counts")
 """The focus row's fields a focus finding carries."""
 INVARIANCE_RULE = ("invariance: deleting it changes the task model's top label while the "
                    "reference's stays")

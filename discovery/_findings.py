@@ -53,7 +53,8 @@ Ranking means what it says:
   row's ("having" under "having seen", "too" under the group "too | really"), or whose
   sentences lie inside such a row's or one folded into it ("just too" inside "just"), folds
   into it the same way, unless its rate is significantly above that row's (a worse
-  sub-slice);
+  sub-slice); a confirmed focus group under one of its words whose other words fail too
+  names the finding instead (a category, :func:`generalizes`);
   semantic and metadata rows never fold (:func:`fold_nested`);
 - one failure is explained once: rows whose every term lies inside a metadata slice that
   fails above its base rate ("never", "can't believe" inside ``negation``) fold with that
@@ -165,24 +166,53 @@ def fold_nested(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     term holds one of its terms: "too much" inside the group "too | really"; "just too"
     inside "just", folded under the phrase "just plain") folds the same way, unless it
     fails significantly more than that row: a sub-slice of a sub-slice is still the same
-    failure. Semantic and metadata rows never fold."""
+    failure. A confirmed focus group of a higher-ranked word ("galli | milani | thati" under
+    "galli") whose other words fail too (:func:`generalizes`) takes the finding's name
+    instead, the word folded under it: the category is what the reader needs to know.
+    Semantic and metadata rows never fold."""
     # each finding: its head row, the head's words, and every row folded into it
     kept: list[tuple[dict[str, Any], frozenset[str], list[Mapping[str, Any]]]] = []
     for r in rows:
         words = _words_of(r)
-        entry = next((e for e in kept if words and e[1] and (words <= e[1] or e[1] <= words)
-                      and not _by_errors(r)[0] > _by_errors(e[0])[1]), None) if words else None
-        if entry is None and words:
-            entry = next((e for e in kept
-                          if any(_inside(r, m) and not _by_errors(r)[0] > _by_errors(m)[1]
-                                 for m in e[2])), None)
-        if entry is None:
-            kept.append(({**r, "data_all": list(r.get("data_all") or
-                                                [r.get("data", "corpus")])}, words, [r]))
+        at = next((j for j, e in enumerate(kept) if words and e[1]
+                   and (words <= e[1] or e[1] <= words)
+                   and not _by_errors(r)[0] > _by_errors(e[0])[1]), None) if words else None
+        if at is None and words:
+            at = next((j for j, e in enumerate(kept)
+                       if any(_inside(r, m) and not _by_errors(r)[0] > _by_errors(m)[1]
+                              for m in e[2])), None)
+        if at is None:
+            kept.append((_head(r), words, [r]))
+        elif kept[at][1] < words and generalizes(r, kept[at][1]):
+            # a confirmed group whose other words fail too: the category is the finding
+            head, _, members = kept[at]
+            kept[at] = (_head(r), words, [*members, r])
+            _fold(kept[at][0], head)
         else:
-            _fold(entry[0], r)
-            entry[2].append(r)
+            _fold(kept[at][0], r)
+            kept[at][2].append(r)
     return [k for k, _, _ in kept]
+
+
+def _head(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {**row, "data_all": list(row.get("data_all") or [row.get("data", "corpus")])}
+
+
+def generalizes(group: Mapping[str, Any], words: frozenset[str]) -> bool:
+    """Whether a confirmed focus ``group`` ("galli | milani | thati") fails beyond its
+    ``words`` ("galli"): the new sentences holding its other words (``term_counts``) fail
+    above the group's base rate by the rule it was confirmed by (their 95% Wilson low bound
+    above it). Then the group, not its strongest word, names the finding."""
+    from discovery._finding_sources import _interval
+
+    counts = group.get("term_counts")
+    if not counts or not group.get("confirmed"):
+        return False
+    inv = group.get("confirmed_by") == "invariance"
+    rest = [c for t, c in counts.items() if not set(str(t).casefold().split()) <= words]
+    k = sum(int(c.get("flipped" if inv else "failures", 0)) for c in rest)
+    n = sum(int(c.get("invariance_n" if inv else "n", 0)) for c in rest)
+    return bool(n) and _interval(k, n)[0] > float(group["base_rate"])
 
 
 def _inside(row: Mapping[str, Any], outer: Mapping[str, Any]) -> bool:

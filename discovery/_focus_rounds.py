@@ -163,18 +163,29 @@ def focus_queries(candidate: str, docs: Sequence[str], cfg: FocusConfig, *, seed
     Seed windows: a random seed document containing the candidate, the candidate's
     occurrence in it and up to ``context_words`` words before it in the same sentence.
     Prompt form: the first ``context_words`` words of a random document, then the candidate.
+    A group (``"galli | milani | thati"``) is a hypothesis about each of its words: query
+    ``i`` carries its words in turn (word ``i mod k``), from a seed window holding that word
+    where one exists (with ``queries: seed``, any word's when none does), else in the
+    prompt form, so that a word the seed documents hold often does not fill the group's test.
     Two streams per query, kept apart as in stage 1: the window is picked by
     ``derive_rng(seed, "focus-query", round, candidate, i)`` and the LLM samples with
     ``derive_seed(seed, "focus", round, candidate, i)``.
     """
-    pattern = ngram_pattern(candidate)
-    holders = [d for d in docs if pattern.search(d)] if cfg.queries != "prompt" else []
-    if cfg.queries == "seed" and not holders:
+    terms = candidate_terms(candidate)
+    whole = ngram_pattern(candidate)
+    patterns = [whole] if len(terms) == 1 else [ngram_pattern(t) for t in terms]
+    holders_of = [[d for d in docs if p.search(d)] if cfg.queries != "prompt" else []
+                  for p in patterns]
+    if cfg.queries == "seed" and not any(holders_of):
         return []
     out = []
     for i in range(start, start + cfg.budget):
         s = derive_seed(seed, "focus", round_, candidate, i)
         rng = derive_rng(seed, "focus-query", round_, candidate, i)
+        which = i % len(patterns)
+        holders, pattern = holders_of[which], patterns[which]
+        if not holders and cfg.queries == "seed":
+            holders, pattern = next(h for h in holders_of if h), whole
         if holders:
             doc = holders[rng.randrange(len(holders))]
             matches = list(pattern.finditer(doc))
@@ -187,9 +198,7 @@ def focus_queries(candidate: str, docs: Sequence[str], cfg: FocusConfig, *, seed
         else:
             doc = docs[rng.randrange(len(docs))] if docs else ""
             context = doc.split()[:cfg.context_words] if cfg.context_words else []
-            terms = candidate_terms(candidate)
-            term = terms[0] if len(terms) == 1 else terms[rng.randrange(len(terms))]
-            out.append(FocusQuery(" ".join([*context, term]), s, "prompt"))
+            out.append(FocusQuery(" ".join([*context, terms[which]]), s, "prompt"))
     return out
 
 

@@ -32,6 +32,7 @@ from discovery._focus_rounds import (
     INVARIANCE_SCHEME,
     confirm_candidates,
     control_deletion,
+    candidate_terms,
     delete_candidate,
     focus_queries,
     generate_raw,
@@ -82,6 +83,10 @@ class FocusBase:
     upstream: str = ""
     abstain: np.ndarray | None = None
     rule: JudgeRule = field(default_factory=JudgeRule)
+    every_text: Sequence[str] | None = None
+    """Every corpus sentence, the abstained ones too (None: :attr:`texts`): where a pooled
+    candidate occurs when ``balanced`` picks (a word whose sentences the reference reads no
+    label in is still evidence: deleting it moves the task model alone)."""
 
     def judgement(self) -> Judgement:
         """The base corpus judged by :attr:`rule`."""
@@ -395,7 +400,10 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
          base_fail: np.ndarray, max_examples: int, min_shift: float = 0.0, *,
          judged: np.ndarray | None = None) -> dict[str, Any]:
     """One candidate's counts over its judged new sentences (abstained ones are counted
-    apart, ``abstained``) and its judged corpus sentences."""
+    apart, ``abstained``) and its judged corpus sentences; a group's also per word
+    (``term_counts``: word -> ``n``, ``failures``, and where the invariance test ran
+    ``invariance_n``, ``flipped``, over the new sentences holding that word), so that a
+    reader (and :func:`discovery.build_findings`) sees whether its words fail alike."""
     pattern = ngram_pattern(candidate)
     in_base = np.array([pattern.search(t) is not None for t in base_texts], dtype=bool)
     if judged is not None:
@@ -417,6 +425,10 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
                   "control_flipped": sum(bool(x["control_flipped"]) for x in controls),
                   "task_shift": float(np.mean(ts)), "reference_shift": float(np.mean(rs)),
                   "p_paired": paired_test(ts, rs, min_shift)}
+    terms = candidate_terms(candidate)
+    if len(terms) > 1:
+        counts["term_counts"] = {t: _term_counts([x for x in recs if ngram_pattern(t).search(
+            x["text"])], invariance=bool(paired) and len(paired) == len(recs)) for t in terms}
     return {
         "ngram": candidate,
         "n": len(recs),
@@ -432,6 +444,13 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
                          if "counterfactual" in x else {})}
                      for x in recs if x["failure"]][:max_examples],
     }
+
+
+def _term_counts(recs: Sequence[Mapping[str, Any]], *, invariance: bool) -> dict[str, int]:
+    out = {"n": len(recs), "failures": int(sum(bool(x["failure"]) for x in recs))}
+    if invariance:
+        out.update(invariance_n=len(recs), flipped=int(sum(bool(x["flipped"]) for x in recs)))
+    return out
 
 
 def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
@@ -474,15 +493,17 @@ def focus_run(run_dir: str | Path, *, labels: LabelSpace, focus: FocusConfig,
         if job.current():
             return job.skipped()
     # The base corpus is the judged sentences: the base rate is the slices' one.
-    c = load_judged(run.path, labels=labels, task_name=ranked_task_name(ranking, task_models),
-                    ranking=ranking).judged()
+    every = load_judged(run.path, labels=labels,
+                        task_name=ranked_task_name(ranking, task_models), ranking=ranking)
+    c = every.judged()
     index = {cid: i for i, cid in enumerate(c.ids)}
     hard = [index[str(r["id"])] for r in iter_jsonl(HARD.path(run.path))
             if str(r["id"]) in index]
     extra = dict(pool or {})
     upstream = focus_upstream(focus, upstream, slices_upstream or {})
     base = FocusBase(texts=c.texts, task=c.task, reference=c.reference, hard_indices=hard,
-                     upstream=upstream, abstain=c.abstain, rule=c.rule)
+                     upstream=upstream, abstain=c.abstain, rule=c.rule,
+                     every_text=every.texts)
     candidates, sources = None, None
     if focus.select != "mined":
         candidates, sources = pool_candidates(base, focus, mining, extra)
@@ -550,12 +571,17 @@ def pool_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
         sources.setdefault(c, kind)
     names = list(sources)
     patterns = [ngram_pattern(c) for c in names]
-    hits = [np.array([p.search(t) is not None for t in base.texts], dtype=bool)
-            for p in patterns]
-    n = np.array([int(h.sum()) for h in hits])
+
+    def hits_in(texts: Sequence[str]) -> list[np.ndarray]:
+        return [np.array([p.search(t) is not None for t in texts], dtype=bool)
+                for p in patterns]
+
     if cfg.select == "balanced":
-        picked = _balanced(names, sources, hits, cfg.candidates)
+        picked = _balanced(names, sources, hits_in(
+            base.texts if base.every_text is None else base.every_text), cfg.candidates)
     else:
+        hits = hits_in(base.texts)
+        n = np.array([int(h.sum()) for h in hits])
         fail = base.judgement().fails
         k = np.array([int((h & fail).sum()) for h in hits])
         _, high = wilson_interval(k, n)
@@ -573,7 +599,9 @@ def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[n
               limit: int) -> list[int]:
     """Indices of ``names`` picked by the sources in turn (each finding kind's ``turn``,
     :func:`discovery.balanced_turns`, then any other kind), each source's candidates in
-    their order; a candidate in no sentence, or a rare one (at most :data:`RARE`
+    their order; ``hits`` are over every corpus sentence, abstained ones included (a word
+    the task model leans on in sentences without a label is tested by the focus rounds'
+    invariance test); a candidate in no sentence, or a rare one (at most :data:`RARE`
     sentences) whose sentences are already covered, or one whose sentences are exactly an
     earlier pick's, is skipped, except that a ``labelled`` candidate in no corpus sentence
     is kept: the labelled data showed it, and generating around it is how the corpus gets

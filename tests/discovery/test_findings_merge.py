@@ -209,3 +209,32 @@ def test_rows_of_two_rules_fold_by_the_rule_they_share() -> None:
     assert [r["name"] for r in fold_nested([phrase, word])] == ["having seen"]
     sure = {**word, "low": 0.6}  # significantly above the phrase's error rate (0.45)
     assert [r["name"] for r in fold_nested([phrase, sure])] == ["having seen", "having"]
+
+
+def _group(**counts: tuple[int, int]) -> dict[str, object]:
+    names = list(counts)
+    return row(" | ".join(names), "focus", terms=names, confirmed=True,
+               confirmed_by="failure rate",
+               term_counts={t: {"n": n, "failures": k} for t, (n, k) in counts.items()})
+
+
+def test_a_confirmed_group_whose_other_words_fail_names_the_finding() -> None:
+    from discovery._findings import generalizes
+
+    word = row("galli", "focus", confirmed=True)
+    # milani and thati fail on 14 of 16 new sentences, far above the base rate 0.2
+    group = _group(galli=(8, 7), milani=(8, 7), thati=(8, 7))
+    assert generalizes(group, frozenset({"galli"}))
+    out = fold_nested([word, group, row("fun", "word")])
+    assert [r["name"] for r in out] == ["galli | milani | thati", "fun"]
+    assert [a["name"] for a in out[0]["also"]] == ["galli"]
+    # its other words fail at the base rate: the group is the word's, and folds under it
+    weak = _group(galli=(8, 8), milani=(8, 2), thati=(8, 1))
+    assert not generalizes(weak, frozenset({"galli"}))
+    out = fold_nested([word, weak])
+    assert [r["name"] for r in out] == ["galli"]
+    assert [a["name"] for a in out[0]["also"]] == ["galli | milani | thati"]
+    # not confirmed, or no per-word counts: never
+    assert not generalizes({**group, "confirmed": False}, frozenset({"galli"}))
+    assert not generalizes({k: v for k, v in group.items() if k != "term_counts"},
+                           frozenset({"galli"}))

@@ -374,3 +374,39 @@ def test_invariance_applies_only_where_the_reference_says_the_word_carries_no_la
     assert not by["best"]["confirmed"] and by["best"]["invariance_applies"] is False
     assert "p_invariance" not in by["best"] and not by["best"]["supported"]
     assert by["x"]["confirmed_by"] == "invariance" and by["x"]["invariance_applies"]
+
+
+def test_a_group_s_queries_carry_each_of_its_words_in_turn():
+    """A group is a hypothesis about each of its words: the seed documents hold "galli" often
+    and "milani" never, yet the queries carry galli, milani, thati in turn (seed windows
+    where a document holds the word, the prompt form where none does)."""
+    docs = ["crash his wife (Ida Galli) to the other side.", "Ida Galli stars.",
+            "A thati cast.", "plain text here."]
+    qs = focus_queries("galli | milani | thati", docs, FocusConfig(budget=6, context_words=1),
+                       seed=3, round_=1)
+    words = [q.text.split()[-1].lower() for q in qs]
+    assert words == ["galli", "milani", "thati"] * 2
+    assert [q.source for q in qs] == ["seed", "prompt", "seed"] * 2
+    # queries: seed never writes the prompt form: a word no document holds takes the group's
+    seed = focus_queries("galli | milani", docs, FocusConfig(budget=4, queries="seed"),
+                         seed=3, round_=1)
+    assert [q.source for q in seed] == ["seed"] * 4
+    assert all("galli" in q.text.lower() for q in seed)
+    # one word: the queries are what they were (the rng draws the same windows)
+    assert focus_queries("galli", docs, FocusConfig(budget=3), seed=3, round_=1) == \
+        focus_queries("galli", docs, FocusConfig(budget=3), seed=3, round_=1)
+
+
+def test_a_group_row_counts_each_of_its_words():
+    from discovery._focus_stage import _row
+
+    probs = {"task_probs": {}, "reference_probs": {}}
+    recs = [{"text": "Ida Galli was there.", "failure": True, **probs},
+            {"text": "Milani was there.", "failure": True, **probs},
+            {"text": "Milani again.", "failure": False, **probs},
+            {"text": "A thati cast.", "failure": False, "abstained": True, **probs}]
+    row = _row("galli | milani | thati", recs, ["plain."], np.array([False]), 3)
+    assert row["term_counts"] == {"galli": {"n": 1, "failures": 1},
+                                  "milani": {"n": 2, "failures": 1},
+                                  "thati": {"n": 0, "failures": 0}}
+    assert "term_counts" not in _row("galli", recs[:1], ["plain."], np.array([False]), 3)

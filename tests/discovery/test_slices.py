@@ -517,3 +517,23 @@ def test_a_finding_not_above_its_base_rate_never_ranks_above_one_that_is() -> No
     rows = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=np.full(10, 0.5),
                           rule="r", rows={"metadata": metadata})
     assert [(r["name"], r["above_base"]) for r in rows] == [("zorb", True), ("odd", False)]
+
+
+def test_balanced_selection_sees_candidates_in_abstained_sentences() -> None:
+    """Occlusion reads the abstained sentences too: a phrase the task model leans on only in
+    sentences the reference reads no label in is in no judged sentence, yet the focus
+    rounds' invariance test can confirm it, so ``balanced`` picks it from every sentence."""
+    from discovery import FocusBase, FocusConfig, MiningConfig, pool_candidates
+
+    judged = ["the movie number one.", "the movie number two.", "plain line."]
+    texts = judged
+    task = np.array([[0.9, 0.1]] * 3)
+    ref = np.array([[0.1, 0.9], [0.1, 0.9], [0.9, 0.1]])
+    cfg = FocusConfig(candidates=3, min_support=2)
+    pool = {"horror movie": "phrase"}
+    base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=[0, 1])
+    assert "horror movie" not in pool_candidates(base, cfg, MiningConfig(), pool)[0]
+    every = [*judged, "a horror movie about ghosts."]
+    base = FocusBase(texts=texts, task=task, reference=ref, hard_indices=[0, 1],
+                     every_text=every)
+    assert "horror movie" in pool_candidates(base, cfg, MiningConfig(), pool)[0]

@@ -26,10 +26,10 @@ CASES = {
                                 "9,999 characters, more than 10 words or 200 characters (it "
                                 "must fit in a generated sentence) (-P focus.ngrams=['"
                                 + LONG[:85] + "..., field 'focus.ngrams'): correct the value",
-    "focus.budget=1000000000000": "invalid value for 'focus': (candidates 10 + ngrams 0) x "
-                                  "budget 1,000,000,000,000 x rounds 1 = 10,000,000,000,000 "
+    "focus.budget=1000000000000": "invalid value for 'focus': (candidates 16 + ngrams 0) x "
+                                  "budget 1,000,000,000,000 x rounds 1 = 16,000,000,000,000 "
                                   "generation prompts is unreasonably large (at most "
-                                  "10,000,000): it would need about 1,157,407 days of "
+                                  "10,000,000): it would need about 1,851,852 days of "
                                   "generation at 100 prompts/s (-P focus.budget=1000000000000, "
                                   "field 'focus'): correct the value",
     "slices.semantic.encoder=": "invalid value for 'slices.semantic.encoder': encoder must be "
@@ -56,6 +56,6 @@ def test_config_refuses_out_of_bounds_values(override, capsys):
 
 @pytest.mark.parametrize("override", ["reference.align_prefix=4096", "reference.align_prefix=0",
                                       "focus.ngrams=['not bad', 'hardly']",
-                                      "focus.budget=1000000"])
+                                      "focus.budget=625000"])  # 16 x 625,000: the bound
 def test_values_at_the_bounds_load(override, capsys):
     assert main(["config", "-c", CONFIG, "-P", override]) == 0
