@@ -201,18 +201,26 @@ def _head(row: Mapping[str, Any]) -> dict[str, Any]:
 def generalizes(group: Mapping[str, Any], words: frozenset[str]) -> bool:
     """Whether a confirmed focus ``group`` ("galli | milani | thati") fails beyond its
     ``words`` ("galli"): the new sentences holding its other words (``term_counts``) fail
-    above the group's base rate by the rule it was confirmed by (their 95% Wilson low bound
-    above it). Then the group, not its strongest word, names the finding."""
+    above the base rate by either of the focus rounds' two tests, each at one-sided 2.5%
+    (a 95% Wilson low bound above the base): their failure rate above the corpus's, or
+    their invariance failures (deleting the word changes the task model's label and not
+    the reference's) above deleting other words does. Then the group, not its strongest
+    word, names the finding."""
     from discovery._finding_sources import _interval
 
     counts = group.get("term_counts")
     if not counts or not group.get("confirmed"):
         return False
-    inv = group.get("confirmed_by") == "invariance"
     rest = [c for t, c in counts.items() if not set(str(t).casefold().split()) <= words]
-    k = sum(int(c.get("flipped" if inv else "failures", 0)) for c in rest)
-    n = sum(int(c.get("invariance_n" if inv else "n", 0)) for c in rest)
-    return bool(n) and _interval(k, n)[0] > float(group["base_rate"])
+    inv = group.get("confirmed_by") == "invariance"
+    tests = [("failures", "n", group.get("error_base_rate" if inv else "base_rate")),
+             ("flipped", "invariance_n", group.get("invariance_base"))]
+    for k_key, n_key, base in tests:
+        k = sum(int(c.get(k_key, 0)) for c in rest)
+        n = sum(int(c.get(n_key, 0)) for c in rest)
+        if base is not None and n and _interval(k, n)[0] > float(base):
+            return True
+    return False
 
 
 def _inside(row: Mapping[str, Any], outer: Mapping[str, Any]) -> bool:

@@ -238,3 +238,10 @@ def test_a_confirmed_group_whose_other_words_fail_names_the_finding() -> None:
     assert not generalizes({**group, "confirmed": False}, frozenset({"galli"}))
     assert not generalizes({k: v for k, v in group.items() if k != "term_counts"},
                            frozenset({"galli"}))
+    # or by the invariance test: milani and thati flip the task model alone on 5 of 6 new
+    # sentences, where deleting other words flips it on 0.06
+    inv = {**_group(galli=(9, 8), milani=(2, 1), thati=(4, 2)), "invariance_base": 0.06}
+    inv["term_counts"] = {t: {**c, "invariance_n": c["n"], "flipped": f}
+                          for (t, c), f in zip(inv["term_counts"].items(), (8, 1, 4))}
+    assert generalizes(inv, frozenset({"galli"}))
+    assert not generalizes({**inv, "invariance_base": 0.5}, frozenset({"galli"}))
