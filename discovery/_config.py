@@ -438,11 +438,12 @@ class FocusConfig(BaseModel):
     """How candidates are chosen. ``balanced`` pools the top mined n-grams, the occlusion
     words and groups of words, and the significant semantic slices' terms (each source that
     ran), and lets the sources take turns (word, group, phrase, n-gram, semantic slice),
-    each in its own evidence order, skipping a rare candidate (at most 3 corpus sentences)
-    whose sentences earlier picks already cover: one sentence's words are one hypothesis,
-    not several. ``ucb`` pools the same and tests the ``candidates`` with the highest upper
-    95% Wilson bound of their failure rate in the corpus (2 of 2 sentences failing before
-    5 of 12); ``mined``: the top mined n-grams only."""
+    each in its own evidence order, skipping a rare candidate (at most 3 corpus sentences,
+    the abstained ones counted) whose sentences earlier picks already cover: one sentence's
+    words are one hypothesis, not several. ``ucb`` pools the same and tests the
+    ``candidates`` with the highest upper 95% Wilson bound of their failure rate in the
+    judged corpus (2 of 2 sentences failing before 5 of 12); ``mined``: the top mined
+    n-grams only."""
     paired: bool = True
     """Also score each new sentence with the candidate deleted (both models, in the same
     calls) and test the pairs: does deleting it move the task model's probability of its

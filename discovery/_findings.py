@@ -64,6 +64,7 @@ Ranking means what it says:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -183,11 +184,19 @@ def fold_nested(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                               for m in e[2])), None)
         if at is None:
             kept.append((_head(r), words, [r]))
-        elif kept[at][1] < words and generalizes(r, kept[at][1]):
+        elif kept[at][1] < words and generalizes(r, kept[at][1]) \
+                and not _by_errors(kept[at][0])[0] > _by_errors(r)[1]:
             # a confirmed group whose other words fail too: the category is the finding
+            # (unless its word fails significantly worse: news of its own), and a later
+            # finding of another of its words is the same failure
             head, _, members = kept[at]
             kept[at] = (_head(r), words, [*members, r])
             _fold(kept[at][0], head)
+            for e in [e for e in kept[at + 1:] if e[1] <= words
+                      and not _by_errors(e[0])[0] > _by_errors(r)[1]]:
+                kept.remove(e)
+                _fold(kept[at][0], e[0])
+                kept[at][2].extend(e[2])
         else:
             _fold(kept[at][0], r)
             kept[at][2].append(r)
@@ -199,19 +208,21 @@ def _head(row: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def generalizes(group: Mapping[str, Any], words: frozenset[str]) -> bool:
-    """Whether a confirmed focus ``group`` ("galli | milani | thati") fails beyond its
-    ``words`` ("galli"): the new sentences holding its other words (``term_counts``) fail
-    above the base rate by either of the focus rounds' two tests, each at one-sided 2.5%
-    (a 95% Wilson low bound above the base): their failure rate above the corpus's, or
-    their invariance failures (deleting the word changes the task model's label and not
-    the reference's) above deleting other words does. Then the group, not its strongest
-    word, names the finding."""
+    """Whether a confirmed focus ``group`` ("galli | milani | thati") fails beyond
+    ``words`` (a higher-ranked finding's words: "galli"): the new sentences that hold one
+    of its terms only, a term without any of ``words`` (``term_counts``: "milani",
+    "thati"; not "ida galli"), fail above the base rate by either of the focus rounds'
+    two tests, each at one-sided 2.5% (a 95% Wilson low bound above the base): their
+    failure rate above the corpus's, or their invariance failures (deleting the term
+    changes the task model's label and not the reference's) above deleting other words
+    does. Then the group, not its strongest word, names the finding."""
     from discovery._finding_sources import _interval
 
     counts = group.get("term_counts")
     if not counts or not group.get("confirmed"):
         return False
-    rest = [c for t, c in counts.items() if not set(str(t).casefold().split()) <= words]
+    head = {tok for w in words for tok in _TOKEN.findall(w)}
+    rest = [c for t, c in counts.items() if head.isdisjoint(_TOKEN.findall(str(t).casefold()))]
     inv = group.get("confirmed_by") == "invariance"
     tests = [("failures", "n", group.get("error_base_rate" if inv else "base_rate")),
              ("flipped", "invariance_n", group.get("invariance_base"))]
@@ -221,6 +232,9 @@ def generalizes(group: Mapping[str, Any], words: frozenset[str]) -> bool:
         if base is not None and n and _interval(k, n)[0] > float(base):
             return True
     return False
+
+
+_TOKEN = re.compile(r"[\w']+")
 
 
 def _inside(row: Mapping[str, Any], outer: Mapping[str, Any]) -> bool:

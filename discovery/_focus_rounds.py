@@ -35,6 +35,9 @@ FOCUS_SEED_SCHEME = "window: derive_rng(seed, 'focus-query', r, c, i); " \
     "sample: derive_seed(seed, 'focus', r, c, i)"
 """How focus prompts are seeded; part of the focus stage's hash, so rounds run with the
 former single stream (one value for both) are redone, not taken for current."""
+GROUP_QUERY_SCHEME = "group: query i carries word i mod k"
+"""How a group's queries carry its words; part of a group candidate's part file name, so a
+group generated before its words took turns is generated again (one word's parts stay)."""
 
 _BOUNDARY = re.compile(r"[.!?]\s")
 
@@ -44,8 +47,13 @@ GROUP_SEPARATOR = " | "
 
 def candidate_terms(candidate: str) -> list[str]:
     """The n-grams of a candidate: one, or a group written ``"pizza | sushi | tacos"`` (a
-    semantic slice's terms: a sentence holds the candidate when it holds any of them)."""
-    return [t.strip() for t in candidate.split(GROUP_SEPARATOR.strip()) if t.strip()]
+    semantic slice's terms: a sentence holds the candidate when it holds any of them), each
+    once (the first spelling of a term written twice, case aside)."""
+    terms: dict[str, str] = {}
+    for t in candidate.split(GROUP_SEPARATOR.strip()):
+        if t.strip():
+            terms.setdefault(t.strip().casefold(), t.strip())
+    return list(terms.values())
 
 
 def ngram_pattern(ngram: str) -> re.Pattern[str]:
@@ -165,7 +173,8 @@ def focus_queries(candidate: str, docs: Sequence[str], cfg: FocusConfig, *, seed
     Prompt form: the first ``context_words`` words of a random document, then the candidate.
     A group (``"galli | milani | thati"``) is a hypothesis about each of its words: query
     ``i`` carries its words in turn (word ``i mod k``), from a seed window holding that word
-    where one exists (with ``queries: seed``, any word's when none does), else in the
+    where one exists (with ``queries: seed``, a window holding any of its words when none
+    does), else in the
     prompt form, so that a word the seed documents hold often does not fill the group's test.
     Two streams per query, kept apart as in stage 1: the window is picked by
     ``derive_rng(seed, "focus-query", round, candidate, i)`` and the LLM samples with
@@ -185,7 +194,7 @@ def focus_queries(candidate: str, docs: Sequence[str], cfg: FocusConfig, *, seed
         which = i % len(patterns)
         holders, pattern = holders_of[which], patterns[which]
         if not holders and cfg.queries == "seed":
-            holders, pattern = next(h for h in holders_of if h), whole
+            holders, pattern = [d for d in docs if whole.search(d)], whole
         if holders:
             doc = holders[rng.randrange(len(holders))]
             matches = list(pattern.finditer(doc))

@@ -29,10 +29,11 @@ from discovery._finding_sources import balanced_turns, finding_sources
 from discovery._focus_rounds import (
     CONTROL_SCHEME,
     FOCUS_SEED_SCHEME,
+    GROUP_QUERY_SCHEME,
     INVARIANCE_SCHEME,
+    candidate_terms,
     confirm_candidates,
     control_deletion,
-    candidate_terms,
     delete_candidate,
     focus_queries,
     generate_raw,
@@ -139,13 +140,22 @@ def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorConfig,
                         # the margin only when set: hashes without it are as before
                         "rule": [JUDGE_SCHEME, min_margin],
                         "seeds": FOCUS_SEED_SCHEME})
-    if parts or not cfg.paired:
+    if parts:
         return phash
-    return config_hash({"parts": phash, "invariance": INVARIANCE_SCHEME})
+    return config_hash({"parts": phash, "rows": ROWS_SCHEME,
+                        **({"invariance": INVARIANCE_SCHEME} if cfg.paired else {})})
+
+
+ROWS_SCHEME = ("balanced picks see abstained sentences; a group row's term_counts count the "
+               "sentences holding one of its words only")
+"""What the rows hold beyond the parts; part of the stage hash (not the parts'), so rows
+written before are rewritten from the parts already generated."""
 
 
 def _part_path(run: RunDir, shash: str, round_: int, candidate: str) -> Path:
-    tag = hashlib.sha256(candidate.encode("utf-8")).hexdigest()[:12]
+    key = candidate if len(candidate_terms(candidate)) == 1 \
+        else f"{candidate}\n{GROUP_QUERY_SCHEME}"
+    tag = hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
     return FOCUS_PARTS.path(run.path) / f"round{round_}-{tag}-{shash}.jsonl"
 
 
@@ -400,10 +410,12 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
          base_fail: np.ndarray, max_examples: int, min_shift: float = 0.0, *,
          judged: np.ndarray | None = None) -> dict[str, Any]:
     """One candidate's counts over its judged new sentences (abstained ones are counted
-    apart, ``abstained``) and its judged corpus sentences; a group's also per word
-    (``term_counts``: word -> ``n``, ``failures``, and where the invariance test ran
-    ``invariance_n``, ``flipped``, over the new sentences holding that word), so that a
-    reader (and :func:`discovery.build_findings`) sees whether its words fail alike."""
+    apart, ``abstained``) and its judged corpus sentences; a group's also per term
+    (``term_counts``: term -> ``n``, ``failures``, and where the invariance test ran
+    ``invariance_n``, ``flipped``, over the new sentences holding that term and no other
+    of the group's, so the cells are disjoint and deleting the group deleted just that
+    term), so that a reader (and :func:`discovery.build_findings`) sees whether its terms
+    fail alike."""
     pattern = ngram_pattern(candidate)
     in_base = np.array([pattern.search(t) is not None for t in base_texts], dtype=bool)
     if judged is not None:
@@ -427,8 +439,10 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
                   "p_paired": paired_test(ts, rs, min_shift)}
     terms = candidate_terms(candidate)
     if len(terms) > 1:
-        counts["term_counts"] = {t: _term_counts([x for x in recs if ngram_pattern(t).search(
-            x["text"])], invariance=bool(paired) and len(paired) == len(recs)) for t in terms}
+        holds = [[bool(ngram_pattern(t).search(x["text"])) for t in terms] for x in recs]
+        counts["term_counts"] = {t: _term_counts(
+            [x for x, h in zip(recs, holds, strict=True) if h[j] and sum(h) == 1],
+            invariance=bool(paired) and len(paired) == len(recs)) for j, t in enumerate(terms)}
     return {
         "ngram": candidate,
         "n": len(recs),
@@ -558,8 +572,12 @@ def pool_candidates(base: FocusBase, cfg: FocusConfig, mining: MiningConfig,
     """The ``cfg.candidates`` candidates ``cfg.select`` (``balanced`` or ``ucb``, see
     :class:`FocusConfig`) picks from the top mined n-grams (``2 * cfg.candidates`` of them,
     as :func:`select_candidates` mines them) and ``pool`` (candidate -> the kind that
-    proposed it, each kind in its own evidence order), then ``cfg.ngrams``. Returns
-    (candidates, candidate -> source)."""
+    proposed it, each kind in its own evidence order), then ``cfg.ngrams``. ``balanced``
+    reads a candidate's corpus sentences in ``base.every_text`` (the abstained ones too: a
+    word the task model leans on in sentences the reference reads no label in is
+    occlusion's evidence, and the focus rounds' invariance test can confirm it), ``ucb``
+    in ``base.texts`` (its bound is on the judged failure rate). Returns (candidates,
+    candidate -> source)."""
     from discovery._stats import wilson_interval
 
     mined = select_candidates(base.texts, base.hard_indices, n=2 * cfg.candidates,
@@ -599,9 +617,8 @@ def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[n
               limit: int) -> list[int]:
     """Indices of ``names`` picked by the sources in turn (each finding kind's ``turn``,
     :func:`discovery.balanced_turns`, then any other kind), each source's candidates in
-    their order; ``hits`` are over every corpus sentence, abstained ones included (a word
-    the task model leans on in sentences without a label is tested by the focus rounds'
-    invariance test); a candidate in no sentence, or a rare one (at most :data:`RARE`
+    their order (``hits``: each candidate's corpus sentences, as :func:`pool_candidates`
+    reads them); a candidate in no sentence, or a rare one (at most :data:`RARE`
     sentences) whose sentences are already covered, or one whose sentences are exactly an
     earlier pick's, is skipped, except that a ``labelled`` candidate in no corpus sentence
     is kept: the labelled data showed it, and generating around it is how the corpus gets

@@ -242,6 +242,33 @@ def test_a_confirmed_group_whose_other_words_fail_names_the_finding() -> None:
     # sentences, where deleting other words flips it on 0.06
     inv = {**_group(galli=(9, 8), milani=(2, 1), thati=(4, 2)), "invariance_base": 0.06}
     inv["term_counts"] = {t: {**c, "invariance_n": c["n"], "flipped": f}
-                          for (t, c), f in zip(inv["term_counts"].items(), (8, 1, 4))}
+                          for (t, c), f in zip(inv["term_counts"].items(), (8, 1, 4),
+                                               strict=True)}
     assert generalizes(inv, frozenset({"galli"}))
     assert not generalizes({**inv, "invariance_base": 0.5}, frozenset({"galli"}))
+
+
+def test_a_group_names_the_finding_only_on_its_other_words_evidence() -> None:
+    from discovery._findings import generalizes
+
+    # "ida galli" holds the head's word: its sentences are the head's evidence, not milani's
+    group = _group(**{"ida galli": (18, 17), "milani": (0, 0)})
+    assert not generalizes(group, frozenset({"galli"}))
+    assert not generalizes(_group(**{"just too": (9, 9), "just plain": (9, 9)}),
+                           frozenset({"just"}))
+    # a word failing significantly worse than its group keeps the name (its failure is
+    # the sharper one), the group folded under it as before
+    word = row("galli", "focus", confirmed=True, n=40, failures=39, rate=0.975, low=0.87)
+    strong = {**_group(galli=(8, 7), milani=(16, 9), thati=(16, 9)), "rate": 0.55,
+              "low": 0.40}
+    assert generalizes(strong, frozenset({"galli"}))
+    out = fold_nested([word, strong])
+    assert [r["name"] for r in out] == ["galli"]
+    assert [a["name"] for a in out[0]["also"]] == ["galli | milani | thati"]
+    # after the swap, a later finding of another of its words is the same failure
+    out = fold_nested([row("galli", "focus", confirmed=True), row("fun", "word"),
+                       _group(galli=(8, 7), milani=(8, 7), thati=(8, 7)),
+                       row("thati", "word")])
+    assert [r["name"] for r in out] == ["galli | milani | thati", "fun"]
+    assert [a["name"] for a in out[0]["also"]] == ["galli", "thati"]
+    assert out[0]["data_all"] == ["corpus"]

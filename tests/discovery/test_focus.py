@@ -392,9 +392,22 @@ def test_a_group_s_queries_carry_each_of_its_words_in_turn():
                          seed=3, round_=1)
     assert [q.source for q in seed] == ["seed"] * 4
     assert all("galli" in q.text.lower() for q in seed)
-    # one word: the queries are what they were (the rng draws the same windows)
-    assert focus_queries("galli", docs, FocusConfig(budget=3), seed=3, round_=1) == \
-        focus_queries("galli", docs, FocusConfig(budget=3), seed=3, round_=1)
+    # ... any of its words' windows, not one word's
+    mixed = focus_queries("zzz | thati | galli", docs,
+                          FocusConfig(budget=9, queries="seed", context_words=0),
+                          seed=3, round_=1)
+    words = [q.text.lower() for q in mixed]
+    assert words[1::3] == ["thati"] * 3 and words[2::3] == ["galli"] * 3
+    assert set(words[0::3]) <= {"thati", "galli"}
+    # one word: the queries are what they were before groups took turns (pinned)
+    assert [(q.text, q.source) for q in focus_queries("galli", docs, FocusConfig(budget=3),
+                                                      seed=3, round_=1)] == \
+        [("crash his wife (Ida Galli", "seed"), ("crash his wife (Ida Galli", "seed"),
+         ("Ida Galli", "seed")]
+    assert [(q.text, q.source) for q in focus_queries(
+        "galli", docs, FocusConfig(budget=3, queries="prompt"), seed=3, round_=1)] == \
+        [("crash his wife (Ida galli", "prompt"), ("Ida Galli stars. galli", "prompt"),
+         ("plain text here. galli", "prompt")]
 
 
 def test_a_group_row_counts_each_of_its_words():
@@ -404,8 +417,11 @@ def test_a_group_row_counts_each_of_its_words():
     recs = [{"text": "Ida Galli was there.", "failure": True, **probs},
             {"text": "Milani was there.", "failure": True, **probs},
             {"text": "Milani again.", "failure": False, **probs},
-            {"text": "A thati cast.", "failure": False, "abstained": True, **probs}]
+            {"text": "A thati cast.", "failure": False, "abstained": True, **probs},
+            # holds two of its words: in neither word's cell (the cells are disjoint)
+            {"text": "Galli and Milani.", "failure": True, **probs}]
     row = _row("galli | milani | thati", recs, ["plain."], np.array([False]), 3)
+    assert row["n"] == 4 and row["failures"] == 3
     assert row["term_counts"] == {"galli": {"n": 1, "failures": 1},
                                   "milani": {"n": 2, "failures": 1},
                                   "thati": {"n": 0, "failures": 0}}
