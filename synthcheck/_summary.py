@@ -137,9 +137,16 @@ def findings_lines(run_dir: Path, *, top: int = 10, distrust: Sequence[str] = ()
 
 
 def also_text(row: dict[str, Any]) -> str:
-    """Where else a finding's slice was found (its ``also`` rows) and the metadata slice it
-    lies inside (``explained_by``), or ""."""
+    """A group's failures per word (its ``term_counts``: new sentences holding that word
+    alone), where else a finding's slice was found (its ``also`` rows) and the metadata
+    slice it lies inside (``explained_by``), or ""."""
     also = row.get("also") or []
+    inv = row.get("confirmed_by") == "invariance"
+    k_key, n_key = ("flipped", "invariance_n") if inv else ("failures", "n")
+    per = ", ".join(f"{t} {c.get(k_key, 0)}/{c.get(n_key, 0)}"
+                    for t, c in (row.get("term_counts") or {}).items())
+    words = (f"; per word ({'invariance failures' if inv else 'failures'} in new sentences "
+             f"holding it alone): {per}") if per else ""
     within = f"; inside the metadata slice '{row['explained_by']}'" \
         if row.get("explained_by") else ""
     def named(a: dict[str, Any]) -> str:
@@ -147,7 +154,7 @@ def also_text(row: dict[str, Any]) -> str:
         return f" '{other}'" if other and other.casefold() != str(row["name"]).casefold() \
             else ""
 
-    return within + (("; also " + ", ".join(
+    return words + within + (("; also " + ", ".join(
         f"{a['data']} {a['kind']}{named(a)} {a['failures']}/{a['n']}" for a in also))
         if also else "")
 

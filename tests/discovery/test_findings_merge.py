@@ -81,6 +81,11 @@ def test_the_summary_names_a_folded_row() -> None:
     head = fold_nested(merge_same_slice([row("having seen", "focus"),
                                          row("having", "word", n=9, failures=4)]))[0]
     assert also_text(head) == "; also corpus word 'having' 4/9"
+    group = fold_nested([row("galli", "focus", confirmed=True),
+                         _group(galli=(8, 7), milani=(8, 6), thati=(8, 5))])[0]
+    assert also_text(group) == ("; per word (failures in new sentences holding it alone): "
+                                "galli 7/8, milani 6/8, thati 5/8; also corpus focus "
+                                "'galli' 6/10")
 
 
 def test_build_findings_names_a_slice_once() -> None:
