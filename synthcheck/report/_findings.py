@@ -187,7 +187,8 @@ def _focus_findings(run: RunData, *, top: int = 10, examples: int = 3) -> Report
     new = sum(int(r.get("n", 0)) for r in rows)
     sec.blocks.append(Para(
         f"Focus rounds generated {new:,} new sentences containing {len(rows)} candidate "
-        f"n-grams and scored them with both models; {len(confirmed)} are confirmed: they "
+        f"n-grams and scored them with both models; {len(confirmed)} "
+        f"{'pass the test (unconfirmed, as said above)' if why else 'are confirmed'}: they "
         f"fail significantly more often than the corpus (failure: {failure}; base rate "
         f"{rows[0]['base_rate']:.2f} over {rows[0]['base_n']:,} sentences), or deleting them "
         f"changes the task model's top label while the reference's stays (CheckList's "

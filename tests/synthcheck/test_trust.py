@@ -250,11 +250,13 @@ def test_focus_findings_are_unconfirmed_when_the_hard_subset_is_imprecise(
     if trusted:
         assert "## Findings: confirmed failure patterns" in md
         assert "| 1 | thank you for | yes (failure rate) |" in md
+        assert "both models; 1 are confirmed: they fail" in md
         assert "warnings" not in page.sections
     else:
         assert "## Findings: unconfirmed failure patterns (the reference cannot be trusted)" \
             in md
         assert "| 1 | thank you for | unconfirmed (failure rate) |" in md
+        assert "both models; 1 pass the test (unconfirmed, as said above): they fail" in md
         assert "Unconfirmed: held-out: hard-subset precision 0.20" in page.sections["findings"]
         assert list(page.sections)[0] == "warnings"
     # The findings block takes the same verdict.
