@@ -426,3 +426,14 @@ def test_a_group_row_counts_each_of_its_words():
                                   "milani": {"n": 2, "failures": 1},
                                   "thati": {"n": 0, "failures": 0}}
     assert "term_counts" not in _row("galli", recs[:1], ["plain."], np.array([False]), 3)
+
+
+def test_a_group_names_each_term_once():
+    from discovery._focus_rounds import candidate_terms
+
+    assert candidate_terms("Galli | galli | milani") == ["Galli", "milani"]
+    assert candidate_terms("a | b | a |") == ["a", "b"]
+    assert candidate_terms("just") == ["just"]
+    qs = focus_queries("Galli | galli | milani", ["Ida Galli stars."],
+                       FocusConfig(budget=4, context_words=0), seed=3, round_=1)
+    assert [q.text.lower() for q in qs] == ["galli", "milani"] * 2
