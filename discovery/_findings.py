@@ -81,6 +81,7 @@ from discovery._finding_sources import (
     labelled_findings,
 )
 from discovery._focus_rounds import ngram_pattern
+from discovery._mining import TOKEN_PATTERN
 
 __all__ = ["build_findings", "corpus_counts", "group_name", "labelled_candidate",
            "labelled_findings"]
@@ -234,7 +235,7 @@ def generalizes(group: Mapping[str, Any], words: frozenset[str]) -> bool:
     return False
 
 
-_TOKEN = re.compile(r"[\w']+")
+_TOKEN = re.compile(TOKEN_PATTERN)
 
 
 def _inside(row: Mapping[str, Any], outer: Mapping[str, Any]) -> bool:

@@ -174,8 +174,8 @@ def focus_queries(candidate: str, docs: Sequence[str], cfg: FocusConfig, *, seed
     A group (``"galli | milani | thati"``) is a hypothesis about each of its words: query
     ``i`` carries its words in turn (word ``i mod k``), from a seed window holding that word
     where one exists (with ``queries: seed``, a window holding any of its words when none
-    does), else in the
-    prompt form, so that a word the seed documents hold often does not fill the group's test.
+    does), else in the prompt form, so that a word the seed documents hold often does not
+    fill the group's test.
     Two streams per query, kept apart as in stage 1: the window is picked by
     ``derive_rng(seed, "focus-query", round, candidate, i)`` and the LLM samples with
     ``derive_seed(seed, "focus", round, candidate, i)``.

@@ -439,7 +439,8 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
                   "p_paired": paired_test(ts, rs, min_shift)}
     terms = candidate_terms(candidate)
     if len(terms) > 1:
-        holds = [[bool(ngram_pattern(t).search(x["text"])) for t in terms] for x in recs]
+        each = [ngram_pattern(t) for t in terms]
+        holds = [[bool(p.search(x["text"])) for p in each] for x in recs]
         counts["term_counts"] = {t: _term_counts(
             [x for x, h in zip(recs, holds, strict=True) if h[j] and sum(h) == 1],
             invariance=bool(paired) and len(paired) == len(recs)) for j, t in enumerate(terms)}

@@ -232,3 +232,31 @@ def test_focus_before_mining_is_refused(cfg_path: Path, tmp_path: Path,
     assert "error: the run has no complete n-grams" in err
     assert "run `synthcheck mine` first" in err
     assert not (run / "focus.jsonl").exists()
+
+
+def test_balanced_picks_read_every_sentence_the_abstained_ones_too(
+        mini_config: Callable[..., Path], tmp_path: Path, backends: list[FakeBackend],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The focus stage hands ``pool_candidates`` the judged corpus as its base and every
+    corpus sentence, abstained ones included, as ``every_text`` (where a candidate occurs
+    when ``balanced`` picks)."""
+    import discovery._focus_stage as fs
+    from discovery import read_corpus
+
+    seen: list[Any] = []
+    real = fs.pool_candidates
+
+    def spy(base: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(base)
+        return real(base, *args, **kwargs)
+
+    monkeypatch.setattr(fs, "pool_candidates", spy)
+    cfg_path = mini_config(focus={"candidates": 3, "budget": BUDGET},
+                           evaluation={"size": 8, "include_reference": False},
+                           ranking={"top_fraction": 0.5, "min_reference_margin": 0.004})
+    run = tmp_path / "r"
+    quiet(load_run_config(cfg_path), run)
+    _, texts = read_corpus(run)
+    (base,) = seen
+    assert list(base.every_text) == list(texts)
+    assert 0 < len(base.texts) < len(texts)  # the margin leaves some sentences out
