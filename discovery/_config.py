@@ -440,7 +440,9 @@ class FocusConfig(BaseModel):
     ran), and lets the sources take turns (word, group, phrase, n-gram, semantic slice),
     each in its own evidence order, skipping a rare candidate (at most 3 corpus sentences,
     the abstained ones counted) whose sentences earlier picks already cover: one sentence's
-    words are one hypothesis, not several. ``ucb`` pools the same and tests the
+    words are one hypothesis, not several; and one whose every term shares a property
+    (negation, digits, first person, ...) with two earlier picks: the findings name them as
+    one. ``ucb`` pools the same and tests the
     ``candidates`` with the highest upper 95% Wilson bound of their failure rate in the
     judged corpus (2 of 2 sentences failing before 5 of 12); ``mined``: the top mined
     n-grams only."""
@@ -624,6 +626,12 @@ class OcclusionConfig(BaseModel):
     into groups whose evidence is pooled: a failure spread over related rare words."""
     group_similarity: float = Field(0.45, gt=0.0, lt=1.0)
     """Cosine similarity at which two clusters of words join (average linkage)."""
+    group_neighbours: int = Field(25, ge=0)
+    """Two words are also similar enough to join (as if at ``group_similarity``) when each
+    is among the other's this many nearest words of every word deleted (and its nearest 1%:
+    in a small vocabulary every word is near every other): mutual nearest
+    neighbours, since the encoder's cosine scale differs by kind of word (first names sit at
+    0.4-0.55 of each other, near-synonyms at 0.7). 0: the cosine threshold alone."""
     group_min_words: int = Field(2, ge=2)
     """Words a group needs."""
     abstained: bool = True
@@ -707,6 +715,9 @@ class LabelledConfig(BaseModel):
     occlusion: bool = True
     """Word occlusion on the labelled rows (every content word deleted, the task model
     rescoring: one batched call)."""
+    group_neighbours: int = Field(25, ge=0)
+    """Occlusion's word groups: as ``slices.occlusion.group_neighbours``, the neighbours read
+    among every word deleted from the rows."""
     occlusion_rows: int = Field(2000, ge=1)
     """At most this many rows (the first ones, failing rows first) get occlusion: its cost is
     rows x content words task-model calls."""

@@ -59,7 +59,9 @@ Ranking means what it says:
 - one failure is explained once: rows whose every term lies inside a metadata slice that
   fails above its base rate ("never", "can't believe" inside ``negation``) fold with that
   slice into the best-ranked of them, which names it under ``explained_by``, unless their
-  rate is significantly worse than the slice's (:func:`fold_explained`).
+  rate is significantly worse than the slice's (:func:`fold_explained`); so do rows whose
+  every term shares such a property with no failing slice to name ("not", "don't",
+  "isn't"), into the best-ranked of them, which names it under ``shared_property``.
 """
 
 from __future__ import annotations
@@ -97,7 +99,9 @@ def _covered_last(rows: list[dict[str, Any]], texts: Sequence[str]) -> list[dict
     sentences are all in higher-ranked rows' is moved after every row that is not, with
     ``covered_by`` naming the first row holding its sentences. Metadata rows (no terms) and
     focus rows' new sentences do not count; a row's corpus sentences are those holding any
-    of its terms."""
+    of its terms. A confirmed row is never moved: its evidence is its own new sentences,
+    not the corpus sentences it shares ("grey", confirmed on 11 new sentences, is no echo
+    of "no | not | only | just" because its two corpus sentences hold "not")."""
     hits: list[set[int]] = []
     for r in rows:
         terms = [t for t in r.get("terms") or [] if t]
@@ -108,7 +112,7 @@ def _covered_last(rows: list[dict[str, Any]], texts: Sequence[str]) -> list[dict
     moved: list[dict[str, Any]] = []
     covered: set[int] = set()
     for r, h in zip(rows, hits, strict=True):
-        if h and len(h) <= RARE and h <= covered:
+        if h and len(h) <= RARE and h <= covered and not r.get("confirmed"):
             holder = next(k for k, kh in kept if h & kh)
             moved.append({**r, "covered_by": holder["name"]})
             continue
@@ -276,8 +280,16 @@ def fold_explained(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     of them: that row is the head (``explained_by`` names the slice when the head is a
     sub-slice) and the others fold under its ``also``. DivExplorer's redundancy pruning
     (Pastor et al. 2021) in one step: without it one broad failure fills the top of the
-    list under ten names and pushes every other finding out of it."""
-    from discovery._slices import CONTAINED, METADATA
+    list under ten names and pushes every other finding out of it.
+
+    The same holds without a metadata slice to name: of the rows left, those whose every
+    term has one property ("not", "don't", "isn't | aren't": ``negation``) fold into the
+    best-ranked of them, unless significantly worse than it (as above, against its
+    excess), and that head names the property under ``shared_property``. A slice that
+    fails through one property is one finding whether or not the corpus's property slice
+    as a whole is above its base rate (a label forced on negations fails only where the
+    model did not already give it)."""
+    from discovery._slices import CONTAINED, METADATA, shared_property
 
     broad = [(j, r, METADATA[str(r["name"])]) for j, r in enumerate(rows)
              if r["kind"] == "metadata" and r["name"] in CONTAINED and r.get("above_base")]
@@ -293,6 +305,27 @@ def fold_explained(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                     not worse > float(a["rate"]) - float(a["base_rate"]):
                 group[i] = j
                 break
+    # One property, one finding: rows left whose every term has the same property fold
+    # into the best-ranked of them, with no metadata slice to name (the corpus's negation
+    # slice need not fail above its base rate while "not", "don't" and "isn't" each do).
+    first: dict[str, int] = {}
+    shared: dict[int, str] = {}
+    for i, r in enumerate(rows):
+        terms = [str(t) for t in r.get("terms") or [] if t]
+        if i in group or not terms or r["kind"] in UNNESTED:
+            continue
+        prop = shared_property(terms)
+        if prop is None:
+            continue
+        if prop not in first:
+            first[prop] = i
+            continue
+        head = rows[first[prop]]
+        low, _, base = _by_errors(r)
+        h_low, h_rate, h_base = _by_errors(head)
+        if not low - base > h_rate - h_base:  # not significantly worse than its head
+            group[i] = group[first[prop]] = -1 - first[prop]
+            shared[-1 - first[prop]] = prop
     heads: dict[int, dict[str, Any]] = {}
     out: list[dict[str, Any]] = []
     for i, r in enumerate(rows):
@@ -303,7 +336,9 @@ def fold_explained(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             _fold(heads[g], r)
         else:
             heads[g] = {**r, "data_all": list(r.get("data_all") or [r.get("data", "corpus")])}
-            if i != g:
+            if g in shared:
+                heads[g]["shared_property"] = shared[g]
+            elif i != g:
                 heads[g]["explained_by"] = str(rows[g]["name"])
             out.append(heads[g])
     return out

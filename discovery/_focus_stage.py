@@ -146,8 +146,12 @@ def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorConfig,
                         **({"invariance": INVARIANCE_SCHEME} if cfg.paired else {})})
 
 
+PROPERTY_PICKS = 2
+"""Focus picks at most this many candidates whose every term shares one property
+(:func:`_balanced`)."""
 ROWS_SCHEME = ("balanced picks see abstained sentences; a group row's term_counts count the "
-               "sentences holding one of its words only")
+               "sentences holding one of its words only; balanced picks at most "
+               f"{PROPERTY_PICKS} candidates of one property")
 """What the rows hold beyond the parts; part of the stage hash (not the parts'), so rows
 written before are rewritten from the parts already generated."""
 
@@ -563,6 +567,7 @@ def candidate_pool(run_dir: str | Path, focus: FocusConfig,
                 pool.setdefault(name, k)
     return pool
 
+
 RARE = 3
 """A candidate in at most this many corpus sentences is skipped by ``balanced`` when earlier
 picks cover all of them."""
@@ -623,13 +628,21 @@ def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[n
     sentences) whose sentences are already covered, or one whose sentences are exactly an
     earlier pick's, is skipped, except that a ``labelled`` candidate in no corpus sentence
     is kept: the labelled data showed it, and generating around it is how the corpus gets
-    its sentences."""
+    its sentences. So is a candidate whose every term has a property
+    (:func:`discovery._slices.shared_property`: "isn't", "don't | won't" are negations)
+    that :data:`PROPERTY_PICKS` earlier picks share: the findings name such rows as one
+    (:func:`discovery._findings.fold_explained`), and a third test of one property is budget
+    the other candidates lack."""
+    from discovery._slices import shared_property
+
     turns = balanced_turns()
     kinds = [*turns, *dict.fromkeys(k for k in sources.values() if k not in turns)]
     queues = {k: [i for i, c in enumerate(names) if sources[c] == k] for k in kinds}
     covered = np.zeros(len(hits[0]) if hits else 0, dtype=bool)
     picked: list[int] = []
     seen: set[bytes] = set()
+    props = [shared_property(c.split(" | ")) for c in names]
+    per_prop: dict[str, int] = {}
     while len(picked) < limit and any(queues.values()):
         for k in kinds:
             while queues[k] and len(picked) < limit:
@@ -642,6 +655,11 @@ def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[n
                         continue
                 elif key in seen or (size <= RARE and not (h & ~covered).any()):
                     continue
+                prop = props[i]
+                if prop is not None:
+                    if per_prop.get(prop, 0) >= PROPERTY_PICKS:
+                        continue
+                    per_prop[prop] = per_prop.get(prop, 0) + 1
                 picked.append(i)
                 seen.add(key)
                 covered |= h

@@ -312,7 +312,9 @@ class GoldOcclusion:
     Args:
         max_words: words (highest z first, positive only) that become rows.
         alpha: significance level of the q-value (words and groups together).
-        group_similarity, group_min_words: as :class:`discovery.OcclusionScorer`'s.
+        group_similarity, group_min_words, group_neighbours: as
+            :class:`discovery.OcclusionScorer`'s (the neighbours read among every word
+            deleted from the rows).
         max_examples: example ids kept per row (failing rows first, largest shift first).
         min_fixed: a significant row's deletions make at least this many failing rows right
             (and its rows fail more often than the rest), so a word the model merely leans on
@@ -321,10 +323,12 @@ class GoldOcclusion:
 
     def __init__(self, *, max_words: int = 40, alpha: float = 0.05,
                  group_similarity: float = 0.45, group_min_words: int = 2,
+                 group_neighbours: int = 25,
                  max_examples: int = 20, min_fixed: int = 2) -> None:
         self.max_words = max_words
         self.alpha = alpha
         self.group_similarity = group_similarity
+        self.group_neighbours = group_neighbours
         self.group_min_words = group_min_words
         self.max_examples = max_examples
         self.min_fixed = min_fixed
@@ -339,7 +343,7 @@ class GoldOcclusion:
         from scipy.stats import norm
 
         from discovery._mining import english_stopwords
-        from discovery._occlusion import OcclusionScorer, centred, deletions
+        from discovery._occlusion import OcclusionScorer, centred, deletions, memo_embed
 
         n = len(texts)
         task = np.asarray(task, dtype=np.float64)
@@ -388,9 +392,11 @@ class GoldOcclusion:
         tests = len(stats)
         if embed_fn is not None and rows:
             grouper = OcclusionScorer(group_similarity=self.group_similarity,
-                                      group_min_words=self.group_min_words)
+                                      group_min_words=self.group_min_words,
+                                      group_neighbours=self.group_neighbours)
             best_z = {r["name"]: r["z"] for r in rows}
-            for terms in grouper._groups([{**r, "word": r["name"]} for r in rows], embed_fn):
+            for terms in grouper._groups([{**r, "word": r["name"]} for r in rows],
+                                         memo_embed(embed_fn), vocabulary=sorted(occ)):
                 tests += 1
                 group = row("group", terms, [j for t in terms for j in occ[t]])
                 if group["z"] > max(best_z[t] for t in terms):

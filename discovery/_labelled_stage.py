@@ -200,7 +200,8 @@ def find_on_labelled(rows: LabelledRows, labels: LabelSpace, task: np.ndarray,
                 for r in slicer.slices_]
     if c.occlusion and task_fn is not None:
         n = min(len(data), c.occlusion_rows)
-        occ = GoldOcclusion(alpha=c.alpha, max_examples=c.max_examples).fit(
+        occ = GoldOcclusion(alpha=c.alpha, max_examples=c.max_examples,
+                            group_neighbours=c.group_neighbours).fit(
             data.texts[:n], data.labels[:n], labels.list, task[:n], task_fn=task_fn,
             ids=ids[:n], embed_fn=embed_fn)
         out += occ.rows_

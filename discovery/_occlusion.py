@@ -27,8 +27,12 @@ are in no count (a row's ``n``, ``failures``, rate and examples are over judged 
 Groups: a failure spread over related words, each rare (family words, say), is weak evidence
 word by word. The checked words with some evidence (excess z at least ``group_min_z``) are
 embedded by a sentence encoder and joined by average-linkage clustering (cosine similarity
-at least ``group_similarity``); a cluster of at least ``group_min_words`` words becomes a
-``group`` row whose z-score pools every checked occurrence of its words. Each such word may
+at least ``group_similarity``, or mutual nearest neighbours: each among the other's
+``group_neighbours`` nearest words of every word deleted, see :func:`related_clusters`:
+the encoder puts first names at cosine 0.4-0.55 of each other, adverbs at 0.7, so no one
+threshold fits every kind of word, while a name's nearest words are names); a cluster of
+at least ``group_min_words`` words becomes a ``group`` row whose z-score pools every checked
+occurrence of its words. Each such word may
 be too weak on the task side alone to be among the ``reference_words`` the reference checks,
 so before the reference is called the words with task z at least ``group_min_z`` (at most
 ``GROUP_CANDIDATES``) are clustered the same way, each cluster's task z pools its words'
@@ -55,6 +59,9 @@ Z95 = 1.6448536269514722  # one-sided 95% normal quantile
 GROUP_CANDIDATES = 300
 """Words (highest task z first) clustered on the task side to choose the groups the
 reference checks."""
+NEAREST_SHARE = 100
+"""Mutual nearest neighbours join only within the nearest 1/NEAREST_SHARE of the vocabulary
+(:func:`related_clusters`)."""
 GROUP_WORDS = 8
 """Words of one task-side group the reference checks (its strongest)."""
 
@@ -113,6 +120,9 @@ class OcclusionScorer:
             module docstring; needs ``embed_fn``).
         phrase_min_sentences: sentences a two-word phrase needs to be weighed against its
             word (see :func:`_phrases`).
+        group_neighbours: two words are also similar enough to join when each is among the
+            other's this many nearest words of every word deleted (mutual nearest
+            neighbours, :func:`related_clusters`; 0: the cosine threshold alone).
     """
 
     def __init__(self, *, reference_words: int = 40, reference_sentences: int = 4,
@@ -120,7 +130,7 @@ class OcclusionScorer:
                  stopwords: frozenset[str] | None = None, centre: bool = True,
                  group_similarity: float = 0.45, group_min_words: int = 2,
                  group_min_z: float = 1.0, phrase_min_sentences: int = 2,
-                 reference_groups: int = 5) -> None:
+                 reference_groups: int = 5, group_neighbours: int = 25) -> None:
         self.reference_words = reference_words
         self.reference_sentences = reference_sentences
         self.min_count = min_count
@@ -133,6 +143,8 @@ class OcclusionScorer:
         self.group_min_z = group_min_z
         self.phrase_min_sentences = phrase_min_sentences
         self.reference_groups = reference_groups
+        self.group_neighbours = group_neighbours
+        self._vocabulary: list[str] = []
 
     def fit(self, texts: Sequence[str], task: np.ndarray, reference: np.ndarray,
             failures: np.ndarray, *, task_fn: Callable[[list[str]], np.ndarray],
@@ -193,6 +205,9 @@ class OcclusionScorer:
         occ: dict[str, list[int]] = defaultdict(list)
         for j, (_, w, _) in enumerate(pairs):
             occ[w].append(j)
+        self._vocabulary = sorted(occ)  # every word deleted: the neighbours' universe
+        if embed_fn is not None:
+            embed_fn = memo_embed(embed_fn)  # the vocabulary is embedded once, not per use
         stats = []
         for w, js in occ.items():
             if len(js) < self.min_count:  # one deletion per sentence: len(js) sentences
@@ -263,28 +278,83 @@ class OcclusionScorer:
 
     def _cluster(self, words: Sequence[str], embed_fn: Callable[[list[str]], np.ndarray]
                  ) -> list[list[str]]:
-        """Average-linkage clusters (cosine similarity >= ``group_similarity``) of
-        ``words`` with at least ``group_min_words`` words, each in ``words``' order."""
-        if len(words) < max(2, self.group_min_words):
-            return []
-        from scipy.cluster.hierarchy import fcluster, linkage
-
-        emb = np.asarray(embed_fn(list(words)), dtype=np.float64)
-        tree = linkage(emb, method="average", metric="cosine")
-        label = fcluster(tree, t=1.0 - self.group_similarity, criterion="distance")
-        clusters: dict[int, list[str]] = {}
-        for w, c in zip(words, label, strict=True):
-            clusters.setdefault(int(c), []).append(w)
-        return [c for c in clusters.values() if len(c) >= self.group_min_words]
+        """:func:`related_clusters` of ``words`` with this scorer's settings, the
+        neighbours read among every word :meth:`fit` deleted."""
+        return related_clusters(words, embed_fn, similarity=self.group_similarity,
+                                min_words=self.group_min_words,
+                                neighbours=self.group_neighbours,
+                                vocabulary=self._vocabulary)
 
     def _groups(self, rows: Sequence[dict[str, Any]],
-                embed_fn: Callable[[list[str]], np.ndarray]) -> list[list[str]]:
+                embed_fn: Callable[[list[str]], np.ndarray],
+                vocabulary: Sequence[str] | None = None) -> list[list[str]]:
         """Clusters of related words among ``rows`` with excess z >= ``group_min_z`` (each
-        cluster's words highest z first; clusters by their best word's z). The caller keeps
+        cluster's words highest z first; clusters by their best word's z; ``vocabulary``:
+        the neighbours' universe, default every word :meth:`fit` deleted). The caller keeps
         a cluster only when its pooled z is above each of its words' own."""
+        if vocabulary is not None:
+            self._vocabulary = list(vocabulary)
         strong = sorted((r for r in rows if r["z"] >= self.group_min_z),
                         key=lambda r: (-r["z"], r["word"]))
         return self._cluster([r["word"] for r in strong], embed_fn)
+
+
+def memo_embed(embed_fn: Callable[[list[str]], np.ndarray]
+               ) -> Callable[[list[str]], np.ndarray]:
+    """``embed_fn`` that embeds each distinct word once (rows in input order)."""
+    seen: dict[str, np.ndarray] = {}
+
+    def embed(words: list[str]) -> np.ndarray:
+        new = [w for w in dict.fromkeys(words) if w not in seen]
+        if new:
+            seen.update(zip(new, np.asarray(embed_fn(new), dtype=np.float64), strict=True))
+        return np.stack([seen[w] for w in words]) if words else np.zeros((0, 0))
+
+    return embed
+
+
+def related_clusters(words: Sequence[str], embed_fn: Callable[[list[str]], np.ndarray], *,
+                     similarity: float, min_words: int, neighbours: int = 0,
+                     vocabulary: Sequence[str] = ()) -> list[list[str]]:
+    """Average-linkage clusters of ``words`` with at least ``min_words`` words, each in
+    ``words``' order. Two words are at cosine distance ``1 - cos``, except that mutual
+    nearest neighbours (each among the other's ``neighbours`` nearest words of
+    ``vocabulary`` and ``words``, and among its nearest 1%: in a small vocabulary every
+    word is near every other) are at most ``1 - similarity`` apart: similar enough to
+    join. Clusters join while their average distance is at most ``1 - similarity``.
+
+    Why both: an encoder's cosine scale differs by kind of word (first names sit at
+    0.4-0.55 of each other, near-synonyms at 0.7), so a threshold that joins names joins
+    any two adverbs; a word's nearest words in the corpus's own vocabulary are its kind
+    whatever the scale (shared nearest neighbours, as Jarvis and Patrick's clustering)."""
+    if len(words) < max(2, min_words):
+        return []
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import squareform
+
+    words = list(words)
+    universe = list(dict.fromkeys([*words, *vocabulary])) if neighbours else words
+    emb = np.asarray(embed_fn(universe), dtype=np.float64)
+    emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
+    sim = emb[:len(words)] @ emb.T  # words x universe
+    dist = np.clip(1.0 - sim[:, :len(words)], 0.0, 2.0)
+    k = min(neighbours, len(universe) // NEAREST_SHARE)
+    if k:
+        own = sim.copy()
+        own[np.arange(len(words)), np.arange(len(words))] = -np.inf  # not its own neighbour
+        # rank of b among a's neighbours: how many universe words are nearer to a than b
+        rank = np.stack([len(universe) - np.searchsorted(np.sort(row), row[:len(words)],
+                                                         side="right") for row in own])
+        near = (rank < k) & (rank.T < k)
+        dist = np.where(near, np.minimum(dist, 1.0 - similarity), dist)
+    dist = (dist + dist.T) / 2
+    np.fill_diagonal(dist, 0.0)
+    tree = linkage(squareform(dist, checks=False), method="average")
+    label = fcluster(tree, t=1.0 - similarity, criterion="distance")
+    clusters: dict[int, list[str]] = {}
+    for w, c in zip(words, label, strict=True):
+        clusters.setdefault(int(c), []).append(w)
+    return [c for c in clusters.values() if len(c) >= min_words]
 
 
 def _phrases(texts: Sequence[str], words: Sequence[tuple[str, list[int]]],

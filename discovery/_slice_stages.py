@@ -301,6 +301,7 @@ def occlusion_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConf
                                  min_count=o.min_count, max_examples=o.max_examples,
                                  alpha=o.alpha, centre=o.centre,
                                  group_similarity=o.group_similarity,
+                                 group_neighbours=o.group_neighbours,
                                  group_min_words=o.group_min_words,
                                  reference_groups=o.reference_groups if o.groups else 0).fit(
             texts, task, ref, fail, task_fn=chunked_task,

@@ -228,6 +228,14 @@ that metadata slice (:func:`discovery._findings.fold_explained`); ``question`` (
 sentence starts) and the length bands are not."""
 
 
+def shared_property(terms: Sequence[str]) -> str | None:
+    """The first property of :data:`CONTAINED` (in :data:`METADATA` order) that every one of
+    ``terms`` has ("not", "isn't" -> ``negation``), or None (no terms, or none shared)."""
+    terms = [t for t in terms if t]
+    return next((name for name in METADATA if name in CONTAINED
+                 and all(METADATA[name](t) for t in terms)), None) if terms else None
+
+
 class MetadataSlicer:
     """Sentences sharing a surface property (see :data:`METADATA`) and length bands (the
     shortest quarter of the corpus by words, the longest quarter and the longest tenth),

@@ -139,7 +139,8 @@ def findings_lines(run_dir: Path, *, top: int = 10, distrust: Sequence[str] = ()
 def also_text(row: dict[str, Any]) -> str:
     """A group's failures per word (its ``term_counts``: new sentences holding that word
     alone), where else a finding's slice was found (its ``also`` rows) and the metadata
-    slice it lies inside (``explained_by``), or ""."""
+    slice it lies inside (``explained_by``) or the property its rows share
+    (``shared_property``), or ""."""
     also = row.get("also") or []
     inv = row.get("confirmed_by") == "invariance"
     k_key, n_key = ("flipped", "invariance_n") if inv else ("failures", "n")
@@ -148,7 +149,9 @@ def also_text(row: dict[str, Any]) -> str:
     words = (f"; per word ({'invariance failures' if inv else 'failures'} in new sentences "
              f"holding it alone): {per}") if per else ""
     within = f"; inside the metadata slice '{row['explained_by']}'" \
-        if row.get("explained_by") else ""
+        if row.get("explained_by") else (
+            f"; one finding by the property every term shares: '{row['shared_property']}'"
+            if row.get("shared_property") else "")
     def named(a: dict[str, Any]) -> str:
         other = str(a.get("name") or "")
         return f" '{other}'" if other and other.casefold() != str(row["name"]).casefold() \

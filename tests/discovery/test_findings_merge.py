@@ -133,9 +133,23 @@ def test_sub_slices_of_a_failing_metadata_slice_are_one_finding() -> None:
         ["digits"]
     assert also_text(head).startswith("; inside the metadata slice 'negation'; also corpus "
                                       "word 'never' 6/10")
-    # a metadata slice that does not fail more than the rest explains nothing
+    # a metadata slice that does not fail more than the rest explains nothing, but rows
+    # whose every term is a negation still are one finding, headed by the best-ranked of
+    # them, which names what they share; "not once" fails significantly worse than its
+    # head and stays its own; "2 stars" is the only digits row
     calm = [r if r["kind"] != "metadata" else {**r, "above_base": False} for r in rows]
-    assert fold_explained(calm) == calm
+    out = fold_explained(calm)
+    assert [r["name"] for r in out] == ["can't believe", "movies", "no | only", "not once",
+                                        "2 stars", "negation", "digits", "what", "question"]
+    assert out[0]["shared_property"] == "negation" and "explained_by" not in out[0]
+    assert [a["name"] for a in out[0]["also"]] == ["never", "nothing"]
+    assert out[0]["data_all"] == ["corpus", "labelled"]
+    assert also_text(out[0]).startswith(
+        "; one finding by the property every term shares: 'negation'; also corpus word")
+    assert "shared_property" not in out[4]
+    # without a second row of the property there is nothing to fold
+    alone = [r for r in calm if r["name"] not in ("never", "nothing")]
+    assert fold_explained(alone) == alone
 
 
 def test_build_findings_folds_words_inside_a_failing_metadata_slice() -> None:
@@ -277,3 +291,17 @@ def test_a_group_names_the_finding_only_on_its_other_words_evidence() -> None:
     assert [r["name"] for r in out] == ["galli | milani | thati", "fun"]
     assert [a["name"] for a in out[0]["also"]] == ["galli", "thati"]
     assert out[0]["data_all"] == ["corpus"]
+
+
+def test_a_rare_row_inside_higher_rows_moves_down_unless_confirmed() -> None:
+    from discovery._findings import _covered_last
+
+    texts = ["my uncle and aunt.", "not a grey day.", "not again.", "plain.", "more."]
+    rows = [row("uncle | aunt", "group", terms=["uncle", "aunt"]),
+            row("not", "focus", confirmed=True), row("uncle", "word"),
+            row("grey", "focus", confirmed=True), row("plain", "word")]
+    out = _covered_last(rows, texts)
+    # "uncle" (one sentence, the group's) is the group's echo: after every other row;
+    # "grey" (one sentence, inside "not"'s) was confirmed on new sentences of its own
+    assert [r["name"] for r in out] == ["uncle | aunt", "not", "grey", "plain", "uncle"]
+    assert out[-1]["covered_by"] == "uncle | aunt" and "covered_by" not in out[2]

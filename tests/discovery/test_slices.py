@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from discovery._occlusion import OcclusionScorer, deletions
+from discovery._occlusion import OcclusionScorer, deletions, memo_embed, related_clusters
 from discovery._slices import MetadataSlicer, SemanticSlicer, slice_table
 from synth.core import DataError
 
@@ -327,6 +327,52 @@ def test_occlusion_pools_related_rare_words_into_a_group() -> None:
     assert all(r["kind"] == "word" for r in plain.words_)
 
 
+def _names_embed(vocabulary: int, names: list[str]) -> tuple[list[str], object]:
+    """A vocabulary of ``vocabulary`` unrelated words (random directions, cosine near 0) and
+    ``names`` at cosine about 0.35 of each other: below the 0.45 threshold, yet each name's nearest
+    words are the other names (as first names in MiniLM)."""
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(vocabulary)]
+    dim = vocabulary + len(names) + 1
+    vec = {w: rng.standard_normal(dim) for w in words}
+    for i, w in enumerate(names):  # one shared axis, and one of its own each
+        vec[w] = np.sqrt(0.35) * np.eye(dim)[0] + np.sqrt(0.65) * np.eye(dim)[-1 - i]
+    calls: list[int] = []
+
+    def embed(ws: list[str]) -> np.ndarray:
+        calls.append(len(ws))
+        out = np.array([vec[w] for w in ws])
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    embed.calls = calls  # type: ignore[attr-defined]
+    return words, embed
+
+
+def test_mutual_nearest_neighbours_join_words_below_the_cosine_threshold() -> None:
+    names = ["george", "john", "richard", "steven"]
+    vocab, embed = _names_embed(400, names)
+    words = [*names, "w1", "w2"]
+    kw = dict(similarity=0.45, min_words=2, vocabulary=vocab + names)
+    # Cosine 0.35 alone is under the threshold: no cluster.
+    assert related_clusters(words, embed, neighbours=0, **kw) == []
+    # Each name's nearest words of the vocabulary are the other names: one cluster; the
+    # unrelated words stay out.
+    assert related_clusters(words, embed, neighbours=25, **kw) == [names]
+    # In a vocabulary of under 100 words every word is near every other: no neighbour link.
+    small, embed_small = _names_embed(60, names)
+    assert related_clusters(words[:4], embed_small, neighbours=25, similarity=0.45,
+                            min_words=2, vocabulary=small + names) == []
+
+
+def test_memo_embed_embeds_each_word_once() -> None:
+    _, embed = _names_embed(10, ["a", "b"])
+    memo = memo_embed(embed)
+    first = memo(["a", "w1", "a"])
+    again = memo(["w1", "b"])
+    assert embed.calls == [2, 1]  # type: ignore[attr-defined]
+    assert np.allclose(first[1], again[0]) and np.allclose(first[0], first[2])
+
+
 def test_occlusion_checks_a_task_side_group_that_no_word_of_which_would_reach() -> None:
     # Two words seen twice each fill the reference's budget of two words; the family words
     # (once each) are weaker alone, so only the task-side groups get them checked.
@@ -439,6 +485,28 @@ def test_balanced_selection_lets_sources_take_turns_and_skips_covered_rare_ones(
     ucb, _ = pool_candidates(base, cfg.model_copy(update={"select": "ucb"}), MiningConfig(),
                              pool)
     assert "aunt" in ucb  # the upper bound alone does not see that it adds nothing
+
+
+def test_balanced_selection_tests_one_property_at_most_twice() -> None:
+    from discovery import FocusBase, FocusConfig, MiningConfig, pool_candidates
+    from discovery._focus_stage import PROPERTY_PICKS
+
+    negations = ["not", "isn't", "don't | won't", "never"]
+    texts = ["it is not here.", "this isn't it.", "i don't go.", "we won't go.",
+             "never again.", "a zorb came.", "the zorb left."] + [
+        f"plain line {i}." for i in range(6)]
+    fail = [True] * 7 + [False] * 6
+    task = np.array([[0.9, 0.1]] * len(texts))
+    ref = np.array([[0.1, 0.9] if f else [0.9, 0.1] for f in fail])
+    base = FocusBase(texts=texts, task=task, reference=ref,
+                     hard_indices=[i for i, f in enumerate(fail) if f])
+    pool = {**{w: "word" for w in negations}, "zorb": "word"}
+    cfg = FocusConfig(candidates=4, min_support=99)  # no mined n-gram: the pool alone
+    chosen, _ = pool_candidates(base, cfg, MiningConfig(), pool)
+    # Two negations are tested; the third and fourth are one finding with them, so the
+    # budget goes to "zorb" (and no fourth pick is left to make).
+    assert PROPERTY_PICKS == 2
+    assert chosen == ["not", "isn't", "zorb"]
 
 
 def test_a_focus_test_that_does_not_replicate_drops_its_finding() -> None:
