@@ -440,9 +440,10 @@ class FocusConfig(BaseModel):
     ran), and lets the sources take turns (word, group, phrase, n-gram, semantic slice),
     each in its own evidence order, skipping a rare candidate (at most 3 corpus sentences,
     the abstained ones counted) whose sentences earlier picks already cover: one sentence's
-    words are one hypothesis, not several; and one whose every term shares a property
-    (negation, digits, first person, ...) with two earlier picks: the findings name them as
-    one. ``ucb`` pools the same and tests the
+    words are one hypothesis, not several; one whose every word is a marker of a property
+    (negation, digits, first person, ...) that two earlier picks share waits until the
+    other candidates are spent: the findings name them as one. ``ucb`` pools the same and
+    tests the
     ``candidates`` with the highest upper 95% Wilson bound of their failure rate in the
     judged corpus (2 of 2 sentences failing before 5 of 12); ``mined``: the top mined
     n-grams only."""
@@ -627,7 +628,7 @@ class OcclusionConfig(BaseModel):
     group_similarity: float = Field(0.45, gt=0.0, lt=1.0)
     """Cosine similarity at which two clusters of words join (average linkage)."""
     group_neighbours: int = Field(25, ge=0)
-    """Two words are also similar enough to join (as if at ``group_similarity``) when each
+    """Two words count as twice as close as ``group_similarity`` requires when each
     is among the other's this many nearest words of every word deleted (and its nearest 1%:
     in a small vocabulary every word is near every other): mutual nearest
     neighbours, since the encoder's cosine scale differs by kind of word (first names sit at

@@ -59,9 +59,10 @@ Ranking means what it says:
 - one failure is explained once: rows whose every term lies inside a metadata slice that
   fails above its base rate ("never", "can't believe" inside ``negation``) fold with that
   slice into the best-ranked of them, which names it under ``explained_by``, unless their
-  rate is significantly worse than the slice's (:func:`fold_explained`); so do rows whose
-  every term shares such a property with no failing slice to name ("not", "don't",
-  "isn't"), into the best-ranked of them, which names it under ``shared_property``.
+  rate is significantly worse than the slice's (:func:`fold_explained`); so do failing
+  rows whose every word is a marker of one such property with no failing slice to name
+  ("not", "don't", "isn't"), into the best-ranked of them, which names it under
+  ``shared_property``.
 """
 
 from __future__ import annotations
@@ -282,13 +283,17 @@ def fold_explained(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     (Pastor et al. 2021) in one step: without it one broad failure fills the top of the
     list under ten names and pushes every other finding out of it.
 
-    The same holds without a metadata slice to name: of the rows left, those whose every
-    term has one property ("not", "don't", "isn't | aren't": ``negation``) fold into the
-    best-ranked of them, unless significantly worse than it (as above, against its
-    excess), and that head names the property under ``shared_property``. A slice that
-    fails through one property is one finding whether or not the corpus's property slice
-    as a whole is above its base rate (a label forced on negations fails only where the
-    model did not already give it)."""
+    The same holds without a metadata slice to name: of the rows left that are confirmed
+    or above their base rate, those whose every word is a marker of one property, the same
+    for all ("not", "don't", "isn't | aren't": ``negation``; not "it's not", a slice of its
+    own; :func:`discovery._slices.shared_property`, the first property in
+    :data:`discovery._slices.METADATA` order), fold into the best-ranked of them, unless
+    significantly worse than it (as above, against its excess), and that head names the
+    property under ``shared_property``. A failure through one property is one finding
+    whether or not the corpus's property slice as a whole is above its base rate (a label
+    forced on negations fails only where the model did not already give it). A property
+    whose metadata slice does fail above its base rate is left alone here: the rows it
+    left are each worse than it."""
     from discovery._slices import CONTAINED, METADATA, shared_property
 
     broad = [(j, r, METADATA[str(r["name"])]) for j, r in enumerate(rows)
@@ -305,24 +310,27 @@ def fold_explained(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                     not worse > float(a["rate"]) - float(a["base_rate"]):
                 group[i] = j
                 break
-    # One property, one finding: rows left whose every term has the same property fold
-    # into the best-ranked of them, with no metadata slice to name (the corpus's negation
-    # slice need not fail above its base rate while "not", "don't" and "isn't" each do).
+    # One property, one finding: failing rows left whose every word is a marker of the same
+    # property fold into the best-ranked of them, with no metadata slice to name (the
+    # corpus's negation slice need not fail above its base rate while "not", "don't" and
+    # "isn't" each do). Where that slice fails, the rows it left are worse than it: news.
+    named = {str(a["name"]) for _, a, _ in broad}
     first: dict[str, int] = {}
     shared: dict[int, str] = {}
     for i, r in enumerate(rows):
         terms = [str(t) for t in r.get("terms") or [] if t]
-        if i in group or not terms or r["kind"] in UNNESTED:
+        if i in group or not terms or r["kind"] in UNNESTED \
+                or not (r.get("confirmed") or r.get("above_base")):
             continue
         prop = shared_property(terms)
-        if prop is None:
+        if prop is None or prop in named:
             continue
         if prop not in first:
             first[prop] = i
             continue
         head = rows[first[prop]]
         low, _, base = _by_errors(r)
-        h_low, h_rate, h_base = _by_errors(head)
+        _, h_rate, h_base = _by_errors(head)
         if not low - base > h_rate - h_base:  # not significantly worse than its head
             group[i] = group[first[prop]] = -1 - first[prop]
             shared[-1 - first[prop]] = prop

@@ -151,7 +151,8 @@ PROPERTY_PICKS = 2
 (:func:`_balanced`)."""
 ROWS_SCHEME = ("balanced picks see abstained sentences; a group row's term_counts count the "
                "sentences holding one of its words only; balanced picks at most "
-               f"{PROPERTY_PICKS} candidates of one property")
+               f"{PROPERTY_PICKS} candidates whose words are all markers of one property "
+               "before the other candidates are spent")
 """What the rows hold beyond the parts; part of the stage hash (not the parts'), so rows
 written before are rewritten from the parts already generated."""
 
@@ -628,11 +629,11 @@ def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[n
     sentences) whose sentences are already covered, or one whose sentences are exactly an
     earlier pick's, is skipped, except that a ``labelled`` candidate in no corpus sentence
     is kept: the labelled data showed it, and generating around it is how the corpus gets
-    its sentences. So is a candidate whose every term has a property
+    its sentences. A candidate whose every word is a marker of a property
     (:func:`discovery._slices.shared_property`: "isn't", "don't | won't" are negations)
-    that :data:`PROPERTY_PICKS` earlier picks share: the findings name such rows as one
-    (:func:`discovery._findings.fold_explained`), and a third test of one property is budget
-    the other candidates lack."""
+    that :data:`PROPERTY_PICKS` earlier picks share waits until every queue is spent: the
+    findings name such rows as one (:func:`discovery._findings.fold_explained`), and a
+    third test of one property is budget the other candidates lack."""
     from discovery._slices import shared_property
 
     turns = balanced_turns()
@@ -643,6 +644,7 @@ def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[n
     seen: set[bytes] = set()
     props = [shared_property(c.split(" | ")) for c in names]
     per_prop: dict[str, int] = {}
+    waiting: list[int] = []
     while len(picked) < limit and any(queues.values()):
         for k in kinds:
             while queues[k] and len(picked) < limit:
@@ -658,10 +660,11 @@ def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[n
                 prop = props[i]
                 if prop is not None:
                     if per_prop.get(prop, 0) >= PROPERTY_PICKS:
+                        waiting.append(i)
                         continue
                     per_prop[prop] = per_prop.get(prop, 0) + 1
                 picked.append(i)
                 seen.add(key)
                 covered |= h
                 break
-    return picked
+    return picked + waiting[:limit - len(picked)]

@@ -27,12 +27,12 @@ are in no count (a row's ``n``, ``failures``, rate and examples are over judged 
 Groups: a failure spread over related words, each rare (family words, say), is weak evidence
 word by word. The checked words with some evidence (excess z at least ``group_min_z``) are
 embedded by a sentence encoder and joined by average-linkage clustering (cosine similarity
-at least ``group_similarity``, or mutual nearest neighbours: each among the other's
-``group_neighbours`` nearest words of every word deleted, see :func:`related_clusters`:
-the encoder puts first names at cosine 0.4-0.55 of each other, adverbs at 0.7, so no one
-threshold fits every kind of word, while a name's nearest words are names); a cluster of
-at least ``group_min_words`` words becomes a ``group`` row whose z-score pools every checked
-occurrence of its words. Each such word may
+at least ``group_similarity``, mutual nearest neighbours counting as closer: each among
+the other's ``group_neighbours`` nearest words of every word deleted, see
+:func:`related_clusters`: the encoder puts first names at cosine 0.4-0.55 of each other,
+adverbs at 0.7, so no one threshold fits every kind of word, while a name's nearest words
+are names); a cluster of at least ``group_min_words`` words becomes a ``group`` row whose
+z-score pools every checked occurrence of its words. Each such word may
 be too weak on the task side alone to be among the ``reference_words`` the reference checks,
 so before the reference is called the words with task z at least ``group_min_z`` (at most
 ``GROUP_CANDIDATES``) are clustered the same way, each cluster's task z pools its words'
@@ -276,14 +276,15 @@ class OcclusionScorer:
                     if w not in chosen and w not in {o[1] for o in out}]
         return out
 
-    def _cluster(self, words: Sequence[str], embed_fn: Callable[[list[str]], np.ndarray]
-                 ) -> list[list[str]]:
+    def _cluster(self, words: Sequence[str], embed_fn: Callable[[list[str]], np.ndarray],
+                 vocabulary: Sequence[str] | None = None) -> list[list[str]]:
         """:func:`related_clusters` of ``words`` with this scorer's settings, the
-        neighbours read among every word :meth:`fit` deleted."""
+        neighbours read among ``vocabulary`` (default: every word :meth:`fit` deleted)."""
         return related_clusters(words, embed_fn, similarity=self.group_similarity,
                                 min_words=self.group_min_words,
                                 neighbours=self.group_neighbours,
-                                vocabulary=self._vocabulary)
+                                vocabulary=self._vocabulary if vocabulary is None
+                                else vocabulary)
 
     def _groups(self, rows: Sequence[dict[str, Any]],
                 embed_fn: Callable[[list[str]], np.ndarray],
@@ -292,11 +293,9 @@ class OcclusionScorer:
         cluster's words highest z first; clusters by their best word's z; ``vocabulary``:
         the neighbours' universe, default every word :meth:`fit` deleted). The caller keeps
         a cluster only when its pooled z is above each of its words' own."""
-        if vocabulary is not None:
-            self._vocabulary = list(vocabulary)
         strong = sorted((r for r in rows if r["z"] >= self.group_min_z),
                         key=lambda r: (-r["z"], r["word"]))
-        return self._cluster([r["word"] for r in strong], embed_fn)
+        return self._cluster([r["word"] for r in strong], embed_fn, vocabulary)
 
 
 def memo_embed(embed_fn: Callable[[list[str]], np.ndarray]
@@ -316,37 +315,39 @@ def memo_embed(embed_fn: Callable[[list[str]], np.ndarray]
 def related_clusters(words: Sequence[str], embed_fn: Callable[[list[str]], np.ndarray], *,
                      similarity: float, min_words: int, neighbours: int = 0,
                      vocabulary: Sequence[str] = ()) -> list[list[str]]:
-    """Average-linkage clusters of ``words`` with at least ``min_words`` words, each in
-    ``words``' order. Two words are at cosine distance ``1 - cos``, except that mutual
+    """Average-linkage clusters of the distinct ``words`` with at least ``min_words`` words,
+    each in ``words``' order; clusters join while their average distance is at most
+    ``1 - similarity``. Two words are at cosine distance ``1 - cos``, except that mutual
     nearest neighbours (each among the other's ``neighbours`` nearest words of
-    ``vocabulary`` and ``words``, and among its nearest 1%: in a small vocabulary every
-    word is near every other) are at most ``1 - similarity`` apart: similar enough to
-    join. Clusters join while their average distance is at most ``1 - similarity``.
+    ``vocabulary`` and ``words``, and among its nearest 1/:data:`NEAREST_SHARE`: in a small
+    vocabulary every word is near every other) are at half that threshold, so a cluster
+    joins where about half its pairs are mutual neighbours and the rest are not far.
 
     Why both: an encoder's cosine scale differs by kind of word (first names sit at
     0.4-0.55 of each other, near-synonyms at 0.7), so a threshold that joins names joins
     any two adverbs; a word's nearest words in the corpus's own vocabulary are its kind
-    whatever the scale (shared nearest neighbours, as Jarvis and Patrick's clustering)."""
+    whatever the scale (mutual k-nearest neighbours)."""
+    words = list(dict.fromkeys(words))
     if len(words) < max(2, min_words):
         return []
     from scipy.cluster.hierarchy import fcluster, linkage
     from scipy.spatial.distance import squareform
 
-    words = list(words)
-    universe = list(dict.fromkeys([*words, *vocabulary])) if neighbours else words
+    universe = list(dict.fromkeys([*words, *vocabulary]))
+    k = min(neighbours, len(universe) // NEAREST_SHARE)
+    if not k:
+        universe = words
     emb = np.asarray(embed_fn(universe), dtype=np.float64)
     emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
     sim = emb[:len(words)] @ emb.T  # words x universe
     dist = np.clip(1.0 - sim[:, :len(words)], 0.0, 2.0)
-    k = min(neighbours, len(universe) // NEAREST_SHARE)
     if k:
-        own = sim.copy()
-        own[np.arange(len(words)), np.arange(len(words))] = -np.inf  # not its own neighbour
+        sim[np.arange(len(words)), np.arange(len(words))] = -np.inf  # not its own neighbour
         # rank of b among a's neighbours: how many universe words are nearer to a than b
         rank = np.stack([len(universe) - np.searchsorted(np.sort(row), row[:len(words)],
-                                                         side="right") for row in own])
+                                                         side="right") for row in sim])
         near = (rank < k) & (rank.T < k)
-        dist = np.where(near, np.minimum(dist, 1.0 - similarity), dist)
+        dist = np.where(near, np.minimum(dist, (1.0 - similarity) / 2), dist)
     dist = (dist + dist.T) / 2
     np.fill_diagonal(dist, 0.0)
     tree = linkage(squareform(dist, checks=False), method="average")
@@ -355,7 +356,6 @@ def related_clusters(words: Sequence[str], embed_fn: Callable[[list[str]], np.nd
     for w, c in zip(words, label, strict=True):
         clusters.setdefault(int(c), []).append(w)
     return [c for c in clusters.values() if len(c) >= min_words]
-
 
 def _phrases(texts: Sequence[str], words: Sequence[tuple[str, list[int]]],
              pairs: Sequence[tuple[int, str, str]], shift: np.ndarray, ev: _Evidence, *,

@@ -229,11 +229,13 @@ sentence starts) and the length bands are not."""
 
 
 def shared_property(terms: Sequence[str]) -> str | None:
-    """The first property of :data:`CONTAINED` (in :data:`METADATA` order) that every one of
-    ``terms`` has ("not", "isn't" -> ``negation``), or None (no terms, or none shared)."""
-    terms = [t for t in terms if t]
+    """The first property of :data:`CONTAINED` (in :data:`METADATA` order) that every word
+    of every one of ``terms`` has on its own ("not", "isn't | don't" -> ``negation``;
+    "i'm | we're" -> ``first person``; not "it's not" or "my uncle": a term that merely
+    holds a marker is a slice of its own), or None (no terms, or none shared)."""
+    words = [w for t in terms for w in str(t).split()]
     return next((name for name in METADATA if name in CONTAINED
-                 and all(METADATA[name](t) for t in terms)), None) if terms else None
+                 and all(METADATA[name](w) for w in words)), None) if words else None
 
 
 class MetadataSlicer:

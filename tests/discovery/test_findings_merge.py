@@ -133,20 +133,22 @@ def test_sub_slices_of_a_failing_metadata_slice_are_one_finding() -> None:
         ["digits"]
     assert also_text(head).startswith("; inside the metadata slice 'negation'; also corpus "
                                       "word 'never' 6/10")
-    # a metadata slice that does not fail more than the rest explains nothing, but rows
-    # whose every term is a negation still are one finding, headed by the best-ranked of
-    # them, which names what they share; "not once" fails significantly worse than its
-    # head and stays its own; "2 stars" is the only digits row
-    calm = [r if r["kind"] != "metadata" else {**r, "above_base": False} for r in rows]
+    # a metadata slice that does not fail more than the rest explains nothing, but failing
+    # rows whose every word is a negation are still one finding, headed by the best-ranked
+    # of them, which names what they share; "can't believe" and "not once" merely hold a
+    # negation; "2 stars" is the only digits row
+    calm = [{**r, "above_base": False} if r["kind"] == "metadata" else {**r, "above_base": True}
+            for r in rows]
     out = fold_explained(calm)
-    assert [r["name"] for r in out] == ["can't believe", "movies", "no | only", "not once",
-                                        "2 stars", "negation", "digits", "what", "question"]
-    assert out[0]["shared_property"] == "negation" and "explained_by" not in out[0]
-    assert [a["name"] for a in out[0]["also"]] == ["never", "nothing"]
-    assert out[0]["data_all"] == ["corpus", "labelled"]
-    assert also_text(out[0]).startswith(
-        "; one finding by the property every term shares: 'negation'; also corpus word")
-    assert "shared_property" not in out[4]
+    assert [r["name"] for r in out] == ["can't believe", "movies", "never", "no | only",
+                                        "not once", "2 stars", "negation", "digits", "what",
+                                        "question"]
+    assert out[2]["shared_property"] == "negation" and "explained_by" not in out[2]
+    assert [a["name"] for a in out[2]["also"]] == ["nothing"]
+    assert out[2]["data_all"] == ["corpus", "labelled"]
+    assert also_text(out[2]).startswith(
+        "; one finding by the property every term shares: 'negation'; also labelled word")
+    assert "shared_property" not in out[0] and "shared_property" not in out[5]
     # without a second row of the property there is nothing to fold
     alone = [r for r in calm if r["name"] not in ("never", "nothing")]
     assert fold_explained(alone) == alone
@@ -305,3 +307,34 @@ def test_a_rare_row_inside_higher_rows_moves_down_unless_confirmed() -> None:
     # "grey" (one sentence, inside "not"'s) was confirmed on new sentences of its own
     assert [r["name"] for r in out] == ["uncle | aunt", "not", "grey", "plain", "uncle"]
     assert out[-1]["covered_by"] == "uncle | aunt" and "covered_by" not in out[2]
+
+
+def test_one_property_folds_only_failing_rows_whose_every_word_is_its_marker() -> None:
+    from discovery._findings import fold_explained
+
+    up = dict(above_base=True)
+    rows = [row("not", "focus", confirmed=True), row("my uncle", "word", **up),
+            row("i'm | we're", "group", terms=["i'm", "we're"], **up),
+            row("it's not", "phrase", **up), row("isn't", "word", "labelled", **up),
+            row("i loved", "ngram", **up), row("i'd", "word", **up),
+            row("don't", "word", rate=0.1, low=0.05),  # below its base rate: not folded
+            row("2020s", "word", **up)]
+    rows = [{**r, "data_all": [r["data"]]} for r in rows]
+    out = fold_explained(rows)
+    # "not" and "isn't" are negations, "i'm | we're" and "i'd" first person; "my uncle",
+    # "i loved" and "it's not" merely hold a marker; one digits row is nothing to fold
+    assert [r["name"] for r in out] == ["not", "my uncle", "i'm | we're", "it's not",
+                                        "i loved", "don't", "2020s"]
+    assert out[0]["shared_property"] == "negation" and out[0]["data_all"] == [
+        "corpus", "labelled"]
+    assert [a["name"] for a in out[0]["also"]] == ["isn't"]
+    assert out[2]["shared_property"] == "first person"
+    assert [a["name"] for a in out[2]["also"]] == ["i'd"]
+    # where the negation slice itself fails, the rows it leaves (worse than it) stay apart
+    meta = row("negation", "metadata", terms=[], n=100, failures=60, rate=0.6, low=0.5,
+               above_base=True, data_all=["corpus"])
+    strong = [{**r, "rate": 0.95, "low": 0.85} if r["name"] in ("not", "isn't") else r
+              for r in rows]
+    out = fold_explained([*strong, meta])
+    assert [r["name"] for r in out][:2] == ["not", "my uncle"]
+    assert "shared_property" not in out[0] and "isn't" in [r["name"] for r in out]

@@ -327,16 +327,27 @@ def test_occlusion_pools_related_rare_words_into_a_group() -> None:
     assert all(r["kind"] == "word" for r in plain.words_)
 
 
-def _names_embed(vocabulary: int, names: list[str]) -> tuple[list[str], object]:
-    """A vocabulary of ``vocabulary`` unrelated words (random directions, cosine near 0) and
-    ``names`` at cosine about 0.35 of each other: below the 0.45 threshold, yet each name's nearest
-    words are the other names (as first names in MiniLM)."""
+def _names_embed(vocabulary: int, names: list[str], hub: str = "hub", hub_near: int = 3
+                 ) -> tuple[list[str], object]:
+    """A vocabulary of ``vocabulary`` unrelated words (random directions, cosine near 0),
+    ``names`` at cosine 0.32-0.41 of each other (graded: below the 0.45 threshold, yet each
+    name's nearest words are the other names, as first names in MiniLM), and ``hub``: at 0.42
+    of the first name (its nearest word), with ``hub_near`` vocabulary words nearer to it
+    (0.5): the first name is at rank ``hub_near`` among the hub's neighbours."""
     rng = np.random.default_rng(0)
     words = [f"w{i}" for i in range(vocabulary)]
-    dim = vocabulary + len(names) + 1
-    vec = {w: rng.standard_normal(dim) for w in words}
-    for i, w in enumerate(names):  # one shared axis, and one of its own each
-        vec[w] = np.sqrt(0.35) * np.eye(dim)[0] + np.sqrt(0.65) * np.eye(dim)[-1 - i]
+    dim = vocabulary + len(names) + 70
+    vec = {w: rng.standard_normal(dim) / np.sqrt(dim) for w in words}
+    axis = np.eye(dim)
+    for i, w in enumerate(names):  # one shared axis, more of it for later names
+        share = 0.32 + 0.03 * i
+        vec[w] = np.sqrt(share) * axis[0] + np.sqrt(1 - share) * axis[-1 - i]
+    # the hub: 0.42 of the first name, and 0.5 of hub_near vocabulary words (each on an
+    # axis of its own and the hub's other axis)
+    vec[hub] = 0.42 * vec[names[0]] + np.sqrt(1 - 0.42**2) * axis[-30]
+    a = 0.5 / np.sqrt(1 - 0.42**2)
+    for i, w in enumerate(words[:hub_near]):
+        vec[w] = a * axis[-30] + np.sqrt(1 - a * a) * axis[-31 - i]
     calls: list[int] = []
 
     def embed(ws: list[str]) -> np.ndarray:
@@ -351,17 +362,30 @@ def _names_embed(vocabulary: int, names: list[str]) -> tuple[list[str], object]:
 def test_mutual_nearest_neighbours_join_words_below_the_cosine_threshold() -> None:
     names = ["george", "john", "richard", "steven"]
     vocab, embed = _names_embed(400, names)
-    words = [*names, "w1", "w2"]
-    kw = dict(similarity=0.45, min_words=2, vocabulary=vocab + names)
-    # Cosine 0.35 alone is under the threshold: no cluster.
+    emb = embed([*names, "hub", "w0"])  # type: ignore[operator]
+    cos = emb @ emb.T
+    assert cos[:4, :4][np.triu_indices(4, 1)].max() < 0.45  # no name pair at the threshold
+    assert 0.4 < cos[0, 4] < 0.45 and cos[4, 5] > cos[4, 0]  # the hub: nearer w0 than george
+    words = [*names, "hub", "w100", "w200", "george"]  # a repeated word is one word
+    kw = dict(similarity=0.45, min_words=2, vocabulary=[*vocab, *names, "hub"])
+    # Cosine alone is under the threshold: no cluster.
     assert related_clusters(words, embed, neighbours=0, **kw) == []
     # Each name's nearest words of the vocabulary are the other names: one cluster; the
-    # unrelated words stay out.
+    # unrelated words and the hub stay out (in 405 words the 1% cap makes 25 neighbours 4).
     assert related_clusters(words, embed, neighbours=25, **kw) == [names]
-    # In a vocabulary of under 100 words every word is near every other: no neighbour link.
+    # Mutual means both ways: the hub is george's nearest word, george is the hub's 4th
+    # (rank 3): linked with 4 neighbours, not with 3.
+    pair = ["george", "hub"]
+    assert related_clusters(pair, embed, neighbours=3, **kw) == []
+    assert related_clusters(pair, embed, neighbours=4, **kw) == [pair]
+    # With too few neighbours the farthest pairs are not mutual: a name can fall out.
+    assert related_clusters(words, embed, neighbours=1, **kw) != [names]
+    # In a vocabulary of under 100 words every word is near every other: no neighbour link,
+    # and the vocabulary is not embedded at all.
     small, embed_small = _names_embed(60, names)
     assert related_clusters(words[:4], embed_small, neighbours=25, similarity=0.45,
                             min_words=2, vocabulary=small + names) == []
+    assert embed_small.calls == [4]  # type: ignore[attr-defined]
 
 
 def test_memo_embed_embeds_each_word_once() -> None:
@@ -503,10 +527,18 @@ def test_balanced_selection_tests_one_property_at_most_twice() -> None:
     pool = {**{w: "word" for w in negations}, "zorb": "word"}
     cfg = FocusConfig(candidates=4, min_support=99)  # no mined n-gram: the pool alone
     chosen, _ = pool_candidates(base, cfg, MiningConfig(), pool)
-    # Two negations are tested; the third and fourth are one finding with them, so the
-    # budget goes to "zorb" (and no fourth pick is left to make).
+    # Two negations are tested; the third and fourth would be one finding with them, so
+    # "zorb" goes first, and the third waits for the slot nothing else takes.
     assert PROPERTY_PICKS == 2
-    assert chosen == ["not", "isn't", "zorb"]
+    assert chosen == ["not", "isn't", "zorb", "don't | won't"]
+    # A term that merely holds a marker is a slice of its own, not the property's.
+    from discovery._slices import shared_property
+
+    assert shared_property(["don't", "won't"]) == "negation"
+    assert shared_property(["i'm", "we're"]) == "first person"
+    assert shared_property(["1800s", "1930s"]) == "digits"
+    assert shared_property(["it's not"]) is None and shared_property(["my uncle"]) is None
+    assert shared_property(["not", "zorb"]) is None and shared_property([]) is None
 
 
 def test_a_focus_test_that_does_not_replicate_drops_its_finding() -> None:
