@@ -147,8 +147,8 @@ def focus_hash(cfg: FocusConfig, labels: LabelSpace, generator: GeneratorConfig,
 
 
 PROPERTY_PICKS = 2
-"""Focus picks at most this many candidates whose every term shares one property
-(:func:`_balanced`)."""
+"""``balanced`` picks at most this many candidates whose every word is a marker of one
+property before the other candidates are spent (:func:`_balanced`)."""
 ROWS_SCHEME = ("balanced picks see abstained sentences; a group row's term_counts count the "
                "sentences holding one of its words only; balanced picks at most "
                f"{PROPERTY_PICKS} candidates whose words are all markers of one property "
