@@ -642,7 +642,7 @@ def _balanced(names: Sequence[str], sources: Mapping[str, str], hits: Sequence[n
     covered = np.zeros(len(hits[0]) if hits else 0, dtype=bool)
     picked: list[int] = []
     seen: set[bytes] = set()
-    props = [shared_property(c.split(" | ")) for c in names]
+    props = [shared_property(candidate_terms(c)) for c in names]
     per_prop: dict[str, int] = {}
     waiting: list[int] = []
     while len(picked) < limit and any(queues.values()):
