@@ -55,7 +55,13 @@ Ranking means what it says:
   into it the same way, unless its rate is significantly above that row's (a worse
   sub-slice); a confirmed focus group under one of its words whose other words fail too
   names the finding instead (a category, :func:`generalizes`);
-  semantic and metadata rows never fold (:func:`fold_nested`);
+  semantic and metadata rows never fold (:func:`fold_nested`); each finding is checked
+  again once every row is read, so "a great", ranked above the word "great" that folded
+  under "great way", folds there too; a worse sub-slice of a row that itself fails
+  significantly above its base rate ("great example" at 30/32 under "great" at 25/33)
+  stays a finding, with ``refines`` naming the higher finding, and is listed after the
+  findings of its standing (confirmed; above its base rate) that refine none: one word's
+  failure must not fill the top of the list under three names;
 - one failure is explained once: rows whose every term lies inside a metadata slice that
   fails above its base rate ("never", "can't believe" inside ``negation``) fold with that
   slice into the best-ranked of them, which names it under ``explained_by``, unless their
@@ -206,7 +212,51 @@ def fold_nested(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         else:
             _fold(kept[at][0], r)
             kept[at][2].append(r)
-    return [k for k, _, _ in kept]
+    return _refine(kept)
+
+
+def _fails(row: Mapping[str, Any]) -> bool:
+    """Whether a row fails significantly above its base rate by the rule rows share
+    (:func:`_by_errors`: a focus row confirmed by invariance counts by its errors)."""
+    low, _, base = _by_errors(row)
+    return low > base
+
+
+def _refine(kept: list[tuple[dict[str, Any], frozenset[str], list[Mapping[str, Any]]]]
+            ) -> list[dict[str, Any]]:
+    """The findings of :func:`fold_nested` in order, each checked again against every
+    higher-ranked finding as it ended up (a finding's rows are only known once every row is
+    read: "a great" ranked above the word "great" that later folded under "great way"): a
+    finding whose sentences lie inside a row of a higher-ranked finding that fails
+    significantly above its base rate (every term holds one of that row's terms; by the
+    rule both share, :func:`_fails`) is the same failure. It folds into that finding unless it
+    fails significantly more than that row; then it stays, a worse sub-slice, with
+    ``refines`` naming that finding (``build_findings`` lists it after the findings of its
+    standing that refine none: three findings of one word must not fill the top of the list)."""
+    out: list[tuple[dict[str, Any], list[Mapping[str, Any]]]] = []
+    for head, _, members in kept:
+        at = m = None
+        for j, (_, ms) in enumerate(out):
+            m = next((m for m in ms if _fails(m) and _inside(head, m)), None)
+            if m is not None:
+                at = j
+                break
+        if at is None or m is None:
+            out.append((head, members))
+        elif _by_errors(head)[0] > _by_errors(m)[1]:
+            out.append(({**head, "refines": str(out[at][0]["name"])}, members))
+        else:
+            _fold(out[at][0], head)
+            out[at][1].extend(members)
+    return [h for h, _ in out]
+
+
+def _refinements_last(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` in order, except that a row that ``refines`` a higher-ranked finding moves
+    after the rows of its standing (confirmed; above its base rate; neither) that do not:
+    never below a weaker standing."""
+    return sorted(rows, key=lambda r: (not r["confirmed"], not r["above_base"],
+                                       "refines" in r))
 
 
 def _head(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -393,8 +443,8 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
                               not r["above_base"], r["evidence_q"], -r["score"],
                               order[r["kind"]], r["name"]))
     dropped = [r for r in found if r.get("status") == "not replicated"]
-    kept = fold_explained(fold_nested(merge_same_slice(
-        [r for r in found if r.get("status") != "not replicated"])))
+    kept = _refinements_last(fold_explained(fold_nested(merge_same_slice(
+        [r for r in found if r.get("status") != "not replicated"]))))
     # Moving covered rare rows down stays within each group: never below a weaker group.
     found = (_covered_last([r for r in kept if r["confirmed"] or r["above_base"]], texts)
              + _covered_last([r for r in kept if not (r["confirmed"] or r["above_base"])],

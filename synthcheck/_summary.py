@@ -140,7 +140,8 @@ def also_text(row: dict[str, Any]) -> str:
     """A group's failures per word (its ``term_counts``: new sentences holding that word
     alone), where else a finding's slice was found (its ``also`` rows) and the metadata
     slice it lies inside (``explained_by``) or the property its rows share
-    (``shared_property``), or ""."""
+    (``shared_property``), and the higher finding it is a worse sub-slice of (``refines``),
+    or ""."""
     also = row.get("also") or []
     inv = row.get("confirmed_by") == "invariance"
     k_key, n_key = ("flipped", "invariance_n") if inv else ("failures", "n")
@@ -152,6 +153,8 @@ def also_text(row: dict[str, Any]) -> str:
         if row.get("explained_by") else (
             f"; one finding by the property every term shares: '{row['shared_property']}'"
             if row.get("shared_property") else "")
+    if row.get("refines"):
+        within += f"; a worse sub-slice of the finding '{row['refines']}'"
     def named(a: dict[str, Any]) -> str:
         other = str(a.get("name") or "")
         return f" '{other}'" if other and other.casefold() != str(row["name"]).casefold() \

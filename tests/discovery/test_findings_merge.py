@@ -338,3 +338,59 @@ def test_one_property_folds_only_failing_rows_whose_every_word_is_its_marker() -
     out = fold_explained([*strong, meta])
     assert [r["name"] for r in out][:2] == ["not", "my uncle"]
     assert "shared_property" not in out[0] and "isn't" in [r["name"] for r in out]
+
+
+def test_a_finding_inside_a_failing_row_found_later_is_the_same_failure() -> None:
+    from discovery._findings import _refinements_last
+
+    # "a great" ranks above the word "great", which then folds under "great way": only once
+    # every row is read is "a great" known to lie inside a failing row of a higher finding
+    rows = [row("great way", "focus", confirmed=True, above_base=True),
+            row("a great", "focus", confirmed=True, above_base=True),
+            row("great", "word", low=0.45, above_base=True),
+            # inside "great" too, but failing significantly more than it: a worse sub-slice
+            row("great example", "focus", rate=0.95, low=0.7, confirmed=True,
+                above_base=True),
+            row("plot", "focus", confirmed=True, above_base=True),
+            row("dull", "word", confirmed=False, above_base=True)]
+    out = fold_nested(merge_same_slice(rows))
+    assert [r["name"] for r in out] == ["great way", "great example", "plot", "dull"]
+    assert [a["name"] for a in out[0]["also"]] == ["great", "a great"]
+    assert out[1]["refines"] == "great way" and "refines" not in out[2]
+    from synthcheck._summary import also_text
+    assert also_text(out[1]) == "; a worse sub-slice of the finding 'great way'"
+    # listed after the findings of its standing that refine none, never below a weaker one
+    assert [r["name"] for r in _refinements_last(out)] == ["great way", "plot",
+                                                           "great example", "dull"]
+
+
+def test_a_sub_slice_of_a_row_that_does_not_fail_significantly_stays_where_it_ranks() -> None:
+    # the word "great" fails no more than the rest of the corpus (low bound 0.15 under its
+    # base 0.2): "great film" failing on every sentence is the failure, not an echo of it
+    rows = [row("great", "focus", rate=0.3, low=0.15, confirmed=True, above_base=True),
+            row("great film", "phrase", rate=1.0, low=0.51, above_base=True)]
+    out = fold_nested(merge_same_slice(rows))
+    assert [(r["name"], r.get("refines")) for r in out] == [("great", None),
+                                                            ("great film", None)]
+
+
+def test_build_findings_lists_a_worse_sub_slice_after_the_findings_it_does_not_refine() -> None:
+    import numpy as np
+
+    from discovery import build_findings
+
+    words = [{"kind": "phrase" if " " in w else "word", "word": w, "terms": [w], "n": n,
+              "failures": k, "base_rate": 0.35, "task_shift": 0.6, "reference_shift": 0.0,
+              "z": 5.0, "q_value": q, "example_ids": []}
+             for w, n, k, q in (("great way", 4, 4, 1e-6), ("a great", 4, 2, 1e-5),
+                                ("great example", 8, 8, 1e-4), ("great", 26, 16, 1e-3),
+                                ("boring", 3, 3, 1e-2))]
+    rows = build_findings(texts=["plain."] * 4, ids=[f"c{i}" for i in range(4)],
+                          fail=np.zeros(4, dtype=bool), p_wrong=np.full(4, 0.5), rule="r",
+                          rows={"occlusion": words})
+    # "great" (16/26 against a base rate of 0.35) folds under "great way", and "a great"
+    # (2/4) with it; "great example" (8/8) fails significantly more than "great": it stays,
+    # after "boring", which refines nothing
+    assert [(r["name"], r.get("refines")) for r in rows] == [
+        ("great way", None), ("boring", None), ("great example", "great way")]
+    assert [a["name"] for a in rows[0]["also"]] == ["great", "a great"]
