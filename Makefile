@@ -92,19 +92,25 @@ CHECKLIST_BUILD := notebook==6.5.7 jupyter wheel setuptools
 
 setup-exports: $(EXPORTS_STAMP) $(LS_STAMP)
 
-$(EXPORTS_STAMP): Makefile
+# Each venv installs under a constraints file of the versions its tests last passed with, so
+# a new release of some dependency cannot break CI overnight (sentry-sdk 3.0.0 stopped Label
+# Studio 1.23.2 at start). After a deliberate upgrade, regenerate it from the venv's freeze.
+EXPORTS_CONSTRAINTS := tests/exports/constraints-exports.txt
+LS_CONSTRAINTS := tests/exports/constraints-label-studio.txt
+
+$(EXPORTS_STAMP): Makefile $(EXPORTS_CONSTRAINTS)
 	test -x $(EXPORTS_VENV)/bin/python || $(PYTHON) -m venv $(EXPORTS_VENV)
 	$(EXPORTS_VENV)/bin/pip install -q --upgrade pip
-	$(EXPORTS_VENV)/bin/pip install -q $(EXPORTS_PINS) $(CHECKLIST_BUILD)
-	$(EXPORTS_VENV)/bin/pip install -q --no-deps --no-build-isolation checklist==0.0.11
-	$(EXPORTS_VENV)/bin/pip install -q --no-deps adatest==0.3.5
+	$(EXPORTS_VENV)/bin/pip install -q -c $(EXPORTS_CONSTRAINTS) $(EXPORTS_PINS) $(CHECKLIST_BUILD)
+	$(EXPORTS_VENV)/bin/pip install -q -c $(EXPORTS_CONSTRAINTS) --no-deps --no-build-isolation checklist==0.0.11
+	$(EXPORTS_VENV)/bin/pip install -q -c $(EXPORTS_CONSTRAINTS) --no-deps adatest==0.3.5
 	$(EXPORTS_VENV)/bin/python -c "import argilla, datasets, checklist.test_suite, adatest"
 	touch $(EXPORTS_STAMP)
 
-$(LS_STAMP): Makefile
+$(LS_STAMP): Makefile $(LS_CONSTRAINTS)
 	test -x $(LS_VENV)/bin/python || $(PYTHON) -m venv $(LS_VENV)
 	$(LS_VENV)/bin/pip install -q --upgrade pip
-	$(LS_VENV)/bin/pip install -q label-studio==1.23.2 "sentry-sdk<3"
+	$(LS_VENV)/bin/pip install -q -c $(LS_CONSTRAINTS) label-studio==1.23.2
 	touch $(LS_STAMP)
 
 # A few minutes: a real Label Studio server on 127.0.0.1 (started and stopped by the test),
