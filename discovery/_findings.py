@@ -59,9 +59,10 @@ Ranking means what it says:
   again once every row is read, so "a great", ranked above the word "great" that folded
   under "great way", folds there too; a worse sub-slice of a row that itself fails
   significantly above its base rate ("great example" at 30/32 under "great" at 25/33)
-  stays a finding, with ``refines`` naming the higher finding, and is listed after the
-  findings of its standing (confirmed; above its base rate) that refine none: one word's
-  failure must not fill the top of the list under three names;
+  stays a finding, with ``refines`` naming the higher finding (the one holding that row
+  after every fold below) and ``refines_row`` the row, and is listed after the findings of
+  its standing (confirmed; above its base rate) that refine none: one word's failure must
+  not fill the top of the list under three names;
 - one failure is explained once: rows whose every term lies inside a metadata slice that
   fails above its base rate ("never", "can't believe" inside ``negation``) fold with that
   slice into the best-ranked of them, which names it under ``explained_by``, unless their
@@ -231,20 +232,22 @@ def _refine(kept: list[tuple[dict[str, Any], frozenset[str], list[Mapping[str, A
     significantly above its base rate (every term holds one of that row's terms; by the
     rule both share, :func:`_fails`) is the same failure. It folds into that finding unless it
     fails significantly more than that row; then it stays, a worse sub-slice, with
-    ``refines`` naming that finding (``build_findings`` lists it after the findings of its
-    standing that refine none: three findings of one word must not fill the top of the list)."""
+    ``refines`` naming that finding and ``refines_row`` the row it lies inside
+    (:func:`_refinements_last` lists it after the findings of its standing that refine none:
+    three findings of one word must not fill the top of the list)."""
     out: list[tuple[dict[str, Any], list[Mapping[str, Any]]]] = []
     for head, _, members in kept:
-        at = m = None
-        for j, (_, ms) in enumerate(out):
-            m = next((m for m in ms if _fails(m) and _inside(head, m)), None)
-            if m is not None:
+        at, inside = None, None
+        for j, (_, rows) in enumerate(out):
+            inside = next((x for x in rows if _fails(x) and _inside(head, x)), None)
+            if inside is not None:
                 at = j
                 break
-        if at is None or m is None:
+        if at is None or inside is None:
             out.append((head, members))
-        elif _by_errors(head)[0] > _by_errors(m)[1]:
-            out.append(({**head, "refines": str(out[at][0]["name"])}, members))
+        elif _by_errors(head)[0] > _by_errors(inside)[1]:
+            out.append(({**head, "refines": str(out[at][0]["name"]),
+                         "refines_row": str(inside["name"])}, members))
         else:
             _fold(out[at][0], head)
             out[at][1].extend(members)
@@ -252,11 +255,26 @@ def _refine(kept: list[tuple[dict[str, Any], frozenset[str], list[Mapping[str, A
 
 
 def _refinements_last(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``rows`` in order, except that a row that ``refines`` a higher-ranked finding moves
-    after the rows of its standing (confirmed; above its base rate; neither) that do not:
-    never below a weaker standing."""
-    return sorted(rows, key=lambda r: (not r["confirmed"], not r["above_base"],
-                                       "refines" in r))
+    """``rows`` (after :func:`fold_explained`) in order, except that a row that ``refines``
+    a higher-ranked finding moves after the rows of its standing (confirmed; above its base
+    rate; neither) that do not: never below a weaker standing. ``refines`` is brought up to
+    date first: the finding it named may since have folded under another head (``not``
+    under the metadata slice ``negation``), which it then names; a row that has become the
+    head of a failure of its own (``explained_by``, ``shared_property``) refines nothing."""
+    owner = {str(r["name"]): str(r["name"]) for r in rows}
+    for r in rows:
+        for a in r.get("also") or []:
+            owner.setdefault(str(a.get("name")), str(r["name"]))
+    out = []
+    for r in rows:
+        if "refines" in r:
+            target = owner.get(str(r["refines"]))
+            r = {k: v for k, v in r.items() if k not in ("refines", "refines_row")} \
+                if target in (None, str(r["name"])) or r.get("explained_by") \
+                or r.get("shared_property") else {**r, "refines": target}
+        out.append(r)
+    return sorted(out, key=lambda r: (not r["confirmed"], not r["above_base"],
+                                      "refines" in r))
 
 
 def _head(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -154,7 +154,9 @@ def also_text(row: dict[str, Any]) -> str:
             f"; one finding by the property every term shares: '{row['shared_property']}'"
             if row.get("shared_property") else "")
     if row.get("refines"):
-        within += f"; a worse sub-slice of the finding '{row['refines']}'"
+        inside = str(row.get("refines_row") or row["refines"])
+        within += f"; a worse sub-slice of '{inside}'" + (
+            f" (finding '{row['refines']}')" if inside != row["refines"] else "")
     def named(a: dict[str, Any]) -> str:
         other = str(a.get("name") or "")
         return f" '{other}'" if other and other.casefold() != str(row["name"]).casefold() \

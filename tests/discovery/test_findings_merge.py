@@ -358,20 +358,80 @@ def test_a_finding_inside_a_failing_row_found_later_is_the_same_failure() -> Non
     assert [a["name"] for a in out[0]["also"]] == ["great", "a great"]
     assert out[1]["refines"] == "great way" and "refines" not in out[2]
     from synthcheck._summary import also_text
-    assert also_text(out[1]) == "; a worse sub-slice of the finding 'great way'"
+    assert out[1]["refines_row"] == "great"
+    assert also_text(out[1]) == "; a worse sub-slice of 'great' (finding 'great way')"
     # listed after the findings of its standing that refine none, never below a weaker one
     assert [r["name"] for r in _refinements_last(out)] == ["great way", "plot",
                                                            "great example", "dull"]
 
 
 def test_a_sub_slice_of_a_row_that_does_not_fail_significantly_stays_where_it_ranks() -> None:
-    # the word "great" fails no more than the rest of the corpus (low bound 0.15 under its
-    # base 0.2): "great film" failing on every sentence is the failure, not an echo of it
-    rows = [row("great", "focus", rate=0.3, low=0.15, confirmed=True, above_base=True),
-            row("great film", "phrase", rate=1.0, low=0.51, above_base=True)]
+    # "great" is confirmed by invariance, but its errors (11/31) are at its base rate
+    # (0.38): "great film" failing on every sentence is the failure, not an echo of it;
+    # "superb day" lies inside "superb", whose errors (25/31) are well above it
+    inv = dict(confirmed=True, above_base=True, confirmed_by="invariance", error_n=31,
+               error_base_rate=0.38, rate=0.3, low=0.16, base_rate=0.05)
+    rows = [row("great", "focus", error_failures=11, **inv),
+            row("superb", "focus", error_failures=25, **inv),
+            row("great film", "phrase", rate=1.0, low=0.51, base_rate=0.38,
+                above_base=True),
+            row("superb day", "phrase", rate=1.0, low=0.85, base_rate=0.38,
+                above_base=True)]
     out = fold_nested(merge_same_slice(rows))
-    assert [(r["name"], r.get("refines")) for r in out] == [("great", None),
-                                                            ("great film", None)]
+    assert [(r["name"], r.get("refines")) for r in out] == [
+        ("great", None), ("superb", None), ("great film", None), ("superb day", "superb")]
+
+
+def test_a_finding_folded_in_the_second_pass_brings_its_rows_and_data() -> None:
+    # "a great" (with a labelled row under it) folds into "great way" through "great",
+    # folded there later; "a great deal" lies inside "a great", now a row of that finding
+    rows = [row("great way", "focus", above_base=True),
+            row("a great", "focus", above_base=True),
+            row("a great", "word", "labelled", above_base=True),
+            row("great", "word", low=0.45, above_base=True),
+            row("a great deal", "ngram", rate=0.95, low=0.7, above_base=True)]
+    out = fold_nested(merge_same_slice(rows))
+    assert [(r["name"], r.get("refines")) for r in out] == [
+        ("great way", None), ("a great deal", "great way")]
+    assert out[0]["data_all"] == ["corpus", "labelled"]
+    assert [(a["name"], a["data"]) for a in out[0]["also"]] == [
+        ("great", "corpus"), ("a great", "corpus"), ("a great", "labelled")]
+    assert out[1]["refines_row"] in ("great", "a great")
+    # the rows a finding brings are checked too: "a lot" (failing worse) lies inside the
+    # word "a", which came to "great way" with "a great"
+    rows = [row("great way", "focus", above_base=True), row("a great", "focus", above_base=True),
+            row("a", "word", low=0.45, above_base=True),
+            row("great", "word", low=0.45, above_base=True),
+            row("a lot", "ngram", rate=0.95, low=0.7, above_base=True)]
+    out = fold_nested(merge_same_slice(rows))
+    assert [a["name"] for a in out[0]["also"]] == ["great", "a great", "a"]
+    assert [(r["name"], r.get("refines"), r.get("refines_row")) for r in out[1:]] == [
+        ("a lot", "great way", "a")]
+
+
+def test_refines_names_the_finding_that_holds_the_row_after_every_fold() -> None:
+    from discovery._findings import _refinements_last, fold_explained
+
+    up = dict(confirmed=False, above_base=True)
+    meta = dict(terms=[], n=100, failures=90, rate=0.9, low=0.8, **up)
+    # "not" folds under the failing metadata slice "negation"; "not funny" fails worse than
+    # both: it refines the finding that now holds "not", "negation"
+    rows = [row("negation", "metadata", **meta), row("not", "word", low=0.45, **up),
+            row("not funny", "ngram", rate=1.0, low=0.95, **up), row("plot", "word", **up)]
+    out = _refinements_last(fold_explained(fold_nested(merge_same_slice(rows))))
+    assert [(r["name"], r.get("refines")) for r in out] == [
+        ("negation", None), ("plot", None), ("not funny", "negation")]
+    assert out[2]["refines_row"] == "not"
+    # "not great" refines "great", but heads the failing negation slice that folds under
+    # it: a failure of its own, it refines nothing and keeps its rank above "plot"
+    rows = [row("great", "word", low=0.45, **up),
+            row("not great", "ngram", rate=0.95, low=0.7, **up),
+            row("plot", "word", **up), row("negation", "metadata", **meta)]
+    nested = fold_nested(merge_same_slice(rows))
+    assert nested[1]["refines"] == "great"
+    out = _refinements_last(fold_explained(nested))
+    assert [(r["name"], r.get("explained_by"), r.get("refines")) for r in out] == [
+        ("great", None, None), ("not great", "negation", None), ("plot", None, None)]
 
 
 def test_build_findings_lists_a_worse_sub_slice_after_the_findings_it_does_not_refine() -> None:
