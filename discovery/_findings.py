@@ -411,7 +411,7 @@ def fold_explained(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         elif g in heads:
             _fold(heads[g], r)
         else:
-            heads[g] = {**r, "data_all": list(r.get("data_all") or [r.get("data", "corpus")])}
+            heads[g] = _head(r)
             if g in shared:
                 heads[g]["shared_property"] = shared[g]
             elif i != g:
