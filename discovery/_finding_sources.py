@@ -82,6 +82,9 @@ class FindingContext:
         tested: the candidates focus rounds tested (their focus row stands for them).
         proposed: candidate -> the q-value of the source that proposed it.
         focus_rule: the focus failure rule in words.
+        replicable: the slices, by name, that the sources' ``replicable`` name: read again
+            on the focus rounds' new sentences (:func:`replications`).
+        alpha: the significance level of that reading (``focus.alpha``).
     """
 
     corpus: ScoredCorpus
@@ -89,6 +92,8 @@ class FindingContext:
     tested: frozenset[str] = frozenset()
     proposed: Mapping[str, float] = field(default_factory=dict)
     focus_rule: str = ""
+    replicable: tuple[str, ...] = ()
+    alpha: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -115,6 +120,10 @@ class FindingSource:
         edits: its ``compute`` edits sentences and scores the edits with the task model: it
             reads every sentence (abstained ones too; ``fail`` still says which judged
             sentence fails) and gets ``task_fn``.
+        replicable: ``rows -> names`` of its slices that fail above their base rate and are
+            defined by a property of a sentence's text
+            (:func:`discovery._slices.property_predicate`: a length band, a question), which
+            the focus rounds' new sentences are read against (:func:`replications`).
         doc: one line on what it finds.
     """
 
@@ -130,6 +139,7 @@ class FindingSource:
     summary: str | None = None
     compute: Callable[[ScoredCorpus, SlicesConfig], list[dict[str, Any]]] | None = None
     edits: bool = False
+    replicable: Callable[[Sequence[Row]], list[str]] | None = None
     doc: str = ""
 
     def entered(self, rows: Sequence[Row]) -> list[Row]:
@@ -298,7 +308,80 @@ def _focus_findings(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, 
                 "error_n": int(r["n"]), "error_base_rate": base} if inv else {}),
             **{k: r[k] for k in FOCUS_FIELDS if r.get(k) is not None},
             examples=[x.get("text") for x in r.get("examples") or [] if isinstance(x, dict)]))
+    return out + replications(rows, ctx)
+
+
+MIN_REPLICATION = 5
+"""New sentences with a property a slice must have before they are read for it."""
+REPLICATION_RULE = ("a replicated slice's base rate is the rate its new sentences would "
+                    "have were the property unrelated to failure within each candidate's "
+                    "new sentences (Cochran-Mantel-Haenszel)")
+
+
+def replications(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, Any]]:
+    """The slices of ``ctx.replicable`` that fail again on the focus rounds' new sentences,
+    as confirmed ``metadata`` rows of that name (they merge with the slice's own rows).
+
+    The new sentences were generated around candidates, not for the slice, so they are a
+    fresh sample of it only within each candidate's sentences: every candidate's judged new
+    sentences (``sentences`` of its ``focus.jsonl`` row) are one stratum, and the
+    Cochran-Mantel-Haenszel test (:func:`discovery._stats.stratified_excess`) asks whether
+    the sentences with the property fail more than the others of their stratum. A slice
+    with fewer than :data:`MIN_REPLICATION` such sentences is not read; the slices read
+    share one Benjamini-Hochberg correction at ``ctx.alpha``; only those significant, with
+    more failures than expected, are returned (a slice not read again, or not significant
+    on a sample it was not generated for, keeps its corpus row as it was)."""
+    from discovery._slices import property_predicate
+    from discovery._stats import benjamini_hochberg, stratified_excess
+
+    strata = [[(str(x["text"]), bool(x["failure"])) for x in r.get("sentences") or []]
+              for r in rows]
+    strata = [s for s in strata if len(s) >= 2]
+    tested = []
+    for name in ctx.replicable:
+        pred = property_predicate(name)
+        if pred is None or not strata:
+            continue
+        cells, members = [], []
+        for s in strata:
+            hit = [(t, f) for t, f in s if pred(t)]
+            cells.append((len(s), sum(f for _, f in s), len(hit), sum(f for _, f in hit)))
+            members += hit
+        if len(members) < MIN_REPLICATION:
+            continue
+        observed, expected, p = stratified_excess(cells)
+        tested.append((name, members, observed, expected, p))
+    if not tested:
+        return []
+    q = benjamini_hochberg(np.array([t[4] for t in tested]))
+    out = []
+    for (name, members, observed, expected, p), qv in zip(tested, q, strict=True):
+        if not (qv < ctx.alpha and observed > expected):
+            continue
+        n = len(members)
+        out.append(finding(
+            "metadata", name, [], [], n, observed, expected / n,
+            f"focus rounds: {observed} of {n} new sentences in this slice fail "
+            f"({ctx.focus_rule or 'the run rule'}) where {expected:.1f} would were it "
+            f"unrelated to failure within each candidate's new sentences (Cochran-Mantel-"
+            f"Haenszel over {len(strata)} candidates), q={float(qv):.2g}",
+            confirmed=True, status="confirmed", source="focus",
+            confirmed_by="replication", q_value=float(qv), evidence_q=float(qv),
+            p_value=p, expected=expected, base_rule=REPLICATION_RULE,
+            examples=[t for t, f in members if f][:20]))
     return out
+
+
+def _above_base(r: Row) -> bool:
+    return bool(r["n"]) and int(r["failures"]) / int(r["n"]) > float(r["base_rate"])
+
+
+def _metadata_replicable(rows: Sequence[Row]) -> list[str]:
+    return [str(r["slice"]) for r in rows if _above_base(r)]
+
+
+def _labelled_replicable(rows: Sequence[Row]) -> list[str]:
+    return [str(r["name"]) for r in rows if r.get("kind") == "metadata" and _above_base(r)]
 
 
 LABELLED_WHAT = {"ngram": "rows holding it", "metadata": "rows in this slice",
@@ -374,6 +457,7 @@ BUILTIN: tuple[FindingSource, ...] = (
                   doc="clusters of semantically close sentences that fail more often"),
     FindingSource("metadata", METADATA_SLICES, (FindingKind("metadata", "metadata slice", 6),),
                   _metadata_findings, summary="metadata slices",
+                  replicable=_metadata_replicable,
                   doc="sentences sharing a surface property (length, '!', negation, ...)"),
     FindingSource("occlusion", WORDS,
                   (FindingKind("group", "group of related words (occlusion)", 2, turn=2),
@@ -390,7 +474,7 @@ BUILTIN: tuple[FindingSource, ...] = (
                   _labelled_findings,
                   proposes=lambda rows: {labelled_candidate(r): float(r["q_value"])
                                          for r in rows if labelled_candidate(r)},
-                  pool=_labelled_pool, pool_order=2,
+                  pool=_labelled_pool, pool_order=2, replicable=_labelled_replicable,
                   doc="n-grams, slices and words where the task model errs on the user's "
                       "labelled rows"),
     FindingSource("focus", FOCUS, (FindingKind("focus", "focus rounds (new sentences)", 0),),

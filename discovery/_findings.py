@@ -29,12 +29,16 @@ names the kind that proposed it, ``corpus_n``/``corpus_failures`` keep its corpu
 
 Ranking means what it says:
 
-- confirmed rows first; only a focus row is confirmed, and only when a failure rate on
-  new sentences is significantly above its base rate: its rate of disagreeing with the
-  reference above the corpus's, or its rate of invariance failures (deleting it changes
-  the task model's label and not the reference's) above deleting as many other words
-  does; a row confirmed by invariance carries that test's counts, base rate and ``rule``
-  (the paired Wilcoxon test of the shifts is shown as evidence, never a confirmation);
+- confirmed rows first; only a row tested on new sentences is confirmed, and only when a
+  failure rate on them is significantly above its base rate: a focus row, by its rate of
+  disagreeing with the reference above the corpus's, or its rate of invariance failures
+  (deleting it changes the task model's label and not the reference's) above deleting as
+  many other words does (a row confirmed by invariance carries that test's counts, base
+  rate and ``rule``; the paired Wilcoxon test of the shifts is shown as evidence, never a
+  confirmation); or a metadata slice read again on the focus rounds' new sentences,
+  failing more there than the other new sentences of the same candidates
+  (``confirmed_by: "replication"``, its ``base_rate`` the ``expected`` rate:
+  :func:`discovery._finding_sources.replications`);
 - then rows whose rate is above their base rate (``above_base``), before every row whose
   rate is not, whatever their q-values;
 - a focus test that did not replicate (its new sentences' rate is not significantly above
@@ -423,7 +427,8 @@ def fold_explained(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray,
                    p_wrong: np.ndarray, rule: str,
                    rows: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
-                   focus_rule: str = "", max_per_kind: int = 20) -> list[dict[str, Any]]:
+                   focus_rule: str = "", max_per_kind: int = 20,
+                   focus_alpha: float = 0.05) -> list[dict[str, Any]]:
     """The ranked findings (see the module docstring) from each finding source's rows.
 
     Args:
@@ -434,6 +439,9 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
             their significant rows; for ``focus``, ``focus.jsonl``); each source turns them
             into findings (see :data:`discovery.FINDING_SOURCES`), the first
             ``max_per_kind`` of a kind.
+        focus_alpha: the focus rounds' significance level, at which a slice the sources
+            name ``replicable`` is read again on their new sentences
+            (:func:`discovery._finding_sources.replications`).
     """
     fail = np.asarray(fail, dtype=bool)
     p_wrong = np.asarray(p_wrong, dtype=np.float64)
@@ -442,13 +450,17 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
     got = {stage: list((rows or {}).get(stage) or []) for stage in sources}
     tested: set[str] = set()
     proposed: dict[str, float] = {}
+    replicable: dict[str, None] = {}
     for stage, source in sources.items():
         if source.tests is not None:
             tested |= source.tests(got[stage])
         if source.proposes is not None:
             proposed.update(source.proposes(got[stage]))
+        if source.replicable is not None:
+            replicable.update(dict.fromkeys(source.replicable(got[stage])))
     ctx = FindingContext(corpus, max_per_kind=max_per_kind, tested=frozenset(tested),
-                         proposed=proposed, focus_rule=focus_rule)
+                         proposed=proposed, focus_rule=focus_rule,
+                         replicable=tuple(replicable), alpha=focus_alpha)
     found: list[dict[str, Any]] = []
     for stage, source in sources.items():
         found += source.findings(got[stage], ctx)

@@ -152,7 +152,7 @@ property before the other candidates are spent (:func:`_balanced`)."""
 ROWS_SCHEME = ("balanced picks see abstained sentences; a group row's term_counts count the "
                "sentences holding one of its words only; balanced picks at most "
                f"{PROPERTY_PICKS} candidates whose words are all markers of one property "
-               "before the other candidates are spent")
+               "before the other candidates are spent; a row lists its judged new sentences")
 """What the rows hold beyond the parts; part of the stage hash (not the parts'), so rows
 written before are rewritten from the parts already generated."""
 
@@ -420,7 +420,7 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
     ``invariance_n``, ``flipped``, over the new sentences holding that term and no other
     of the group's, so the cells are disjoint and deleting the group deleted just that
     term), so that a reader (and :func:`discovery.build_findings`) sees whether its terms
-    fail alike."""
+    fail alike; ``sentences`` lists the judged new sentences (``text``, ``failure``)."""
     pattern = ngram_pattern(candidate)
     in_base = np.array([pattern.search(t) is not None for t in base_texts], dtype=bool)
     if judged is not None:
@@ -463,6 +463,9 @@ def _row(candidate: str, recs: list[dict[str, Any]], base_texts: Sequence[str],
                           "counterfactual_failure": x["counterfactual_failure"]}
                          if "counterfactual" in x else {})}
                      for x in recs if x["failure"]][:max_examples],
+        # every judged new sentence, so a slice defined by a property of the text (a length
+        # band, a question) can be read again on them (discovery._finding_sources.replications)
+        "sentences": [{"text": x["text"], "failure": bool(x["failure"])} for x in recs],
     }
 
 

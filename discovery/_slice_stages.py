@@ -381,6 +381,7 @@ def _rows_if_current(run: RunDir, stage: str, file: Artifact, expected: str | No
 def findings_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfig,
                  ranking: RankingConfig, task_models: Sequence[TaskModelConfig],
                  upstream: Mapping[str, str | None], focus_rule: str = "",
+                 focus_alpha: float = 0.05,
                  score_hash: str | None = None,
                  config_dump: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Unify the rows of the finding sources (:data:`discovery.FINDING_SOURCES`: ``mine``,
@@ -398,6 +399,7 @@ def findings_run(run_dir: str | Path, *, labels: LabelSpace, slices: SlicesConfi
                for stage, src in sources.items()}
         rows = build_findings(texts=c.texts, ids=c.ids, fail=c.fail, p_wrong=c.p_wrong,
                               rule=c.rule, rows=got, focus_rule=focus_rule,
+                              focus_alpha=focus_alpha,
                               max_per_kind=slices.max_findings)
         return rows, dict(confirmed=sum(r["confirmed"] for r in rows), rule=c.rule)
 

@@ -219,6 +219,27 @@ METADATA: dict[str, Callable[[str], bool]] = {
 }
 
 
+_BAND = re.compile(r"^(?:short \(<= (\d+)|(?:very )?long \(>= (\d+)) words\)$")
+
+
+def property_predicate(name: str) -> Callable[[str], bool] | None:
+    """The predicate of the metadata slice ``name`` on one sentence, for any text: a
+    :data:`METADATA` property, or a length band as :class:`MetadataSlicer` names it
+    ("long (>= 27 words)", "short (<= 8 words)"); None for any other name (a semantic
+    cluster, a labelled file's column). So a slice found on the corpus can be read again on
+    new sentences (:func:`discovery._finding_sources.replications`)."""
+    if name in METADATA:
+        return METADATA[name]
+    m = _BAND.match(name)
+    if m is None:
+        return None
+    if m.group(1) is not None:
+        most = int(m.group(1))
+        return lambda t: _words(t) <= most
+    least = int(m.group(2))
+    return lambda t: _words(t) >= least
+
+
 CONTAINED = frozenset({"exclamation", "question mark", "digits", "negation", "quotation",
                        "parenthesis", "ellipsis", "first person", "second person"})
 """The :data:`METADATA` properties that hold for a sentence as soon as they hold for any of

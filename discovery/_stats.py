@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 
@@ -100,3 +102,25 @@ def wilson_interval(k: np.ndarray, n: np.ndarray, z: float = 1.959963984540054
     lo = bounds[inverse.ravel(), 0].reshape(k.shape)
     hi = bounds[inverse.ravel(), 1].reshape(k.shape)
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
+
+
+def stratified_excess(strata: Sequence[tuple[int, int, int, int]]) -> tuple[int, float, float]:
+    """The Cochran-Mantel-Haenszel test that members fail more than non-members within
+    strata: each stratum is ``(n, failures, members, member_failures)``. Returns the member
+    failures observed, the number expected were membership unrelated to failure within each
+    stratum (``sum(members * failures / n)``), and the one-sided p-value (normal
+    approximation with a 0.5 continuity correction; 1.0 where no stratum has variance). A
+    stratum whose sentences are all members or all non-members carries no information."""
+    from scipy.stats import norm
+
+    observed, expected, var = 0, 0.0, 0.0
+    for n, f, m, k in strata:
+        if n < 2:
+            continue
+        observed += k
+        expected += m * f / n
+        var += m * (n - m) * f * (n - f) / (n * n * (n - 1))
+    if var <= 0:
+        return observed, expected, 1.0
+    z = (observed - expected - 0.5) / var ** 0.5
+    return observed, expected, float(norm.sf(z))

@@ -19,6 +19,7 @@ class SliceSections:
     ranking: RankingConfig
     models: TaskModelSections
     focus_rule: str = ""
+    focus_alpha: float = 0.05
 
     @property
     def ranked(self) -> str:
@@ -43,7 +44,7 @@ def sections(cfg: RunConfig) -> SliceSections:
     abstain = cfg.reference.abstain
     rule = focus_rule_text(cfg.ranking, abstain.threshold if abstain is not None else None) \
         if cfg.focus.enabled else ""
-    return SliceSections(cfg.slices, cfg.ranking, scorer_sections(cfg), rule)
+    return SliceSections(cfg.slices, cfg.ranking, scorer_sections(cfg), rule, cfg.focus.alpha)
 
 
 def forget(stage: str, ctx: StageContext) -> dict[str, Any]:

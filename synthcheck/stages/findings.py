@@ -37,7 +37,7 @@ def run(s: SliceSections, ctx: StageContext) -> StageRun:
     from discovery import findings_run
 
     check_corpus(ctx.run.path, ctx.hash_of("generate"))
-    out = findings_run(ctx.run.path, focus_rule=s.focus_rule,
+    out = findings_run(ctx.run.path, focus_rule=s.focus_rule, focus_alpha=s.focus_alpha,
                        upstream={u: ctx.hash_of(u) for u in UNIFIED}, **s.kwargs(ctx))
     return StageRun(not out.get("skipped"), {"findings": out})
 
