@@ -157,8 +157,25 @@ def run_arm(name: str, overrides: list[str], *, base: Path, run: Path, config: s
         "findings_source": source, "findings": len(findings),
         "top10": [{"name": f.name, "kind": f.kind, "data": data.get(f.rank, "corpus")}
                   for f in findings[:10]],
+        "replicated": replicated(run),
         "slices": {s.name: match(findings, s) for s in slices},
     }
+
+
+def replicated(run: Path) -> list[str]:
+    """The slices confirmed by replication on the focus rounds' new sentences (a finding's
+    own row, or one folded under another finding's ``also``), in rank order."""
+    from synth.core import iter_jsonl
+
+    path = run / "findings.jsonl"
+    if not path.is_file():
+        return []
+    out: list[str] = []
+    for r in sorted(iter_jsonl(path), key=lambda r: r["rank"]):
+        for x in [r, *(r.get("also") or [])]:
+            if x.get("confirmed_by") == "replication":
+                out.append(str(x["name"]))
+    return out
 
 
 def _data_of(run: Path) -> dict[int, str]:

@@ -120,7 +120,8 @@ class FindingSource:
         edits: its ``compute`` edits sentences and scores the edits with the task model: it
             reads every sentence (abstained ones too; ``fail`` still says which judged
             sentence fails) and gets ``task_fn``.
-        replicable: ``rows -> names`` of its slices that fail above their base rate and are
+        replicable: ``(rows, max_per_kind) -> names`` of its slices (of those its
+            ``findings`` keeps) that fail above their base rate and are
             defined by a property of a sentence's text
             (:func:`discovery._slices.property_predicate`: a length band, a question), which
             the focus rounds' new sentences are read against (:func:`replications`).
@@ -139,7 +140,7 @@ class FindingSource:
     summary: str | None = None
     compute: Callable[[ScoredCorpus, SlicesConfig], list[dict[str, Any]]] | None = None
     edits: bool = False
-    replicable: Callable[[Sequence[Row]], list[str]] | None = None
+    replicable: Callable[[Sequence[Row], int], list[str]] | None = None
     doc: str = ""
 
     def entered(self, rows: Sequence[Row]) -> list[Row]:
@@ -324,29 +325,34 @@ def replications(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, Any
 
     The new sentences were generated around candidates, not for the slice, so they are a
     fresh sample of it only within each candidate's sentences: every candidate's judged new
-    sentences (``sentences`` of its ``focus.jsonl`` row) are one stratum, and the
+    sentences (``sentences`` of its ``focus.jsonl`` row) are one stratum, and the exact
     Cochran-Mantel-Haenszel test (:func:`discovery._stats.stratified_excess`) asks whether
-    the sentences with the property fail more than the others of their stratum. A slice
-    with fewer than :data:`MIN_REPLICATION` such sentences is not read; the slices read
+    the sentences with the property fail more than the others of their stratum. Only a
+    stratum with sentences with and without the property, failing and not, says anything
+    (:func:`discovery._stats.informative`): the row's counts, expected count and examples
+    are over those strata alone (a "never" candidate's sentences, every one a negation,
+    are the evidence of its own row, not of ``negation``'s). A slice with fewer than
+    :data:`MIN_REPLICATION` such sentences is not read; the slices read
     share one Benjamini-Hochberg correction at ``ctx.alpha``; only those significant, with
     more failures than expected, are returned (a slice not read again, or not significant
     on a sample it was not generated for, keeps its corpus row as it was)."""
     from discovery._slices import property_predicate
-    from discovery._stats import benjamini_hochberg, stratified_excess
+    from discovery._stats import benjamini_hochberg, informative, stratified_excess
 
     strata = [[(str(x["text"]), bool(x["failure"])) for x in r.get("sentences") or []]
               for r in rows]
-    strata = [s for s in strata if len(s) >= 2]
     tested = []
     for name in ctx.replicable:
         pred = property_predicate(name)
-        if pred is None or not strata:
+        if pred is None:
             continue
         cells, members = [], []
         for s in strata:
             hit = [(t, f) for t, f in s if pred(t)]
-            cells.append((len(s), sum(f for _, f in s), len(hit), sum(f for _, f in hit)))
-            members += hit
+            fails = sum(f for _, f in s)
+            if informative(len(s), fails, len(hit)):  # the others say nothing: not counted
+                cells.append((len(s), fails, len(hit), sum(f for _, f in hit)))
+                members += hit
         if len(members) < MIN_REPLICATION:
             continue
         observed, expected, p = stratified_excess(cells)
@@ -363,8 +369,9 @@ def replications(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, Any
             "metadata", name, [], [], n, observed, expected / n,
             f"focus rounds: {observed} of {n} new sentences in this slice fail "
             f"({ctx.focus_rule or 'the run rule'}) where {expected:.1f} would were it "
-            f"unrelated to failure within each candidate's new sentences (Cochran-Mantel-"
-            f"Haenszel over {len(strata)} candidates), q={float(qv):.2g}",
+            f"unrelated to failure within each candidate's new sentences (exact "
+            f"Cochran-Mantel-Haenszel test over the candidates holding sentences with and "
+            f"without it), q={float(qv):.2g}",
             confirmed=True, status="confirmed", source="focus",
             confirmed_by="replication", q_value=float(qv), evidence_q=float(qv),
             p_value=p, expected=expected, base_rule=REPLICATION_RULE,
@@ -376,12 +383,15 @@ def _above_base(r: Row) -> bool:
     return bool(r["n"]) and int(r["failures"]) / int(r["n"]) > float(r["base_rate"])
 
 
-def _metadata_replicable(rows: Sequence[Row]) -> list[str]:
-    return [str(r["slice"]) for r in rows if _above_base(r)]
+def _metadata_replicable(rows: Sequence[Row], max_per_kind: int) -> list[str]:
+    # the rows _metadata_findings makes findings of
+    return [str(r["slice"]) for r in list(rows)[:max_per_kind] if _above_base(r)]
 
 
-def _labelled_replicable(rows: Sequence[Row]) -> list[str]:
-    return [str(r["name"]) for r in rows if r.get("kind") == "metadata" and _above_base(r)]
+def _labelled_replicable(rows: Sequence[Row], max_per_kind: int) -> list[str]:
+    # the metadata rows labelled_findings makes findings of (significant, per-kind cap)
+    meta = [r for r in rows if r.get("kind") == "metadata" and r.get("significant")]
+    return [str(r["name"]) for r in meta[:max_per_kind] if _above_base(r)]
 
 
 LABELLED_WHAT = {"ngram": "rows holding it", "metadata": "rows in this slice",
@@ -480,7 +490,8 @@ BUILTIN: tuple[FindingSource, ...] = (
     FindingSource("focus", FOCUS, (FindingKind("focus", "focus rounds (new sentences)", 0),),
                   _focus_findings, significant_only=False,
                   tests=lambda rows: {str(r["ngram"]) for r in rows},
-                  doc="candidates tested on new sentences (the only confirmed findings)"),
+                  doc="candidates tested on new sentences, and slices read again on them "
+                      "(the only confirmed findings)"),
 )
 
 PLUGINS: tuple[str, ...] = ("discovery._enrichment", "discovery._perturbation")

@@ -22,7 +22,12 @@ corpus the rate is, at least, with 95% confidence). Every count is over judged s
 (:func:`discovery.judge`: abstained ones are in none), so every corpus row of a run shares
 one base rate (a focus row's ``base_rate`` is the judged corpus's, the same), and every
 labelled row the labelled data's (the task model's error rate on the labelled rows, by
-the same rule with gold labels). ``q_value`` is the
+the same rule with gold labels). Two kinds of confirmed row carry a base of their own
+test, each saying so: a focus row confirmed by invariance (its ``rule``), and a metadata
+slice confirmed by replication (``confirmed_by: "replication"``: ``n``/``failures``
+count the focus rounds' new sentences with its property, ``base_rate`` is ``expected /
+n``, what they would fail at were it unrelated to failure within their candidates,
+``base_rule`` says so). ``q_value`` is the
 finding's own Benjamini-Hochberg q-value (within its kind); ``evidence_q`` is what ranks
 it. A candidate that focus rounds tested appears once, as its ``focus`` row (``source``
 names the kind that proposed it, ``corpus_n``/``corpus_failures`` keep its corpus counts).
@@ -51,8 +56,8 @@ Ranking means what it says:
 - one slice is one finding: rows that name the same terms (a word found on the corpus and
   on the labelled data, an n-gram and its focus test) or, without terms, the same name are
   merged into the best-ranked of them, which lists the others under ``also`` (``kind``,
-  ``data``, ``n``, ``failures``, ``rate``, ``base_rate``, ``q_value``) and every data it was
-  read from under ``data_all``;
+  ``data``, ``n``, ``failures``, ``rate``, ``base_rate``, ``q_value``, and ``confirmed_by``
+  for a confirmed one) and every data it was read from under ``data_all``;
 - one slice is named once: a row whose words are a subset or superset of a higher-ranked
   row's ("having" under "having seen", "too" under the group "too | really"), or whose
   sentences lie inside such a row's or one folded into it ("just too" inside "just"), folds
@@ -166,7 +171,8 @@ def _words_of(row: Mapping[str, Any]) -> frozenset[str]:
 
 
 def _fold(head: dict[str, Any], row: Mapping[str, Any]) -> None:
-    head.setdefault("also", []).append({k: row.get(k) for k in ALSO_FIELDS})
+    head.setdefault("also", []).append({k: row.get(k) for k in ALSO_FIELDS} | (
+        {"confirmed_by": row["confirmed_by"]} if row.get("confirmed_by") else {}))
     head["also"] += list(row.get("also") or [])
     for d in row.get("data_all") or [row.get("data", "corpus")]:
         if d not in head["data_all"]:
@@ -342,6 +348,19 @@ def _by_errors(row: Mapping[str, Any]) -> tuple[float, float, float]:
     return low, (k / n if n else 0.0), float(row["error_base_rate"])
 
 
+def _slice_excess(row: Mapping[str, Any]) -> float:
+    """A metadata slice's rate above its base rate on the data it was found on: for a slice
+    read again on the focus rounds' new sentences (``confirmed_by: replication``, whose
+    base is the rate expected within their candidates, another scale), its own corpus or
+    labelled row's, folded under it, where there is one."""
+    if row.get("confirmed_by") == "replication":
+        own = next((a for a in row.get("also") or [] if a.get("kind") == "metadata"
+                    and a.get("name") == row["name"]), None)
+        if own is not None:
+            row = own
+    return float(row["rate"]) - float(row["base_rate"])
+
+
 def fold_explained(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """``rows`` in order (after :func:`fold_nested`), each failure explained once: a row
     whose every term has the property of a metadata slice above its base rate (of
@@ -370,6 +389,7 @@ def fold_explained(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
     broad = [(j, r, METADATA[str(r["name"])]) for j, r in enumerate(rows)
              if r["kind"] == "metadata" and r["name"] in CONTAINED and r.get("above_base")]
+    excess = {j: _slice_excess(a) for j, a, _ in broad}
     group = {j: j for j, _, _ in broad}
     for i, r in enumerate(rows):
         terms = [str(t) for t in r.get("terms") or [] if t]
@@ -377,9 +397,8 @@ def fold_explained(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         low, _, base = _by_errors(r)
         worse = low - base
-        for j, a, holds in broad:
-            if all(holds(t) for t in terms) and \
-                    not worse > float(a["rate"]) - float(a["base_rate"]):
+        for j, _, holds in broad:
+            if all(holds(t) for t in terms) and not worse > excess[j]:
                 group[i] = j
                 break
     # One property, one finding: failing rows left whose every word is a marker of the same
@@ -457,7 +476,7 @@ def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray
         if source.proposes is not None:
             proposed.update(source.proposes(got[stage]))
         if source.replicable is not None:
-            replicable.update(dict.fromkeys(source.replicable(got[stage])))
+            replicable.update(dict.fromkeys(source.replicable(got[stage], max_per_kind)))
     ctx = FindingContext(corpus, max_per_kind=max_per_kind, tested=frozenset(tested),
                          proposed=proposed, focus_rule=focus_rule,
                          replicable=tuple(replicable), alpha=focus_alpha)

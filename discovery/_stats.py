@@ -104,23 +104,34 @@ def wilson_interval(k: np.ndarray, n: np.ndarray, z: float = 1.959963984540054
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
 
-def stratified_excess(strata: Sequence[tuple[int, int, int, int]]) -> tuple[int, float, float]:
-    """The Cochran-Mantel-Haenszel test that members fail more than non-members within
-    strata: each stratum is ``(n, failures, members, member_failures)``. Returns the member
-    failures observed, the number expected were membership unrelated to failure within each
-    stratum (``sum(members * failures / n)``), and the one-sided p-value (normal
-    approximation with a 0.5 continuity correction; 1.0 where no stratum has variance). A
-    stratum whose sentences are all members or all non-members carries no information."""
-    from scipy.stats import norm
 
-    observed, expected, var = 0, 0.0, 0.0
+def informative(n: int, failures: int, members: int) -> bool:
+    """Whether a stratum says anything about members failing more than the others: it has
+    both members and non-members, and both failures and sentences that do not fail."""
+    return 0 < members < n and 0 < failures < n
+
+
+def stratified_excess(strata: Sequence[tuple[int, int, int, int]]) -> tuple[int, float, float]:
+    """The exact conditional (Cochran-Mantel-Haenszel) test that members fail more than
+    non-members within strata: each stratum is ``(n, failures, members, member_failures)``.
+    Given every stratum's margins, a stratum's member failures are hypergeometric where
+    membership is unrelated to failure; their sum's distribution is the convolution of
+    those. Returns the member failures observed and the number expected
+    (``sum(members * failures / n)``), both over the :func:`informative` strata only, and
+    the one-sided p-value P(sum >= observed) (1.0 with no informative stratum)."""
+    from scipy.stats import hypergeom
+
+    dist, offset, used = np.ones(1), 0, False
+    observed, expected = 0, 0.0
     for n, f, m, k in strata:
-        if n < 2:
+        if not informative(n, f, m):
             continue
+        used = True
+        lo, hi = max(0, m - (n - f)), min(m, f)
+        dist = np.convolve(dist, hypergeom.pmf(np.arange(lo, hi + 1), n, f, m))
+        offset += lo
         observed += k
         expected += m * f / n
-        var += m * (n - m) * f * (n - f) / (n * n * (n - 1))
-    if var <= 0:
+    if not used:
         return observed, expected, 1.0
-    z = (observed - expected - 0.5) / var ** 0.5
-    return observed, expected, float(norm.sf(z))
+    return observed, expected, float(min(1.0, max(0.0, dist[observed - offset:].sum())))

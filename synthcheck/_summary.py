@@ -124,6 +124,7 @@ def findings_lines(run_dir: Path, *, top: int = 10, distrust: Sequence[str] = ()
     mark = "  passes the test (unconfirmed)" if distrust else "  confirmed"
     for r in rows[:top]:
         inv = r.get("confirmed_by") == "invariance"
+        rep = r.get("confirmed_by") == "replication"
         flips = ("" if r["kind"] != "focus" or r.get("flipped") is None or inv
                  else f", flips alone {r['flipped']}/{r['n']}")
         lines.append(f"  {r['id']} {r.get('data', 'corpus'):<8} {r['kind']:<8} "
@@ -132,6 +133,7 @@ def findings_lines(run_dir: Path, *, top: int = 10, distrust: Sequence[str] = ()
                      f"{r['high']:.2f}] vs {r['base_rate']:.2f}{flips}"
                      f"{mark if r['confirmed'] else ''}"
                      f"{' by invariance (label changes when deleted)' if inv else ''}"
+                     f"{' by replication (fails again on new sentences)' if rep else ''}"
                      f"{'  supported' if r.get('status') == 'supported' else ''}{also_text(r)}")
     return lines
 

@@ -56,7 +56,10 @@ def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
         f"sentence fails when the {entry.get('rule', 'rule')} (base rate "
         f"{float(entry.get('base_rate', 0.0)):.2f}); focus rows count new sentences under "
         f"the focus rule, or, confirmed by invariance, the new sentences whose top label "
-        f"changes when the candidate is deleted (base rate: other words deleted)"
+        f"changes when the candidate is deleted (base rate: other words deleted); a "
+        f"metadata slice confirmed by replication counts the focus rounds' new sentences "
+        f"with its property (base rate: what they would fail at were it unrelated to "
+        f"failure within their candidates)"
         + ("; punctuation invariance rows count corpus sentences, abstained ones too, whose "
            "top label changes when only their punctuation changes (base rate: one other word "
            "deleted)" if "perturbation" in kinds else "") + "."))
@@ -80,6 +83,9 @@ def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
         if r.get("data") == "labelled":
             shown = [str(t) for t in r.get("examples") or []][:examples]
             what = "labelled rows the task model gets wrong"
+        elif r.get("confirmed_by") == "replication":
+            shown = [str(t) for t in r.get("examples") or []][:examples]
+            what = "failing new sentences (focus rounds)"
         else:
             shown = [texts[i] for i in r.get("example_ids") or [] if i in texts][:examples]
             what = "failing corpus sentences"

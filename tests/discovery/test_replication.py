@@ -40,8 +40,11 @@ def test_stratified_excess_is_the_within_stratum_difference() -> None:
     assert fisher_exact([[9, 1], [11, 19]], alternative="greater").pvalue < 0.01
     obs, exp, p = stratified_excess(strata)
     assert obs == 9 and exp == pytest.approx(9.0) and p > 0.5
-    # a stratum all members (or none) carries nothing; one sentence is no stratum
-    assert stratified_excess([(5, 3, 5, 3), (1, 1, 1, 1)]) == (3, 3.0, 1.0)
+    # exact, not the normal approximation (which gives 2e-6 here): both members of 40
+    # sentences fail where 2 of the 40 do, p = 1 / C(40, 2)
+    assert stratified_excess([(40, 2, 2, 2)])[2] == pytest.approx(1 / 780)
+    # a stratum all members (or none), or all failing (or none), carries nothing
+    assert stratified_excess([(5, 3, 5, 3), (1, 1, 1, 1), (6, 0, 3, 0)]) == (0, 0.0, 1.0)
 
 
 def _sentences(n: int, long_fail: int, long_n: int, short_fail: int) -> list[dict]:
@@ -102,6 +105,11 @@ def test_a_band_explained_by_its_candidates_or_too_rare_stays_unconfirmed() -> N
     focus = [_focus_row("alpha", _sentences(20, few, few, 0)),
              _focus_row("beta", _sentences(20, 0, 0, 0))]
     assert not _findings(focus)[0]["confirmed"]
+    # ... counted in the strata that say something: a candidate whose every sentence is
+    # long is its own evidence, not the band's (with it, 11 long sentences; without, 1)
+    focus = [_focus_row("alpha", _sentences(40, 1, 1, 0)),
+             _focus_row("beta", _sentences(10, 5, 10, 0))]
+    assert not _findings(focus)[0]["confirmed"]
     # the focus rounds' alpha is the bar
     focus = [_focus_row("alpha", _sentences(12, 4, 5, 1)),
              _focus_row("beta", _sentences(12, 3, 5, 1))]
@@ -121,3 +129,27 @@ def test_focus_rows_list_their_judged_new_sentences() -> None:
     row = _row("dull", recs, ["x."], np.array([False]), 5)
     assert row["sentences"] == [{"text": "a dull film.", "failure": True},
                                 {"text": "dull again.", "failure": False}]
+
+
+def test_a_replicated_slice_explains_no_more_than_its_corpus_row_did() -> None:
+    # "never" (confirmed, 13/20 against the corpus's 0.25) fails more than the negation
+    # slice (0.45 against 0.35), so it is a finding of its own; negation failing again on
+    # the new sentences, at a rate measured on another scale, does not change that
+    texts = ["not good.", "never again.", "fine.", "ok."]
+    negation = {"slice": "negation", "terms": [], "example_ids": ["c0"], "n": 40,
+                "failures": 18, "rate": 0.45, "low": 0.3, "high": 0.6, "base_rate": 0.35,
+                "p_value": 0.01, "q_value": 0.03, "significant": True}
+    never = {**_focus_row("never", [{"text": "never good.", "failure": True}] * 2),
+             "n": 20, "failures": 13, "confirmed": True, "q_value": 0.001}
+    neg = [{"text": "it is not bad.", "failure": True}] * 9 + \
+        [{"text": "it is not bad at all.", "failure": False}]
+    other = [{"text": "a fine film.", "failure": i < 2} for i in range(10)]
+    focus = [never, _focus_row("alpha", neg + other), _focus_row("beta", neg + other)]
+    rows = build_findings(texts=texts, ids=[f"c{i}" for i in range(4)],
+                          fail=np.array([True, False, False, False]), p_wrong=np.full(4, 0.5),
+                          rule="r", rows={"metadata": [negation], "focus": focus},
+                          focus_rule="fr")
+    by_name = {r["name"]: r for r in rows}
+    assert by_name["negation"]["confirmed_by"] == "replication"
+    assert by_name["negation"]["n"] == 20 and by_name["negation"]["failures"] == 18
+    assert "explained_by" not in by_name["never"]
