@@ -427,7 +427,8 @@ class FocusConfig(BaseModel):
     above the base rate get more sentences (adaptive)."""
     alpha: float = Field(0.05, gt=0.0, lt=1.0)
     """False discovery rate: a candidate is confirmed when its Benjamini-Hochberg q-value
-    is below alpha."""
+    is below alpha; so is a metadata slice read again on the new sentences (one correction
+    over those slices; docs/discovery.md, focus rounds, step 6)."""
     queries: Literal["seed", "prompt", "both"] = "both"
     """``seed``: queries are windows of seed-corpus documents that contain the candidate;
     ``prompt``: the candidate is appended to the start of a random seed document; ``both``:

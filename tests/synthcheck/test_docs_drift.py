@@ -95,6 +95,8 @@ def test_make_demo_installs_no_browser_and_hides_the_editable_box() -> None:
     demo, test = commands("demo"), commands("test")
     assert "chromium" not in demo and "apt-get" not in demo and "selenium" not in demo
     assert "apt-get install -y -qq chromium chromium-driver" in test
-    assert 'pip install -qq -e ".[dev,browser]"' in test
+    # every install into .venv is under the constraints of the last passing run
+    assert 'pip install -qq -c tests/constraints.txt -e ".[dev,browser]"' in test
+    assert 'pip install -qq -c tests/constraints.txt -e ".[dev]"' in demo
     editable = [x for x in demo.splitlines() if "pip install" in x and " -e " in x]
     assert editable and all(" -qq " in x for x in editable)
