@@ -25,7 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _planted import KINDS  # noqa: E402
 
 RESULT = ROOT / "bench" / "results" / "discovery_power.json"
-DOCS = {"docs/discovery.md": ("kinds", "seeds", "peers"), "README.md": ("readme",)}
+HELDOUT = ROOT / "bench" / "results" / "discovery_power_heldout.json"
+"""Seeds run after the committed result's (its seeds not read while designing): pooled with
+it in the ``pooled`` block."""
+DOCS = {"docs/discovery.md": ("kinds", "seeds", "peers", "pooled"), "README.md": ("readme",)}
 ARMS = ("corpus only", "with labelled data")
 
 
@@ -166,10 +169,29 @@ def readme_block(results: dict[str, Any]) -> str:
             + kinds_table(results) + line)
 
 
-def render(results: dict[str, Any]) -> dict[str, str]:
-    """Every block, by name."""
+def pooled_block(results: dict[str, Any], heldout: dict[str, Any] | None) -> str:
+    """The kinds table over the committed result's seeds and the held-out result's (seeds
+    in both counted once, from the committed result)."""
+    if not heldout:
+        return "No held-out result (bench/results/discovery_power_heldout.json)."
+    have = {e["seed"] for e in results["seeds"]}
+    more = [e for e in heldout["seeds"] if e["seed"] not in have]
+    seeds = sorted([*have, *(e["seed"] for e in more)])
+    return (f"Pooled: the committed result's seeds and the held-out result's "
+            f"(`{heldout['command']}`, {heldout['date']}), {len(seeds)} seeds "
+            f"({seeds[0]}-{seeds[-1]}):\n\n"
+            + kinds_table({**results, "seeds": [*results["seeds"], *more]}))
+
+
+def load_heldout() -> dict[str, Any] | None:
+    return json.loads(HELDOUT.read_text(encoding="utf-8")) if HELDOUT.is_file() else None
+
+
+def render(results: dict[str, Any], heldout: dict[str, Any] | None = None) -> dict[str, str]:
+    """Every block, by name (``pooled`` with ``heldout``, the held-out result)."""
     return {"kinds": kinds_table(results), "seeds": seeds_table(results),
-            "peers": peers_table(results), "readme": readme_block(results)}
+            "peers": peers_table(results), "readme": readme_block(results),
+            "pooled": pooled_block(results, heldout)}
 
 
 def _span(name: str) -> re.Pattern[str]:
@@ -197,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--result", default=str(RESULT))
     ap.add_argument("--check", action="store_true", help="exit 1 when a block differs")
     args = ap.parse_args(argv)
-    blocks = render(json.loads(Path(args.result).read_text(encoding="utf-8")))
+    blocks = render(json.loads(Path(args.result).read_text(encoding="utf-8")), load_heldout())
     stale = []
     for doc, names in DOCS.items():
         path = ROOT / doc

@@ -222,6 +222,13 @@ METADATA: dict[str, Callable[[str], bool]] = {
 _BAND = re.compile(r"^(?:short \(<= (\d+)|(?:very )?long \(>= (\d+)) words\)$")
 
 
+def length_band(name: str) -> str | None:
+    """``long`` or ``short`` for a length band's name as :class:`MetadataSlicer` writes it
+    ("very long (>= 30 words)" is ``long``), else None."""
+    m = _BAND.match(name)
+    return None if m is None else "short" if m.group(1) is not None else "long"
+
+
 def property_predicate(name: str) -> Callable[[str], bool] | None:
     """The predicate of the metadata slice ``name`` on one sentence, for any text: a
     :data:`METADATA` property, or a length band as :class:`MetadataSlicer` names it

@@ -307,9 +307,9 @@ def test_arms_and_tables() -> None:
 def test_the_docs_show_the_committed_result() -> None:
     """docs/discovery.md and README.md hold the tables bench/_power_docs.py renders from
     bench/results/discovery_power.json (rerun it after the bench)."""
-    from _power_docs import DOCS, RESULT, block_in, render
+    from _power_docs import DOCS, RESULT, block_in, load_heldout, render
 
-    blocks = render(json.loads(RESULT.read_text(encoding="utf-8")))
+    blocks = render(json.loads(RESULT.read_text(encoding="utf-8")), load_heldout())
     for doc, names in DOCS.items():
         text = (BENCH.parent / doc).read_text(encoding="utf-8")
         for name in names:

@@ -153,3 +153,32 @@ def test_a_replicated_slice_explains_no_more_than_its_corpus_row_did() -> None:
     assert by_name["negation"]["confirmed_by"] == "replication"
     assert by_name["negation"]["n"] == 20 and by_name["negation"]["failures"] == 18
     assert "explained_by" not in by_name["never"]
+
+
+def test_length_bands_of_one_direction_are_one_finding() -> None:
+    from discovery._findings import fold_bands, merge_same_slice
+    from discovery._slices import length_band
+
+    assert [length_band(n) for n in ("long (>= 20 words)", "very long (>= 30 words)",
+                                     "short (<= 8 words)", "question", "cluster 2")] == \
+        ["long", "long", "short", None, None]
+
+    def band(name: str, data: str = "corpus", **kw: object) -> dict:
+        return {"kind": "metadata", "name": name, "terms": [], "data": data, "n": 10,
+                "failures": 6, "rate": 0.6, "base_rate": 0.3, "q_value": 0.01,
+                "example_ids": [], **kw}
+
+    rows = [band("very long (>= 27 words)", confirmed_by="replication", examples=["new."]),
+            {**band("question"), "name": "question"},
+            band("long (>= 20 words)"), band("short (<= 8 words)"),
+            band("long (>= 25 words)", "labelled"),
+            band("very long (>= 27 words)", example_ids=["c3", "c1"])]
+    out = fold_bands(merge_same_slice(rows))
+    assert [r["name"] for r in out] == ["very long (>= 27 words)", "question",
+                                        "short (<= 8 words)"]
+    head = out[0]
+    assert [a["name"] for a in head["also"]] == ["very long (>= 27 words)",
+                                                 "long (>= 20 words)", "long (>= 25 words)"]
+    assert head["also"][0]["kind"] == "metadata" and head["data_all"] == ["corpus", "labelled"]
+    # the replicated head shows the corpus row's failing sentences too
+    assert head["example_ids"] == ["c3", "c1"] and head["examples"] == ["new."]
