@@ -84,8 +84,8 @@ Ranking means what it says:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -175,17 +175,29 @@ def fold_bands(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     sentences of 30 words or more filled four places of a top 10)."""
     from discovery._slices import length_band
 
-    heads: dict[str, dict[str, Any]] = {}
+    return _fold_by(rows, lambda _, r: length_band(str(r["name"]))
+                    if r["kind"] == "metadata" else None)
+
+
+def _fold_by(rows: Sequence[dict[str, Any]],
+             key: Callable[[int, dict[str, Any]], Hashable | None],
+             on_head: Callable[[int, Hashable, dict[str, Any]], None] | None = None
+             ) -> list[dict[str, Any]]:
+    """``rows`` in order, each row whose ``key(index, row)`` is not None folded into the
+    first row of its key (that row's :func:`_head`, passed to ``on_head`` when made)."""
+    heads: dict[Hashable, dict[str, Any]] = {}
     out: list[dict[str, Any]] = []
-    for r in rows:
-        band = length_band(str(r["name"])) if r["kind"] == "metadata" else None
-        if band is None:
+    for i, r in enumerate(rows):
+        g = key(i, r)
+        if g is None:
             out.append(r)
-        elif band in heads:
-            _fold(heads[band], r)
+        elif g in heads:
+            _fold(heads[g], r)
         else:
-            heads[band] = _head(r)
-            out.append(heads[band])
+            heads[g] = _head(r)
+            if on_head is not None:
+                on_head(i, g, heads[g])
+            out.append(heads[g])
     return out
 
 
@@ -451,22 +463,14 @@ def fold_explained(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         if not low - base > h_rate - h_base:  # not significantly worse than its head
             group[i] = group[first[prop]] = -1 - first[prop]
             shared[-1 - first[prop]] = prop
-    heads: dict[int, dict[str, Any]] = {}
-    out: list[dict[str, Any]] = []
-    for i, r in enumerate(rows):
-        g = group.get(i)
-        if g is None:
-            out.append(r)
-        elif g in heads:
-            _fold(heads[g], r)
-        else:
-            heads[g] = _head(r)
-            if g in shared:
-                heads[g]["shared_property"] = shared[g]
-            elif i != g:
-                heads[g]["explained_by"] = str(rows[g]["name"])
-            out.append(heads[g])
-    return out
+    def name(i: int, g: Hashable, head: dict[str, Any]) -> None:
+        j = cast(int, g)  # group's values: a row index, or -1 - index for a shared property
+        if j in shared:
+            head["shared_property"] = shared[j]
+        elif i != j:
+            head["explained_by"] = str(rows[j]["name"])
+
+    return _fold_by(rows, lambda i, _: group.get(i), name)
 
 
 def build_findings(*, texts: Sequence[str], ids: Sequence[str], fail: np.ndarray,
