@@ -104,7 +104,6 @@ def wilson_interval(k: np.ndarray, n: np.ndarray, z: float = 1.959963984540054
     return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
 
-
 def informative(n: int, failures: int, members: int) -> bool:
     """Whether a stratum says anything about members failing more than the others: it has
     both members and non-members, and both failures and sentences that do not fail."""

@@ -182,3 +182,17 @@ def test_length_bands_of_one_direction_are_one_finding() -> None:
     assert head["also"][0]["kind"] == "metadata" and head["data_all"] == ["corpus", "labelled"]
     # the replicated head shows the corpus row's failing sentences too
     assert head["example_ids"] == ["c3", "c1"] and head["examples"] == ["new."]
+
+
+def test_build_findings_names_one_length_failure_once() -> None:
+    # the corpus's two long bands both fail: one finding, the other under its also
+    texts = ["a b c.", "d e f g h i j k l m n o.", "p q r.", "s t u v w x y z a b c d."]
+    long_rows = [{"slice": name, "terms": [], "example_ids": ["c1"], "n": 2, "failures": 2,
+                  "rate": 1.0, "low": 0.34, "high": 1.0, "base_rate": 0.0, "p_value": 0.01,
+                  "q_value": q, "significant": True}
+                 for name, q in (("long (>= 10 words)", 0.03), ("very long (>= 12 words)", 0.04))]
+    rows = build_findings(texts=texts, ids=[f"c{i}" for i in range(4)],
+                          fail=np.array([False, True, False, True]), p_wrong=np.full(4, 0.5),
+                          rule="r", rows={"metadata": long_rows})
+    assert [r["name"] for r in rows] == ["long (>= 10 words)"]
+    assert [a["name"] for a in rows[0]["also"]] == ["very long (>= 12 words)"]

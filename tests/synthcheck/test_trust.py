@@ -323,3 +323,18 @@ def test_a_finding_confirmed_by_invariance_says_so(tmp_path: Path) -> None:
     assert "20/29 = 0.69" in line and "vs 0.07" in line
     assert line.endswith("confirmed by invariance (label changes when deleted)")
     assert "flips alone" not in line  # its rate is the flips already
+
+
+def test_a_slice_confirmed_by_replication_says_so(tmp_path: Path) -> None:
+    from synthcheck._summary import findings_lines
+
+    run = tmp_path / "run"
+    run.mkdir()
+    plant_findings(run)
+    row = {**FINDING_ROW, "kind": "metadata", "name": "first person", "terms": [],
+           "failures": 152, "n": 187, "rate": 152 / 187, "base_rate": 0.715,
+           "confirmed_by": "replication"}
+    (run / "findings.jsonl").write_text(json.dumps(row) + "\n")
+    line = findings_lines(run)[1]
+    assert "152/187 = 0.81" in line and "vs 0.71" in line
+    assert line.endswith("confirmed by replication (fails again on new sentences)")
