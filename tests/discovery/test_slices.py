@@ -595,7 +595,15 @@ def test_a_supported_focus_test_keeps_the_evidence_that_proposed_it() -> None:
     assert [r["name"] for r in rows] == ["uncle | aunt", "film"]
     assert by["uncle | aunt"]["status"] == "supported" and not by["uncle | aunt"]["confirmed"]
     assert by["uncle | aunt"]["evidence_q"] == pytest.approx(1e-6)
-    assert "supported, not confirmed" in by["uncle | aunt"]["reason"]
+    assert "(failure rate p=0.02 alone: supported, not confirmed" in by["uncle | aunt"]["reason"]
+    # Supported by its invariance test alone (its failure rate at the base): the reason
+    # names that test, not the failure rate's p.
+    inv = {**focus[0], "failures": 3, "p_rate": 0.5, "flipped": 6, "invariance_n": 14,
+           "invariance_base": 0.05, "p_invariance": 0.004, "task_shift": 0.2,
+           "reference_shift": 0.0}
+    row = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r",
+                         rows={"occlusion": words, "focus": [inv]})[0]
+    assert "(invariance p=0.004 alone: supported" in row["reason"], row["reason"]
     # The same test without the flag (an older focus file): not replicated, ranked last.
     old = build_findings(texts=texts, ids=ids, fail=fail, p_wrong=pw, rule="r",
                          rows={"occlusion": words, "focus": [{**focus[0], "supported": False}]})
