@@ -133,6 +133,30 @@ def test_summary_and_report_show_the_findings(cfg_path: Path, tmp_path: Path, ca
                 + "\n")
     assert clause in ranking_text()
 
+    # Under each of the first findings, its failing sentences from the data that found it:
+    # a slice confirmed by replication, the focus rounds' new sentences (its examples); a
+    # labelled row, the labelled rows; any other, its corpus sentences (example_ids).
+    rep = {**rows[0], "kind": "metadata", "data": "corpus", "confirmed_by": "replication",
+           "examples": ["A new sentence it fails."]}
+    lab = {**rows[1], "data": "labelled", "examples": ["A labelled row it gets wrong."]}
+    (run / "findings.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in [rep, lab, *rows[2:]]))
+    blocks = [b for s in build_report(run).sections if s.key == "findings" for b in s.blocks]
+    shown = {blocks[i].text: blocks[i + 1].rows[0][0].text
+             for i, b in enumerate(blocks[:-1]) if b.kind == "heading"
+             and getattr(blocks[i + 1], "header", None) == ["sentence"]}
+    assert shown[f"{rep['id']} {rep['name']}: failing new sentences (focus rounds)"] == \
+        "A new sentence it fails."
+    assert shown[f"{lab['id']} {lab['name']}: labelled rows the task model gets wrong"] == \
+        "A labelled row it gets wrong."
+    corpus = {json.loads(x)["id"]: json.loads(x)["text"]
+              for f in sorted((run / "corpus").glob("*.jsonl"))
+              for x in f.read_text().splitlines()}
+    third = rows[2]
+    assert third.get("example_ids") and third.get("data", "corpus") == "corpus"
+    assert shown[f"{third['id']} {third['name']}: failing corpus sentences"] == \
+            corpus[third["example_ids"][0]]
+
 
 def test_slices_command_and_its_errors(cfg_path: Path, tmp_path: Path, capsys) -> None:
     run = tmp_path / "r"
