@@ -35,6 +35,12 @@ _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|we|(?-i:[Uu]s)|our|ours|ou
                            re.IGNORECASE)  # "us", never "US"
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves)\b", re.IGNORECASE)
 _WORD = re.compile(r"[\w']+")
+_URL = re.compile(r"\bhttps?://\S|\bwww\.\w", re.IGNORECASE)
+_MENTION = re.compile(r"(?<![\w@])@\w")
+_HASHTAG = re.compile(r"(?<![\w#&])#[^\W\d_]\w*")
+# Emoji and pictographs: the Unicode blocks of emoticons, symbols and pictographs,
+# transport, supplemental symbols, dingbats and miscellaneous symbols.
+_EMOJI = re.compile("[\U0001F300-\U0001FAFF\U0001F600-\U0001F64F\u2600-\u27BF]")
 
 
 def slice_table(members: np.ndarray, failures: np.ndarray,
@@ -216,6 +222,10 @@ METADATA: dict[str, Callable[[str], bool]] = {
     "two or more commas": lambda t: t.count(",") >= 2,
     "first person": lambda t: _FIRST_PERSON.search(t) is not None,
     "second person": lambda t: _SECOND_PERSON.search(t) is not None,
+    "url": lambda t: _URL.search(t) is not None,
+    "mention": lambda t: _MENTION.search(t) is not None,
+    "hashtag": lambda t: _HASHTAG.search(t) is not None,
+    "emoji": lambda t: _EMOJI.search(t) is not None,
 }
 
 
@@ -248,7 +258,8 @@ def property_predicate(name: str) -> Callable[[str], bool] | None:
 
 
 CONTAINED = frozenset({"exclamation", "question mark", "digits", "negation", "quotation",
-                       "parenthesis", "ellipsis", "first person", "second person"})
+                       "parenthesis", "ellipsis", "first person", "second person", "url",
+                       "mention", "hashtag", "emoji"})
 """The :data:`METADATA` properties that hold for a sentence as soon as they hold for any of
 its words or phrases: a sentence holding "never" or "can't believe" is in ``negation``, one
 holding "2" in ``digits``. So a finding whose every term has the property is a sub-slice of

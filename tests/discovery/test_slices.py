@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from discovery._occlusion import OcclusionScorer, deletions, memo_embed, related_clusters
-from discovery._slices import MetadataSlicer, SemanticSlicer, slice_table
+from discovery._slices import METADATA, MetadataSlicer, SemanticSlicer, slice_table
 from synth.core import DataError
 
 FOODS = ["pizza", "sushi", "tacos", "curry", "ramen", "lasagna", "dumplings", "burritos",
@@ -149,6 +149,22 @@ def test_metadata_slicer_finds_failing_first_person_sentences() -> None:
     by = {r["slice"]: r for r in MetadataSlicer(min_size=3).fit(texts, fail).slices_}
     assert (by["first person"]["n"], by["first person"]["failures"]) == (6, 6)
     assert by["first person"]["significant"] and "second person" not in by
+
+
+def test_metadata_slicer_reads_links_mentions_hashtags_and_emoji() -> None:
+    # Tweets: the ones with a link fail; mentions, hashtags and emoji are slices of their own.
+    texts = [f"delayed again http://t.co/x{i}" for i in range(5)] + [
+        f"@united flight {i} was fine #travel" for i in range(5)] + [
+        f"flight {i} was fine \U0001F600" for i in range(4)] + [
+        f"flight {i} was fine." for i in range(6)]
+    fail = np.array([True] * 5 + [False] * 15)
+    by = {r["slice"]: r for r in MetadataSlicer(min_size=3).fit(texts, fail).slices_}
+    assert (by["url"]["n"], by["url"]["failures"]) == (5, 5) and by["url"]["significant"]
+    assert (by["mention"]["n"], by["hashtag"]["n"], by["emoji"]["n"]) == (5, 5, 4)
+    assert not by["hashtag"]["significant"]
+    # what is not one: an e-mail address, an issue number, an HTML entity, C#
+    for text in ["mail a@b.com", "see issue #3", "it&#39;s", "C# code", "www", "http"]:
+        assert not any(METADATA[k](text) for k in ("url", "mention", "hashtag", "emoji")), text
 
 
 def test_slicers_refuse_misaligned_failures() -> None:
