@@ -63,7 +63,7 @@ def slice_stage_hash(stage: str, slices: SlicesConfig, score_hash: str, task_nam
     from discovery._slices import METADATA
 
     section = getattr(slices, stage)
-    extra = {"encoder": slices.semantic.encoder} \
+    extra: dict[str, Any] = {"encoder": slices.semantic.encoder} \
         if stage == "occlusion" and slices.occlusion.groups else {}
     if stage == "metadata":  # a run made before a property was added reads it
         extra = {"properties": list(METADATA)}
