@@ -85,6 +85,15 @@ def test_slice_stages_run_skip_and_rerun_in_discover(cfg_path: Path, tmp_path: P
     assert {changed.stages[s] for s in ("score", "rank", "mine", "metadata", "occlusion")} == \
         {"skipped (current)"}
 
+    # A text property added to the metadata slices (a new version): a run made before reads
+    # it, the metadata stage is redone, not reported current.
+    import discovery._slices as slices_module
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(slices_module.METADATA, "tilde", lambda t: "~" in t)
+        newer = quiet(load_run_config(cfg_path, ["slices.semantic.size=5"]), run)
+    assert newer.stages["metadata"] == "ran" and newer.stages["occlusion"] == "skipped (current)"
+
     off = quiet(load_run_config(cfg_path, ["slices.semantic.size=5",
                                            "slices.semantic.enabled=false"]), run)
     assert off.stages["semantic"] == "off (slices.semantic.enabled: false)"
