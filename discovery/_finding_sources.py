@@ -259,10 +259,14 @@ INVARIANCE_RULE = ("invariance: deleting it changes the task model's top label w
 
 
 def _supported_by(r: Row, base: float, alpha: float) -> str:
-    """The test a supported focus row passed before the correction across candidates:
-    ``"failure rate p=0.012"`` or ``"invariance p=0.042"`` (the first where both did)."""
-    rate = int(r["failures"]) / int(r["n"]) if r.get("n") else 0.0
-    if float(r.get("p_rate", 1.0)) < alpha and rate > base:
+    """The test a supported focus row passed before the correction across candidates, by
+    :func:`discovery._focus_rounds.confirm_candidates`'s rule (the row's own ``rate`` and
+    ``base_rate``; ``base`` where it has none): ``"failure rate p=0.012"`` or
+    ``"invariance p=0.042"`` (the first where both did)."""
+    rate = r.get("rate")
+    if rate is None:
+        rate = int(r["failures"]) / int(r["n"]) if r.get("n") else 0.0
+    if float(r.get("p_rate", 1.0)) < alpha and float(rate) > float(r.get("base_rate", base)):
         return f"failure rate p={r['p_rate']:.2g}"
     return f"invariance p={float(r.get('p_invariance', 1.0)):.2g}"
 

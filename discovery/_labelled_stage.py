@@ -151,12 +151,16 @@ def labelled_stage_hash(labelled: LabelledConfig, evaluation: EvaluationConfig, 
                         corpus: SeedCorpusConfig | None = None) -> str:
     """The labelled section, the evaluation sample that is kept apart (data, fields, size,
     seeds), the labels, the ranked task model's key, the encoder (semantic slices, word
-    groups) and the file's bytes."""
+    groups), the text properties its metadata slices read
+    (:func:`discovery._slices.metadata_key`) and the file's bytes."""
+    from discovery._slices import metadata_key
+
     return config_hash({"labelled": output_dump(labelled),
                         "evaluation": output_dump(evaluation.resolved(corpus)),
                         "labels": labels.list, "task": models_key,
                         "encoder": encoder if labelled.semantic or labelled.occlusion else "",
-                        "data": data_digest(labelled, evaluation, corpus)})
+                        "data": data_digest(labelled, evaluation, corpus),
+                        "properties": metadata_key()})
 
 
 def find_on_labelled(rows: LabelledRows, labels: LabelSpace, task: np.ndarray,

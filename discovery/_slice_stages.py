@@ -58,15 +58,15 @@ def slice_stage_hash(stage: str, slices: SlicesConfig, score_hash: str, task_nam
                      models: str = "", *, ranking: RankingConfig) -> str:
     """Hash of a slice stage (``semantic``, ``metadata``, ``occlusion``): its own section,
     the judging rule, the ranked task model and the score stage hash (and, for occlusion,
-    ``models``: what changes the two models' scores of new text; for metadata, the names of
-    the text properties it reads, :data:`discovery._slices.METADATA`)."""
-    from discovery._slices import METADATA
+    ``models``: what changes the two models' scores of new text; for metadata, the text
+    properties it reads, :func:`discovery._slices.metadata_key`)."""
+    from discovery._slices import metadata_key
 
     section = getattr(slices, stage)
     extra: dict[str, Any] = {"encoder": slices.semantic.encoder} \
         if stage == "occlusion" and slices.occlusion.groups else {}
     if stage == "metadata":  # a run made before a property was added reads it
-        extra = {"properties": list(METADATA)}
+        extra = {"properties": metadata_key()}
     return config_hash({stage: output_dump(section), **failure_rule(ranking),
                         "task_model": task_name, "score": score_hash, "models": models,
                         **extra})

@@ -36,11 +36,21 @@ _FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|we|(?-i:[Uu]s)|our|ours|ou
 _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|yourselves)\b", re.IGNORECASE)
 _WORD = re.compile(r"[\w']+")
 _URL = re.compile(r"\bhttps?://\S|\bwww\.\w", re.IGNORECASE)
-_MENTION = re.compile(r"(?<![\w@])@\w")
-_HASHTAG = re.compile(r"(?<![\w#&])#[^\W\d_]\w*")
-# Emoji and pictographs: the Unicode blocks of emoticons, symbols and pictographs,
-# transport, supplemental symbols, dingbats and miscellaneous symbols.
-_EMOJI = re.compile("[\U0001F300-\U0001FAFF\U0001F600-\U0001F64F\u2600-\u27BF]")
+_MENTION = re.compile(r"(?<![\w@])@\w")  # "@united", not "a@b.com"
+_HASHTAG = re.compile(r"(?<![\w#&])#\w*[^\W\d_]\w*")  # "#fail", "#1K"; not "#3", "C#", "&#39;"
+# An emoji: a character of the supplementary planes' emoji blocks (U+1F000-1FAFF: emoticons,
+# pictographs, transport, flags' regional indicators, skin tones), one of the basic plane's
+# characters Unicode presents as emoji by default (Emoji_Presentation: watch, hourglass,
+# umbrella, zodiac, high voltage, soccer ball, check mark button, sparkles, cross mark,
+# question marks, plus signs, star, circle, ...), or any character followed by the emoji
+# presentation selector U+FE0F ("\u2764\ufe0f", a red heart) or the keycap U+20E3. Rating
+# stars, check marks and hearts written as text ("\u2605", "\u2713", "\u2665") are not.
+_EMOJI = re.compile(
+    "[\U0001F000-\U0001FAFF\u231a\u231b\u23e9-\u23ec\u23f0\u23f3\u25fd\u25fe\u2614\u2615"
+    "\u2648-\u2653\u267f\u2693\u26a1\u26aa\u26ab\u26bd\u26be\u26c4\u26c5\u26ce\u26d4"
+    "\u26ea\u26f2\u26f3\u26f5\u26fa\u26fd\u2705\u270a\u270b\u2728\u274c\u274e"
+    "\u2753-\u2755\u2757\u2795-\u2797\u27b0\u27bf\u2b1b\u2b1c\u2b50\u2b55]"
+    "|[^\s]\ufe0f|\u20e3")
 
 
 def slice_table(members: np.ndarray, failures: np.ndarray,
@@ -209,6 +219,9 @@ def _words(text: str) -> int:
     return len(_WORD.findall(text))
 
 
+METADATA_SCHEME = "text properties v2"
+"""The version of :data:`METADATA`'s predicates: bump it when one changes (its names are
+hashed with it), so that the metadata and labelled stages of runs made before are redone."""
 METADATA: dict[str, Callable[[str], bool]] = {
     "exclamation": lambda t: "!" in t,
     "question mark": lambda t: "?" in t,
@@ -227,6 +240,13 @@ METADATA: dict[str, Callable[[str], bool]] = {
     "hashtag": lambda t: _HASHTAG.search(t) is not None,
     "emoji": lambda t: _EMOJI.search(t) is not None,
 }
+
+
+def metadata_key() -> list[str]:
+    """What the stages that read :data:`METADATA` hash of it: :data:`METADATA_SCHEME` and
+    the property names (a property added, or a predicate changed and the scheme bumped,
+    redoes them)."""
+    return [METADATA_SCHEME, *METADATA]
 
 
 _BAND = re.compile(r"^(?:short \(<= (\d+)|(?:very )?long \(>= (\d+)) words\)$")
@@ -258,13 +278,14 @@ def property_predicate(name: str) -> Callable[[str], bool] | None:
 
 
 CONTAINED = frozenset({"exclamation", "question mark", "digits", "negation", "quotation",
-                       "parenthesis", "ellipsis", "first person", "second person", "url",
-                       "mention", "hashtag", "emoji"})
+                       "parenthesis", "ellipsis", "first person", "second person", "emoji"})
 """The :data:`METADATA` properties that hold for a sentence as soon as they hold for any of
 its words or phrases: a sentence holding "never" or "can't believe" is in ``negation``, one
-holding "2" in ``digits``. So a finding whose every term has the property is a sub-slice of
-that metadata slice (:func:`discovery._findings.fold_explained`); ``question`` (how a
-sentence starts) and the length bands are not."""
+holding "2" in ``digits``, one holding the labelled data's token "\U0001F600" in ``emoji``.
+So a finding whose every term has the property is a sub-slice of that metadata slice
+(:func:`discovery._findings.fold_explained`); ``question`` (how a sentence starts) and the
+length bands are not, nor links, mentions and hashtags: no finder's tokens ("[\\w']+", or
+one punctuation mark) hold the "://", "@" or "#" with the word they would need."""
 
 
 def shared_property(terms: Sequence[str]) -> str | None:

@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 
 from discovery._occlusion import OcclusionScorer, deletions, memo_embed, related_clusters
-from discovery._slices import METADATA, MetadataSlicer, SemanticSlicer, slice_table
+from discovery._slices import (
+    METADATA,
+    MetadataSlicer,
+    SemanticSlicer,
+    shared_property,
+    slice_table,
+)
 from synth.core import DataError
 
 FOODS = ["pizza", "sushi", "tacos", "curry", "ramen", "lasagna", "dumplings", "burritos",
@@ -162,9 +168,21 @@ def test_metadata_slicer_reads_links_mentions_hashtags_and_emoji() -> None:
     assert (by["url"]["n"], by["url"]["failures"]) == (5, 5) and by["url"]["significant"]
     assert (by["mention"]["n"], by["hashtag"]["n"], by["emoji"]["n"]) == (5, 5, 4)
     assert not by["hashtag"]["significant"]
-    # what is not one: an e-mail address, an issue number, an HTML entity, C#
-    for text in ["mail a@b.com", "see issue #3", "it&#39;s", "C# code", "www", "http"]:
+    # what is one, as tweets write it
+    for name, text in [("url", "www.site.com"), ("url", "HTTP://X.COM"), ("mention", "RT @user:"),
+                       ("mention", ".@delta why"), ("hashtag", "(#fail)"),
+                       ("hashtag", "#1K followers"), ("emoji", "\u2764\ufe0f it"),
+                       ("emoji", "\U0001F44D\U0001F3FD"), ("emoji", "\U0001F1FA\U0001F1F8"),
+                       ("emoji", "\u2b50 great"), ("emoji", "1\ufe0f\u20e3 first")]:
+        assert METADATA[name](text), (name, text)
+    # what is not: an e-mail address, an issue number, HTML entities, C#, rating stars, a
+    # check mark and a heart written as text
+    for text in ["mail a@b.com", "see issue #3", "it&#39;s", "it&#x27;s", "C# code", "www",
+                 "http", "\u2605\u2605\u2605\u2606", "\u2713 done", "\u2665 love"]:
         assert not any(METADATA[k](text) for k in ("url", "mention", "hashtag", "emoji")), text
+    # an emoji token (the labelled data's tokens keep one) lies inside the emoji slice; no
+    # finder's token holds a hashtag's "#"
+    assert shared_property(["\U0001F600"]) == "emoji" and shared_property(["fail"]) is None
 
 
 def test_slicers_refuse_misaligned_failures() -> None:

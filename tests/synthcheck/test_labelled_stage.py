@@ -122,6 +122,18 @@ def test_labelled_stage_is_skipped_when_current_and_off_without_data(cfg_path: P
     changed = quiet(load_run_config(cfg_path, ["labelled.min_size=6"]), run)
     assert changed.stages["labelled"] == "ran" and changed.stages["findings"] == "ran"
     assert changed.stages["score"] == "skipped (current)"
+    # a text property added to the metadata slices (a new version) redoes it too: its
+    # metadata slices read the labelled rows
+    import discovery._slices as slices_module
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(slices_module.METADATA, "tilde", lambda t: "~" in t)
+        newer = quiet(load_run_config(cfg_path, ["labelled.min_size=6"]), run)
+    assert newer.stages["labelled"] == newer.stages["metadata"] == "ran"
+    with pytest.MonkeyPatch.context() as mp:  # a predicate changed: the scheme is bumped
+        mp.setattr(slices_module, "METADATA_SCHEME", "text properties v0")
+        bumped = quiet(load_run_config(cfg_path, ["labelled.min_size=6"]), run)
+    assert bumped.stages["labelled"] == bumped.stages["metadata"] == "ran"
     off = quiet(load_run_config(cfg_path, ["labelled.data=null"]), run)
     assert off.stages["labelled"] == "off (no labelled.data)"
     assert {r["data"] for r in rows_of(run / "findings.jsonl")} == {"corpus"}
