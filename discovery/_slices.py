@@ -50,7 +50,7 @@ _EMOJI = re.compile(
     "\u2648-\u2653\u267f\u2693\u26a1\u26aa\u26ab\u26bd\u26be\u26c4\u26c5\u26ce\u26d4"
     "\u26ea\u26f2\u26f3\u26f5\u26fa\u26fd\u2705\u270a\u270b\u2728\u274c\u274e"
     "\u2753-\u2755\u2757\u2795-\u2797\u27b0\u27bf\u2b1b\u2b1c\u2b50\u2b55]"
-    "|[^\s]\ufe0f|\u20e3")
+    "|\\S\ufe0f|\u20e3")
 
 
 def slice_table(members: np.ndarray, failures: np.ndarray,
