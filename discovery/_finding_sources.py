@@ -355,15 +355,15 @@ def replications(rows: Sequence[Row], ctx: FindingContext) -> list[dict[str, Any
 
     strata = [[(str(x["text"]), bool(x["failure"])) for x in r.get("sentences") or []]
               for r in rows]
+    failing = [sum(f for _, f in s) for s in strata]
     tested = []
     for name in ctx.replicable:
         pred = property_predicate(name)
         if pred is None:
             continue
         cells, members = [], []
-        for s in strata:
+        for s, fails in zip(strata, failing, strict=True):
             hit = [(t, f) for t, f in s if pred(t)]
-            fails = sum(f for _, f in s)
             if informative(len(s), fails, len(hit)):  # the others say nothing: not counted
                 cells.append((len(s), fails, len(hit), sum(f for _, f in hit)))
                 members += hit

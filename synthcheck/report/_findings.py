@@ -80,12 +80,10 @@ def unified(run: RunData, *, top: int = 15, examples: int = 2) -> ReportSection:
     sec.blocks += cut_note(len(rows), top, "findings")
     texts = run.corpus_texts()
     for r in rows[:min(5, top)]:
-        if r.get("data") == "labelled":
-            shown = [str(t) for t in r.get("examples") or []][:examples]
-            what = "labelled rows the task model gets wrong"
-        elif r.get("confirmed_by") == "replication":
-            shown = [str(t) for t in r.get("examples") or []][:examples]
-            what = "failing new sentences (focus rounds)"
+        if r.get("data") == "labelled" or r.get("confirmed_by") == "replication":
+            shown = [str(t) for t in r.get("examples") or []][:examples]  # not corpus ones
+            what = "labelled rows the task model gets wrong" if r.get("data") == "labelled" \
+                else "failing new sentences (focus rounds)"
         else:
             shown = [texts[i] for i in r.get("example_ids") or [] if i in texts][:examples]
             what = "failing corpus sentences"
